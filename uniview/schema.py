@@ -1,0 +1,95 @@
+"""Table versions and families, discovered from a warehouse's column metadata.
+
+A table named `<family>_v_<version>`, where the version is lowercase letters and digits only,
+is one version of `<family>`.  The family part is the longest prefix that fits, so
+`customer_v_v_123` belongs to `customer_v`; `customer_v_abc_backup` is no version at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+from uniview.types import BQType, parse_type
+
+VERSION_TABLE = re.compile(r"(?P<family>.+)_v_(?P<version>[a-z0-9]+)", re.DOTALL)
+VERSION_ID = re.compile(r"[a-z0-9]{1,64}")
+
+
+@dataclass(frozen=True)
+class ColumnRecord:
+    """One row of a warehouse's column metadata (INFORMATION_SCHEMA.COLUMNS or its equivalent).
+
+    `created` orders tables by creation (epoch seconds, or a catalog sequence number).
+    `ordinal_position` is None, or `is_hidden` True, for pseudo-columns such as _PARTITIONTIME.
+    """
+
+    table_name: str
+    column_name: str
+    ordinal_position: int | None
+    data_type: str
+    created: float
+    is_hidden: bool = False
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: BQType
+
+
+@dataclass(frozen=True)
+class TableVersion:
+    """One landing table: `<family>_v_<version>` with its typed columns in ordinal order."""
+
+    table_name: str
+    family: str
+    version: str
+    created: float
+    columns: tuple[Column, ...]
+
+
+def split_version_table(table_name: str) -> tuple[str, str] | None:
+    """(family, version) when `table_name` names a version table, else None."""
+    match = VERSION_TABLE.fullmatch(table_name)
+    return (match["family"], match["version"]) if match else None
+
+
+def version_table_name(family: str, version: str) -> str:
+    return f"{family}_v_{version}"
+
+
+def discover_families(
+    records: Iterable[ColumnRecord], families: Iterable[str] | None = None
+) -> dict[str, list[TableVersion]]:
+    """Group column records into families of versions ordered by (creation, table name).
+
+    `families`, when given, keeps only those families.  Pseudo and hidden columns are left out;
+    a table whose every column is hidden is left out too.  Unparseable types raise
+    TypeParseError naming the table and column.
+    """
+    wanted = set(families) if families is not None else None
+    columns_by_table: dict[str, list[ColumnRecord]] = defaultdict(list)
+    for record in records:
+        parts = split_version_table(record.table_name)
+        if parts is None or (wanted is not None and parts[0] not in wanted):
+            continue
+        if record.is_hidden or record.ordinal_position is None:
+            continue
+        columns_by_table[record.table_name].append(record)
+
+    result: dict[str, list[TableVersion]] = defaultdict(list)
+    for table_name, table_records in columns_by_table.items():
+        family, version = split_version_table(table_name)
+        table_records.sort(key=lambda r: r.ordinal_position)
+        columns = tuple(
+            Column(r.column_name, parse_type(r.data_type, table=table_name, column=r.column_name))
+            for r in table_records
+        )
+        created = min(r.created for r in table_records)
+        result[family].append(TableVersion(table_name, family, version, created, columns))
+    for versions in result.values():
+        versions.sort(key=lambda v: (v.created, v.table_name))
+    return dict(sorted(result.items()))

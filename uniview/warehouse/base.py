@@ -1,0 +1,80 @@
+"""The interface every warehouse implements: read column metadata, read stored views, apply changes.
+
+SQL handed to a warehouse is always BigQuery SQL (the canonical form); a backend for another
+engine translates it.  A view's fingerprint is the SHA-256 of its canonical BigQuery body, so
+"does the stored view already match?" is answered the same way on every backend.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Collection
+
+from uniview.schema import ColumnRecord
+
+
+def fingerprint(view_body: str) -> str:
+    """SHA-256 hex digest of a view's canonical BigQuery SQL body."""
+    return hashlib.sha256(view_body.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ViewChange:
+    """Create-or-replace (body is the BigQuery SELECT) or drop (body is None) one view."""
+
+    dataset: str
+    name: str
+    body: str | None
+
+    @property
+    def is_drop(self) -> bool:
+        return self.body is None
+
+
+class Warehouse(ABC):
+    """A place holding version tables (source datasets) and unified views (target datasets)."""
+
+    #: Text shown to users, e.g. "duckdb:///tmp/demo.duckdb" or "bigquery://my-project".
+    url: str
+
+    @abstractmethod
+    def read_columns(
+        self,
+        dataset: str,
+        families: Collection[str] | None = None,
+        required_tables: Collection[str] = (),
+    ) -> list[ColumnRecord]:
+        """Column metadata of the version tables in `dataset` (of `families` only, if given).
+
+        Types are BigQuery data_type strings.  Every table in `required_tables` must be in
+        the result: a backend whose metadata can lag confirms them another way or retries;
+        a table that truly does not exist raises NotFoundError.
+        Raises NotFoundError when the dataset does not exist.
+        """
+
+    @abstractmethod
+    def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
+        """{view name: fingerprint} of the views in `dataset` whose name starts with `name_prefix`.
+
+        A missing dataset is an empty result.  A view uniview did not write may map to any
+        fingerprint that differs from every body uniview renders.
+        """
+
+    @abstractmethod
+    def apply(self, changes: list[ViewChange]) -> list[str]:
+        """Apply `changes` in order, all or nothing where the engine allows it.
+
+        Creates a missing target dataset first.  Returns ids of the jobs run (may be empty).
+        Raises TransientWarehouseError for failures a retry may fix, WarehouseError otherwise.
+        """
+
+    def close(self) -> None:
+        """Release connections."""
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
