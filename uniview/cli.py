@@ -1,0 +1,142 @@
+"""The `uniview` command: plan | refresh | sink | demo.
+
+Every deliberate failure (bad name, unknown table, unreachable warehouse, a family over
+BigQuery's limits) is one line on stderr and exit code 1; nothing is changed half-way.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import sys
+from typing import Callable
+
+import click
+
+from uniview.errors import UniviewError
+from uniview.plan import GeneratorOptions
+from uniview.refresh import RefreshRequest
+
+_LAZY_COMMANDS = {
+    "sink": ("uniview.sink.command", "sink_command"),
+    "demo": ("uniview.demo.command", "demo_command"),
+}
+
+
+class _LazyGroup(click.Group):
+    """Loads the heavy subcommands (Spark, the demo) only when they are invoked."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *_LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in _LAZY_COMMANDS:
+            return super().get_command(ctx, name)
+        module_name, attribute = _LAZY_COMMANDS[name]
+        try:
+            return getattr(importlib.import_module(module_name), attribute)
+        except ImportError as error:
+            return _unavailable_command(name, error)
+
+
+def _unavailable_command(name: str, error: ImportError) -> click.Command:
+    """A stand-in that explains which extra to install instead of a traceback."""
+
+    def explain() -> None:
+        click.echo(f"uniview: error: `uniview {name}` needs a missing package ({error}); "
+                   f"install it with: pip install 'uniview[demo]'", err=True)
+        sys.exit(1)
+
+    return click.Command(name, callback=explain, help=f"(unavailable: {error})",
+                         context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+
+
+def fail_cleanly(command: Callable) -> Callable:
+    """Turn a UniviewError into one line on stderr and exit code 1."""
+
+    @functools.wraps(command)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        try:
+            return command(*args, **kwargs)
+        except UniviewError as error:
+            click.echo(f"uniview: error: {error}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+def view_options(command: Callable) -> Callable:
+    """The options `plan` and `refresh` share."""
+    options = [
+        click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE",
+                     help="duckdb:///file.duckdb (relative), duckdb:////abs/file.duckdb, or bigquery://PROJECT."),
+        click.option("--dataset", required=True, help="Source dataset holding the <table>_v_<version> tables."),
+        click.option("--table", "tables", multiple=True, help="Family to refresh (repeatable)."),
+        click.option("--all", "all_families", is_flag=True, help="Every family in the dataset."),
+        click.option("--target-dataset", default=None, help="Where views go [default: <dataset>_unified]."),
+        click.option("--policy", type=click.Choice(["uniview", "widen"]), default="uniview", show_default=True,
+                     help="uniview: DATETIME+TIMESTAMP->TIMESTAMP, other conflicts->STRING; widen: lossless widening first."),
+        click.option("--max-view-chars", type=int, default=250_000, show_default=True,
+                     help="Split into part views beyond this many characters of SQL per view."),
+        click.option("--datetime-timezone", default=None, help="Read DATETIME as this IANA zone when it becomes TIMESTAMP [default: UTC]."),
+        click.option("--source-column", default=None, help="Add a column naming each row's version table."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def build_request(dataset: str, tables: tuple[str, ...], all_families: bool, target_dataset: str | None,
+                  policy: str, max_view_chars: int, datetime_timezone: str | None, source_column: str | None) -> RefreshRequest:
+    if bool(tables) == all_families:
+        raise click.UsageError("give either --table NAME (repeatable) or --all")
+    options = GeneratorOptions(policy=policy, max_view_chars=max_view_chars,
+                               datetime_timezone=datetime_timezone, source_column=source_column)
+    return RefreshRequest(dataset=dataset, tables=tables or None, target_dataset=target_dataset, options=options)
+
+
+@click.group(cls=_LazyGroup)
+@click.version_option(package_name="uniview")
+def main() -> None:
+    """uniview: one query-safe UNION ALL view over every schema version of a CDC table."""
+
+
+@main.command()
+@view_options
+@click.option("--json", "as_json", is_flag=True, help='Print {"views": [{"name", "sql"}]}, dependencies first.')
+@fail_cleanly
+def plan(warehouse: str, as_json: bool, **request_options: object) -> None:
+    """Print the SQL `refresh` would apply, without applying it."""
+    from uniview.cli_output import print_plan
+    from uniview.refresh import plan_families, stored_fingerprints
+    from uniview.warehouse import open_warehouse
+
+    request = build_request(**request_options)
+    with open_warehouse(warehouse) as connection:
+        plans = plan_families(connection, request)
+        stored = None if as_json else stored_fingerprints(connection, plans)
+    if as_json:
+        views = [{"name": view.qualified_name, "sql": view.statement} for p in plans for view in p.views]
+        click.echo(json.dumps({"views": views}, indent=2, ensure_ascii=False))
+    else:
+        print_plan(plans, stored)
+
+
+@main.command()
+@view_options
+@fail_cleanly
+def refresh(warehouse: str, **request_options: object) -> None:
+    """Create or replace the unified views that differ from what is stored."""
+    from uniview.cli_output import print_outcomes
+    from uniview.refresh import refresh as run_refresh
+    from uniview.warehouse import open_warehouse
+
+    request = build_request(**request_options)
+    with open_warehouse(warehouse) as connection:
+        outcomes = run_refresh(connection, request)
+    print_outcomes(outcomes)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Start a local server process, wait for its port, and stop it (and its children) for certain."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from uniview.errors import UniviewError
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen, timeout: float, log_path: Path) -> None:
+    """Return once 127.0.0.1:port accepts connections; raise if the process exits or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise UniviewError(f"server exited with code {process.returncode}; see {log_path}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise UniviewError(f"server did not open port {port} within {timeout:.0f}s; see {log_path}")
+
+
+@contextmanager
+def running_server(
+    command: Sequence[str], port: int, log_path: Path, *, timeout: float = 30.0, env: dict | None = None
+) -> Iterator[subprocess.Popen]:
+    """Run `command` in its own process group until the block ends; its output goes to `log_path`."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            list(command), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
+    try:
+        wait_for_port(port, process, timeout, log_path)
+        yield process
+    finally:
+        stop_process_group(process)
+
+
+def stop_process_group(process: subprocess.Popen, grace: float = 5.0) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after `grace` seconds."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=grace)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait(timeout=grace)
