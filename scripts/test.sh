@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install everything the tests need (project venv, BigQuery API emulator venv, checkov venv)
+# and run every test.  Extra arguments go to pytest.  Safe to run again: installs are idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[dev]'
+
+bash scripts/setup-bigquery-emulator.sh
+bash scripts/setup-checkov.sh
+
+exec .venv/bin/python -m pytest -p no:cacheprovider "$@"
