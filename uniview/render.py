@@ -1,7 +1,8 @@
 """The Jinja environment over sql_templates/: layout only, every variable required.
 
 Templates ship inside the package (uniview/sql_templates in a built wheel or the function's
-zip); in a source checkout they are read from the repository's top-level sql_templates/.
+zip, read through the package loader, so a zipped wheel on Dataproc's --py-files works too);
+in a source checkout they are read from the repository's top-level sql_templates/.
 """
 
 from __future__ import annotations
@@ -22,10 +23,17 @@ def templates_dir() -> Path:
     raise FileNotFoundError(f"uniview's SQL templates are missing next to {_PACKAGE_DIR}")
 
 
+def _loader() -> jinja2.BaseLoader:
+    try:
+        return jinja2.PackageLoader("uniview", "sql_templates")
+    except ValueError:  # a source checkout: the templates sit beside the package
+        return jinja2.FileSystemLoader(str(templates_dir()))
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        loader=_loader(),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
