@@ -1,0 +1,43 @@
+# Everything uniview needs in one project: run `terraform apply` here, then submit the sink.
+#
+#   terraform init
+#   terraform apply -var project_id=my-project
+
+terraform {
+  required_version = ">= 1.5"
+
+  required_providers {
+    google = {
+      source  = "hashicorp/google"
+      version = ">= 5.26, < 8.0"
+    }
+    archive = {
+      source  = "hashicorp/archive"
+      version = ">= 2.4"
+    }
+  }
+}
+
+provider "google" {
+  project = var.project_id
+  region  = var.region
+}
+
+module "uniview" {
+  source = "../"
+
+  project_id        = var.project_id
+  region            = var.region
+  bigquery_location = var.bigquery_location
+  source_datasets   = var.source_datasets
+  view_readers      = var.view_readers
+
+  # Self-healing: a full refresh of every dataset once an hour.
+  self_healing_enabled  = true
+  self_healing_schedule = "17 * * * *"
+
+  # The sink runs as Dataproc Serverless batches; its code is uploaded to gs://<sink bucket>/code/.
+  dataproc_mode      = "serverless"
+  sink_code_files    = var.sink_code_files
+  sink_input_buckets = var.sink_input_buckets
+}

@@ -1,0 +1,71 @@
+# Service accounts, the project-level grants listed in local.project_roles (locals.tf), and the
+# custom role for authorized-dataset view writing. Dataset-, topic-, subscription-, bucket- and
+# service-scoped grants live next to the resource they are scoped to (bigquery.tf, pubsub.tf,
+# function.tf, sink.tf).
+
+resource "google_service_account" "function" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-fn"
+  display_name = "uniview refresh function"
+  description  = "Runs the Cloud Function that creates and replaces the *_unified views."
+
+  depends_on = [google_project_service.enabled]
+}
+
+resource "google_service_account" "sink" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-sink"
+  display_name = "uniview sink"
+  description  = "Runs the Dataproc sink: writes version tables into the source datasets and publishes table-created notifications."
+
+  depends_on = [google_project_service.enabled]
+}
+
+resource "google_service_account" "push" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-push"
+  display_name = "uniview Pub/Sub push identity"
+  description  = "Identity in the OIDC token Pub/Sub attaches when it pushes a notification to the function. May only invoke that function."
+
+  depends_on = [google_project_service.enabled]
+}
+
+resource "google_service_account" "build" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-build"
+  display_name = "uniview function build"
+  description  = "Cloud Build identity that turns the function source into a container image."
+
+  depends_on = [google_project_service.enabled]
+}
+
+locals {
+  members = {
+    function = "serviceAccount:${google_service_account.function.email}"
+    sink     = "serviceAccount:${google_service_account.sink.email}"
+    push     = "serviceAccount:${google_service_account.push.email}"
+    build    = "serviceAccount:${google_service_account.build.email}"
+  }
+}
+
+resource "google_project_iam_member" "project_roles" {
+  for_each = local.project_roles
+
+  project = var.project_id
+  role    = each.value.role
+  member  = local.members[each.value.account]
+}
+
+# BigQuery lets only principals holding bigquery.datasets.update on a shared dataset create or
+# replace views inside a dataset authorized on it. No predefined role grants that without also
+# granting table deletion (roles/bigquery.dataOwner), so the function gets exactly these two
+# permissions, bound on each source dataset only (bigquery.tf).
+resource "google_project_iam_custom_role" "authorized_view_writer" {
+  project     = var.project_id
+  role_id     = "${replace(var.name_prefix, "-", "_")}_authorized_view_writer"
+  title       = "uniview authorized view writer"
+  description = "Create or replace views in a dataset authorized on this dataset (bigquery.datasets.get and bigquery.datasets.update)."
+  permissions = ["bigquery.datasets.get", "bigquery.datasets.update"]
+
+  depends_on = [google_project_service.enabled]
+}

@@ -1,0 +1,238 @@
+"""The module's variables.tf and locals.tf evaluated by terraform itself, offline.
+
+Covers what the function is configured with, which files its zip holds (and that the package
+works from that layout), the project-level grants, the self-healing messages, and the variable
+validations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from terraform_support import MODULE_DIR, PROJECT, REPO_ROOT, Evaluator
+
+PRIMITIVE_ROLES = {"roles/owner", "roles/editor", "roles/viewer"}
+# Roles that exist on datasets, topics, subscriptions, buckets or services: never at project level.
+SCOPABLE_ROLES = {
+    "roles/bigquery.dataViewer", "roles/bigquery.dataEditor", "roles/bigquery.dataOwner",
+    "roles/bigquery.metadataViewer", "roles/pubsub.publisher", "roles/pubsub.subscriber",
+    "roles/storage.objectAdmin", "roles/storage.objectCreator", "roles/run.invoker",
+    "roles/iam.serviceAccountTokenCreator", "roles/iam.serviceAccountUser",
+}
+
+
+# --- the function's environment ------------------------------------------------------------------
+
+def test_env_var_names_are_ones_the_function_reads(evaluator: Evaluator) -> None:
+    from uniview.cloudfn.config import ENV_VARS
+
+    declared = evaluator.value("keys(local.function_env_all)")
+    assert "UNIVIEW_WAREHOUSE" in declared
+    assert set(declared) <= set(ENV_VARS), set(declared) - set(ENV_VARS)
+    assert set(declared) == set(ENV_VARS), "a configuration variable of the function is not settable"
+
+
+@pytest.mark.parametrize("variables", [
+    {},
+    {"datetime_timezone": "Europe/Berlin", "source_column": "_version_table", "policy": "widen",
+     "max_view_chars": 120000, "max_event_age_seconds": 3600, "target_dataset_template": "views_{dataset}"},
+], ids=["defaults", "every-option"])
+def test_function_accepts_the_environment_terraform_sets(evaluator: Evaluator, variables: dict) -> None:
+    from uniview.cloudfn.config import load_config
+
+    config = load_config(evaluator.value("local.function_env", **variables))
+    assert config.warehouse_url == f"bigquery://{PROJECT}"
+    assert config.target_dataset("cdc") == variables.get("target_dataset_template", "{dataset}_unified").replace(
+        "{dataset}", "cdc")
+    assert config.max_event_age_seconds == variables.get("max_event_age_seconds", 86400)
+
+
+def test_env_with_defaults_sets_no_optional_variable(evaluator: Evaluator) -> None:
+    assert evaluator.value("local.function_env") == {
+        "UNIVIEW_WAREHOUSE": f"bigquery://{PROJECT}",
+        "UNIVIEW_TARGET_DATASET": "{dataset}_unified",
+        "UNIVIEW_POLICY": "uniview",
+        "UNIVIEW_MAX_VIEW_CHARS": "250000",
+        "UNIVIEW_MAX_EVENT_AGE_SECONDS": "86400",
+    }
+
+
+def test_env_sets_optional_variables_when_given(evaluator: Evaluator) -> None:
+    env = evaluator.value("local.function_env", datetime_timezone="Europe/Berlin", source_column="_version_table",
+                          policy="widen", max_view_chars=120000, target_dataset_template="views_{dataset}")
+    assert env["UNIVIEW_DATETIME_TIMEZONE"] == "Europe/Berlin"
+    assert env["UNIVIEW_SOURCE_COLUMN"] == "_version_table"
+    assert env["UNIVIEW_POLICY"] == "widen"
+    assert env["UNIVIEW_MAX_VIEW_CHARS"] == "120000"
+    assert env["UNIVIEW_TARGET_DATASET"] == "views_{dataset}"
+    assert all(value != "" for value in env.values())
+
+
+def test_target_datasets_follow_the_template(evaluator: Evaluator) -> None:
+    assert evaluator.value("local.target_datasets") == {"cdc": "cdc_unified"}
+    assert evaluator.value("local.target_datasets", source_datasets=["cdc", "crm"],
+                           target_dataset_template="views_{dataset}") == {"cdc": "views_cdc", "crm": "views_crm"}
+
+
+def test_full_refresh_message_per_source_dataset(evaluator: Evaluator) -> None:
+    messages = evaluator.value("local.full_refresh_messages", source_datasets=["cdc", "crm"])
+    assert {ds: json.loads(body) for ds, body in messages.items()} == {
+        "cdc": {"dataset": "cdc", "all": True},
+        "crm": {"dataset": "crm", "all": True},
+    }
+
+
+# --- project-level grants ------------------------------------------------------------------------
+
+def _roles_by_account(grants: dict) -> dict[str, set[str]]:
+    accounts: dict[str, set[str]] = {}
+    for grant in grants.values():
+        accounts.setdefault(grant["account"], set()).add(grant["role"])
+    return accounts
+
+
+def test_project_level_grants_are_the_unscopable_minimum(evaluator: Evaluator) -> None:
+    accounts = _roles_by_account(evaluator.value("local.project_roles"))
+    assert accounts == {
+        "function": {"roles/bigquery.jobUser"},
+        "sink": {"roles/bigquery.jobUser", "roles/dataproc.worker"},
+        "build": {"roles/logging.logWriter", "roles/artifactregistry.writer", "roles/storage.objectViewer"},
+    }
+    granted = set().union(*accounts.values())
+    assert not granted & PRIMITIVE_ROLES
+    assert not granted & SCOPABLE_ROLES
+
+
+def test_no_dataproc_role_without_dataproc(evaluator: Evaluator) -> None:
+    accounts = _roles_by_account(evaluator.value("local.project_roles", dataproc_mode="none"))
+    assert accounts["sink"] == {"roles/bigquery.jobUser"}
+    assert "dataproc.googleapis.com" not in evaluator.value("local.apis", dataproc_mode="none")
+
+
+def test_apis_follow_the_features(evaluator: Evaluator) -> None:
+    apis = evaluator.value("local.apis")
+    assert {"cloudfunctions.googleapis.com", "run.googleapis.com", "pubsub.googleapis.com",
+            "cloudscheduler.googleapis.com", "dataproc.googleapis.com"} <= set(apis)
+    assert "cloudscheduler.googleapis.com" not in evaluator.value("local.apis", self_healing_enabled=False)
+
+
+# --- the function's zip ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def zip_layout(evaluator: Evaluator) -> dict[str, str]:
+    return evaluator.value("local.function_files", source_root=str(REPO_ROOT))
+
+
+def test_zip_holds_main_requirements_package_and_templates(zip_layout: dict[str, str]) -> None:
+    expected = {"main.py": REPO_ROOT / "functions" / "main.py",
+                "requirements.txt": REPO_ROOT / "functions" / "requirements.txt"}
+    expected |= {path.relative_to(REPO_ROOT).as_posix(): path for path in (REPO_ROOT / "uniview").rglob("*.py")}
+    expected |= {f"uniview/sql_templates/{path.relative_to(REPO_ROOT / 'sql_templates').as_posix()}": path
+                 for path in (REPO_ROOT / "sql_templates").rglob("*")
+                 if path.is_file() and not path.name.startswith(".")}
+    assert {name: Path(path).resolve() for name, path in zip_layout.items()} == \
+        {name: path.resolve() for name, path in expected.items()}
+    assert "uniview/sql_templates/union_view.sql.j2" in zip_layout
+
+
+def test_default_source_root_is_the_checkout(evaluator: Evaluator) -> None:
+    relative = evaluator.value("local.source_root")
+    assert (MODULE_DIR / relative).resolve() == REPO_ROOT.resolve()
+
+
+def _materialize(layout: dict[str, str], root: Path) -> None:
+    for name, source in layout.items():
+        if Path(source).is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, root / name)
+
+
+def _python_in(root: Path, code: str) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("UNIVIEW_")}
+    env["PYTHONPATH"] = str(root)
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_package_finds_its_templates_inside_the_zip_layout(zip_layout: dict[str, str], tmp_path: Path) -> None:
+    _materialize(zip_layout, tmp_path)
+    code = "import uniview, uniview.render as r; print(uniview.__file__); print(r.templates_dir())"
+    result = _python_in(tmp_path, code)
+    assert result.returncode == 0, result.stderr
+    package_file, templates = result.stdout.split()
+    assert Path(package_file).parent == tmp_path / "uniview"
+    assert Path(templates) == tmp_path / "uniview" / "sql_templates"
+
+
+def test_handler_imports_from_the_zip_layout(zip_layout: dict[str, str], tmp_path: Path) -> None:
+    _materialize(zip_layout, tmp_path)
+    assert (tmp_path / "main.py").is_file(), "functions/main.py is missing"
+    assert (tmp_path / "requirements.txt").is_file(), "functions/requirements.txt is missing"
+    result = _python_in(tmp_path, "import main; assert callable(main.handler)")
+    assert result.returncode == 0, result.stderr
+
+
+# --- variable validation -----------------------------------------------------------------------------
+
+ACCEPTED = [
+    ("source_datasets", ["cdc", "crm_2"]),
+    ("target_dataset_template", "unified_{dataset}"),
+    ("name_prefix", "uv-prod"),
+    ("policy", "widen"),
+    ("max_view_chars", 256000),
+    ("datetime_timezone", "America/Argentina/Buenos_Aires"),
+    ("source_column", "_source_table"),
+    ("function_timeout_seconds", 600),
+    ("max_delivery_attempts", 5),
+    ("self_healing_schedule", "*/30 * * * *"),
+    ("dataproc_mode", "cluster"),
+    ("dataproc_cluster", {"num_workers": 0}),
+    ("view_readers", ["group:analysts@example.com"]),
+    ("bigquery_kms_key_name", "projects/p/locations/us/keyRings/r/cryptoKeys/k"),
+]
+
+REJECTED = [
+    ("project_id", "My_Project"),
+    ("source_datasets", []),
+    ("source_datasets", ["cdc", "cdc"]),
+    ("source_datasets", ["bad-name"]),
+    ("target_dataset_template", "{dataset}-unified"),
+    ("name_prefix", "UV"),
+    ("name_prefix", "a-name-prefix-that-is-too-long"),
+    ("policy", "strict"),
+    ("max_view_chars", 300000),
+    ("datetime_timezone", "not a zone"),
+    ("source_column", "1st"),
+    ("max_event_age_seconds", 10),
+    ("function_timeout_seconds", 601),
+    ("function_ingress_settings", "ALLOW_ALL"),
+    ("max_delivery_attempts", 4),
+    ("max_delivery_attempts", 101),
+    ("self_healing_schedule", "hourly"),
+    ("dataproc_mode", "gke"),
+    ("dataproc_cluster", {"num_workers": 1}),
+    ("view_readers", ["analysts@example.com"]),
+    ("bigquery_kms_key_name", "my-key"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), ACCEPTED, ids=[f"{n}={v}" for n, v in ACCEPTED])
+def test_variable_accepts(evaluator: Evaluator, name: str, value: object) -> None:
+    result = evaluator.plan(**{name: value})
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(("name", "value"), REJECTED, ids=[f"{n}={v}" for n, v in REJECTED])
+def test_variable_rejects(evaluator: Evaluator, name: str, value: object) -> None:
+    result = evaluator.plan(**{name: value})
+    assert result.returncode != 0
+    assert "Invalid value for variable" in result.stderr
+    assert f'variable "{name}"' in result.stderr
+
