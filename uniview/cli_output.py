@@ -20,7 +20,7 @@ def print_plan(plans: list[FamilyPlan], stored: dict[str, dict[str, str]] | None
         return
     table = Table(title="uniview plan", title_justify="left")
     for heading in ("view", "versions", "action"):
-        table.add_column(heading)
+        table.add_column(heading, overflow="fold")
     for plan in plans:
         changes = {(c.dataset, c.name): c for c in changes_for(plan, stored.get(plan.family, {}))}
         for view in plan.views:
@@ -36,7 +36,7 @@ def print_outcomes(outcomes: list[FamilyOutcome]) -> None:
     """One row per family: its versions and what the refresh changed."""
     table = Table(title="uniview refresh", title_justify="left")
     for heading in ("family", "versions", "replaced", "dropped", "jobs"):
-        table.add_column(heading)
+        table.add_column(heading, overflow="fold")
     for outcome in outcomes:
         table.add_row(
             outcome.family,

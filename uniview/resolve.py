@@ -128,7 +128,8 @@ class Converter:
     @staticmethod
     def to_string(expression: str, source: BQType) -> str:
         if isinstance(source, (Array, Struct)) or source == Scalar("JSON"):
-            return f"TO_JSON_STRING({expression})"
+            # TO_JSON_STRING(NULL) is the text 'null': keep SQL NULL as NULL instead.
+            return f"IF({expression} IS NULL, NULL, TO_JSON_STRING({expression}))"
         if isinstance(source, Range) or source.name in _CAST_TO_STRING:
             return f"CAST({expression} AS STRING)"
         if source.name == "BYTES":
