@@ -1,0 +1,395 @@
+"""The embedded warehouse: one DuckDB file in which a schema stands for a BigQuery dataset.
+
+Version tables are read from the DuckDB catalog and reported with BigQuery types; views are
+written from their canonical BigQuery body translated by uniview.warehouse.duckdb_sql, and
+carry the body's fingerprint in their comment.  DuckDB lets one process at a time open a file
+read-write: the connection is opened on first use and released by close(), and a file locked
+by another process is retried for `lock_timeout` seconds before TransientWarehouseError.
+
+The catalog forgets creation order when a file is reopened (table_oid is then assigned in name
+order), so the order in which version tables were first seen is kept in `_uniview.created_tables`;
+see record_created_tables.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Collection, Mapping
+
+import duckdb
+
+from uniview.errors import ConfigError, NotFoundError, TransientWarehouseError, TypeParseError, WarehouseError
+from uniview.identifiers import validate_dataset, validate_table
+from uniview.schema import ColumnRecord, split_version_table
+from uniview.types import BQType
+from uniview.warehouse.base import ViewChange, Warehouse, fingerprint
+from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quote_identifier, quote_string, to_duckdb
+from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb
+from uniview.warehouse.url import duckdb_url
+
+__all__ = ["DuckDBWarehouse", "bigquery_type", "column_types", "record_created_tables", "view_comment"]
+
+logger = logging.getLogger(__name__)
+
+#: Schema holding uniview's own bookkeeping in a DuckDB file.
+LEDGER_SCHEMA = "_uniview"
+LEDGER_TABLE = "created_tables"
+DEFAULT_LOCK_TIMEOUT_SECONDS = 20.0
+_COMMENT = re.compile(r"uniview:sha256:(?P<digest>[0-9a-f]{64}) duckdb-translation:(?P<version>\d+)")
+_LOCK_HOLDER = re.compile(r"PID (\d+)")
+# A double-quoted name (kept as is), or the type TIMESTAMP without time zone.
+_PLAIN_TIMESTAMP = re.compile(r'("(?:[^"]|"")*")|\bTIMESTAMP\b(?! WITH TIME ZONE)')
+
+_SCHEMAS_SQL = "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()"
+_TABLES_SQL = (
+    "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+    " AND schema_name = ? AND NOT temporary ORDER BY table_oid"
+)
+_COLUMNS_SQL = (
+    "SELECT c.table_name, c.column_name, c.column_index, c.data_type"
+    " FROM duckdb_columns() c JOIN duckdb_tables() t USING (database_oid, schema_oid, table_oid)"
+    " WHERE c.database_name = current_database() AND c.schema_name = ? AND NOT t.temporary"
+    " ORDER BY c.table_name, c.column_index"
+)
+_VIEWS_SQL = (
+    "SELECT view_name, comment FROM duckdb_views() WHERE database_name = current_database()"
+    " AND schema_name = ? AND NOT internal AND NOT temporary"
+)
+_SCHEMA_COLUMNS_SQL = (
+    "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE database_name = current_database()"
+    " AND lower(schema_name) = lower(?) ORDER BY table_name, column_index"
+)
+
+
+def view_comment(body: str) -> str:
+    """The comment stored on a view created from `body`: its fingerprint and the translation version."""
+    return f"uniview:sha256:{fingerprint(body)} duckdb-translation:{TRANSLATION_VERSION}"
+
+
+def fingerprint_from_comment(comment: str | None) -> str:
+    """The fingerprint a view comment records; "" for any other comment or an older translation."""
+    match = _COMMENT.fullmatch(comment or "")
+    if match is None or int(match["version"]) != TRANSLATION_VERSION:
+        return ""
+    return match["digest"]
+
+
+class DuckDBWarehouse(Warehouse):
+    """A DuckDB file as a warehouse: schemas are datasets; views are translated from BigQuery SQL."""
+
+    def __init__(self, path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS) -> None:
+        self.url = duckdb_url(path)
+        self.path = Path(path).absolute()
+        self.lock_timeout = lock_timeout
+        self._connection: duckdb.DuckDBPyConnection | None = None
+
+    # ------------------------------------------------------------ Warehouse
+
+    def read_columns(
+        self,
+        dataset: str,
+        families: Collection[str] | None = None,
+        required_tables: Collection[str] = (),
+    ) -> list[ColumnRecord]:
+        """Columns of the version tables in schema `dataset`, `created` = first-seen order (see module doc)."""
+        self._check_not_catalog_name(dataset)
+        connection = self._connect(create=False)
+        schema = _guarded(self.url, lambda: _schema_name(connection, dataset)) if connection is not None else None
+        if schema is None:
+            raise NotFoundError(f"dataset {dataset!r} not found in {self.url}")
+        order = _guarded(self.url, lambda: record_created_tables(connection, schema))
+        wanted = set(families) if families is not None else None
+        self._check_required(schema, order, wanted, required_tables)
+        rows = _guarded(self.url, lambda: connection.execute(_COLUMNS_SQL, [schema]).fetchall())
+        return [
+            ColumnRecord(table, column, position, _bigquery_type(table, column, data_type), float(order[table]))
+            for table, column, position, data_type in rows
+            if table in order and _in_families(table, wanted)
+        ]
+
+    def _check_not_catalog_name(self, dataset: str) -> None:
+        """DuckDB names a file's catalog after the file: a schema of that name is ambiguous in every query."""
+        validate_dataset(dataset)
+        if dataset.lower() == self.path.stem.lower():
+            raise ConfigError(
+                f"dataset {dataset!r} has the name DuckDB gives the catalog of {self.path.name}, so every "
+                f"reference to it is ambiguous: name the file differently, e.g. {dataset}-warehouse.duckdb"
+            )
+
+    def _check_required(
+        self, schema: str, order: Mapping[str, int], wanted: set[str] | None, required_tables: Collection[str]
+    ) -> None:
+        for table in required_tables:
+            if table not in order:
+                raise NotFoundError(f"version table {schema}.{table} not found in {self.url}")
+            if not _in_families(table, wanted):
+                raise NotFoundError(f"table {schema}.{table} is not a version of the requested tables in {self.url}")
+
+    def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
+        """{view: fingerprint} of the views in `dataset` whose name starts with `name_prefix` (exactly)."""
+        connection = self._connect(create=False)
+        schema = _guarded(self.url, lambda: _schema_name(connection, dataset)) if connection is not None else None
+        if schema is None:
+            return {}
+        rows = _guarded(self.url, lambda: connection.execute(_VIEWS_SQL, [schema]).fetchall())
+        return {name: fingerprint_from_comment(comment) for name, comment in rows if name.startswith(name_prefix)}
+
+    def apply(self, changes: list[ViewChange]) -> list[str]:
+        """Create schemas, then create-or-replace or drop each view, in one transaction.
+
+        Returns [] (DuckDB runs no jobs).  Any failure rolls everything back and raises
+        WarehouseError naming the view; lock contention and write conflicts raise
+        TransientWarehouseError.
+        """
+        for change in changes:
+            self._check_not_catalog_name(change.dataset)
+            validate_table(change.name, "view")
+        if not changes:
+            return []
+        connection = self._connect(create=True)
+        _guarded(self.url, connection.begin)
+        try:
+            self._apply_in_transaction(connection, changes)
+            _guarded(self.url, connection.commit)
+        except BaseException:
+            _rollback_quietly(connection)
+            raise
+        logger.info("applied %d view change(s) to %s", len(changes), self.url)
+        return []
+
+    def _apply_in_transaction(self, connection: duckdb.DuckDBPyConnection, changes: list[ViewChange]) -> None:
+        for dataset in dict.fromkeys(change.dataset for change in changes):
+            _guarded(self.url, lambda: connection.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(dataset)}"))
+        table_types = column_types(connection)
+        for change in changes:
+            view = f"{quote_identifier(change.dataset)}.{quote_identifier(change.name)}"
+            try:
+                for statement in _statements(view, change, table_types):
+                    connection.execute(statement)
+            except duckdb.TransactionException as error:
+                where = f"{self.url}: view {change.dataset}.{change.name}"
+                raise TransientWarehouseError(f"{where}: {_one_line(error)}") from None
+            except (duckdb.Error, WarehouseError) as error:
+                action = "drop" if change.is_drop else "create"
+                raise WarehouseError(
+                    f"{self.url}: cannot {action} view {change.dataset}.{change.name}: {_one_line(error)}"
+                ) from None
+
+    def close(self) -> None:
+        """Close the connection, releasing the file for other processes."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    # ------------------------------------------------------------ connection
+
+    def _connect(self, create: bool) -> duckdb.DuckDBPyConnection | None:
+        """The open connection; None when the file does not exist and `create` is False."""
+        if self._connection is not None:
+            return self._connection
+        if not self.path.parent.is_dir():
+            raise WarehouseError(f"cannot open {self.url}: directory {self.path.parent} does not exist")
+        if not self.path.exists() and not create:
+            return None
+        connection = self._open_with_retry()
+        try:
+            connection.execute("SET TimeZone = 'UTC'")
+        except duckdb.Error as error:
+            connection.close()
+            raise WarehouseError(f"cannot use {self.url}: {_one_line(error)}") from None
+        self._connection = connection
+        return connection
+
+    def _open_with_retry(self) -> duckdb.DuckDBPyConnection:
+        """duckdb.connect, retried with backoff while another process holds the file's lock."""
+        deadline = time.monotonic() + self.lock_timeout
+        delay = 0.05
+        while True:
+            try:
+                return duckdb.connect(str(self.path))
+            except duckdb.Error as error:
+                if not _is_lock_error(error):
+                    raise WarehouseError(f"cannot open {self.url}: {_one_line(error)}") from None
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TransientWarehouseError(_lock_message(self.url, error, self.lock_timeout)) from None
+                time.sleep(min(delay, remaining))
+                delay = min(delay * 2, 1.0)
+
+
+def record_created_tables(connection: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, int]:
+    """{version table: creation rank} for schema `dataset`, recording tables seen for the first time.
+
+    New tables are ranked after every recorded one, among themselves by table_oid: true
+    creation order for tables created by this DuckDB instance, name order for tables that
+    were created by another process before this one opened the file.  A process that creates
+    version tables can call this (outside a transaction) before closing the file to record
+    their exact order.  Records of dropped tables are removed.
+    """
+    present = [name for (name,) in connection.execute(_TABLES_SQL, [dataset]).fetchall() if split_version_table(name)]
+    recorded = _recorded_tables(connection, dataset)
+    new = [name for name in present if name not in recorded]
+    gone = [name for name in recorded if name not in set(present)]
+    if new or gone:
+        _write_ledger(connection, dataset, new, gone)
+        recorded = _recorded_tables(connection, dataset)
+    return recorded
+
+
+def _recorded_tables(connection: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, int]:
+    exists = connection.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
+        " AND schema_name = ? AND table_name = ?",
+        [LEDGER_SCHEMA, LEDGER_TABLE],
+    ).fetchone()[0]
+    if not exists:
+        return {}
+    rows = connection.execute(
+        f"SELECT table_name, seq FROM {LEDGER_SCHEMA}.{LEDGER_TABLE} WHERE dataset = ?", [dataset]
+    ).fetchall()
+    return dict(rows)
+
+
+def _write_ledger(connection: duckdb.DuckDBPyConnection, dataset: str, new: list[str], gone: list[str]) -> None:
+    ledger = f"{LEDGER_SCHEMA}.{LEDGER_TABLE}"
+    connection.begin()
+    try:
+        connection.execute(f"CREATE SCHEMA IF NOT EXISTS {LEDGER_SCHEMA}")
+        connection.execute(f"CREATE TABLE IF NOT EXISTS {ledger} (dataset VARCHAR, table_name VARCHAR, seq BIGINT)")
+        for name in gone:
+            connection.execute(f"DELETE FROM {ledger} WHERE dataset = ? AND table_name = ?", [dataset, name])
+        last = connection.execute(f"SELECT coalesce(max(seq), 0) FROM {ledger}").fetchone()[0]
+        for rank, name in enumerate(new, start=last + 1):
+            connection.execute(f"INSERT INTO {ledger} VALUES (?, ?, ?)", [dataset, name, rank])
+        connection.commit()
+    except BaseException:
+        _rollback_quietly(connection)
+        raise
+
+
+def _rollback_quietly(connection: duckdb.DuckDBPyConnection) -> None:
+    """Roll back the open transaction, if any; the error that led here is the one to report."""
+    try:
+        connection.rollback()
+    except duckdb.Error:
+        pass
+
+
+def _statements(view: str, change: ViewChange, table_types: TableColumns) -> list[str]:
+    if change.is_drop:
+        return [f"DROP VIEW IF EXISTS {view}"]
+    return [
+        f"CREATE OR REPLACE VIEW {view} AS\n{to_duckdb(change.body, table_types)}",
+        f"COMMENT ON VIEW {view} IS {quote_string(view_comment(change.body))}",
+    ]
+
+
+def column_types(connection: duckdb.DuckDBPyConnection) -> TableColumns:
+    """Column types of tables and views, as the translation asks for them: one catalog read per
+    schema, types mapped once per table; columns without a BigQuery type are left out."""
+    by_schema: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    mapped: dict[tuple[str, str], dict[str, BQType] | None] = {}
+
+    def lookup(dataset: str, table: str) -> dict[str, BQType] | None:
+        key = (dataset.lower(), table.lower())
+        if key not in mapped:
+            if key[0] not in by_schema:
+                by_schema[key[0]] = _schema_columns(connection, dataset)
+            mapped[key] = _mapped_types(by_schema[key[0]].get(key[1], []))
+        return mapped[key]
+
+    return lookup
+
+
+def _schema_columns(connection: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, list[tuple[str, str]]]:
+    columns: dict[str, list[tuple[str, str]]] = {}
+    for table, column, data_type in connection.execute(_SCHEMA_COLUMNS_SQL, [dataset]).fetchall():
+        columns.setdefault(table.lower(), []).append((column, data_type))
+    return columns
+
+
+def _mapped_types(columns: list[tuple[str, str]]) -> dict[str, BQType] | None:
+    types: dict[str, BQType] = {}
+    for name, data_type in columns:
+        try:
+            types[name] = bigquery_type(data_type)
+        except TypeParseError:
+            continue
+    return types or None
+
+
+def _bigquery_type(table: str, column: str, data_type: str) -> str:
+    return str(bigquery_type(data_type, table=table, column=column))
+
+
+def bigquery_type(data_type: str, *, table: str = "", column: str = "") -> BQType:
+    """The BigQuery type of a DuckDB column type (TypeParseError naming table and column)."""
+    found = _MAPPED_TYPES.get(data_type)
+    if found is None:
+        found = _map_duckdb_type(data_type, table, column)
+        if len(_MAPPED_TYPES) < _MAPPED_TYPES_LIMIT:
+            _MAPPED_TYPES[data_type] = found
+    return found
+
+
+_MAPPED_TYPES: dict[str, BQType] = {}
+_MAPPED_TYPES_LIMIT = 10_000
+
+
+def _map_duckdb_type(data_type: str, table: str, column: str) -> BQType:
+    """bigquery_type_from_duckdb, also for DuckDB's plain TIMESTAMP, which sqlglot reads as
+    TIMESTAMPNTZ: that one is asked about as TIMESTAMP_NS, the same BigQuery DATETIME."""
+    try:
+        return bigquery_type_from_duckdb(data_type, table=table, column=column)
+    except TypeParseError:
+        patched = _PLAIN_TIMESTAMP.sub(lambda match: match.group(1) or "TIMESTAMP_NS", data_type)
+        if patched == data_type:
+            raise
+        try:
+            return bigquery_type_from_duckdb(patched, table=table, column=column)
+        except TypeParseError:
+            pass
+        raise
+
+
+def _schema_name(connection: duckdb.DuckDBPyConnection, dataset: str) -> str | None:
+    """The schema's name as the catalog spells it (DuckDB matches names case-insensitively)."""
+    names = [name for (name,) in connection.execute(_SCHEMAS_SQL).fetchall()]
+    if dataset in names:
+        return dataset
+    return next((name for name in names if name.lower() == dataset.lower()), None)
+
+
+def _in_families(table: str, wanted: set[str] | None) -> bool:
+    parts = split_version_table(table)
+    return parts is not None and (wanted is None or parts[0] in wanted)
+
+
+def _guarded(url: str, action):
+    """Run a catalog read or transaction step; DuckDB errors become WarehouseError."""
+    try:
+        return action()
+    except duckdb.TransactionException as error:
+        raise TransientWarehouseError(f"{url}: {_one_line(error)}") from None
+    except duckdb.Error as error:
+        raise WarehouseError(f"{url}: {_one_line(error)}") from None
+
+
+def _is_lock_error(error: duckdb.Error) -> bool:
+    text = str(error)
+    return "Could not set lock" in text or "Conflicting lock" in text
+
+
+def _lock_message(url: str, error: duckdb.Error, waited: float) -> str:
+    holder = _LOCK_HOLDER.search(str(error))
+    who = f"process {holder.group(1)}" if holder else "another process"
+    return f"{url} is locked by {who}; gave up after waiting {waited:g} s (DuckDB allows one writer process per file)"
+
+
+def _one_line(error: BaseException) -> str:
+    """The first line of an error (DuckDB appends the statement text on later lines)."""
+    lines = str(error).strip().splitlines()
+    return lines[0].strip() if lines else type(error).__name__
