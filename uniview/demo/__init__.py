@@ -1,0 +1,1 @@
+"""`uniview demo`: the whole pipeline on one machine, in one command."""
