@@ -185,3 +185,28 @@ def test_a_dataset_named_like_the_duckdb_file_is_a_clear_error(tmp_path, target)
     result = CliRunner().invoke(main, ["refresh", "--warehouse", duckdb_url(path), "--dataset", dataset, "--all", *extra])
     assert result.exit_code == 1
     assert "name DuckDB gives the catalog of edge.duckdb" in result.stderr
+
+
+class LaggingMetadata:
+    """A real DuckDB warehouse whose metadata lags for one table: it shows only when asked for by name,
+    as BigQuery's INFORMATION_SCHEMA lags right after a table is created while tables.get finds it."""
+
+    def __init__(self, warehouse, lagging_table):
+        self.warehouse, self.lagging_table = warehouse, lagging_table
+
+    def read_columns(self, dataset, families=None, required_tables=()):
+        records = self.warehouse.read_columns(dataset, families, required_tables)
+        if self.lagging_table in required_tables:
+            return records
+        return [r for r in records if r.table_name != self.lagging_table]
+
+    def __getattr__(self, name):
+        return getattr(self.warehouse, name)
+
+
+def test_the_recheck_keeps_a_required_version_that_metadata_does_not_list_yet(seed):
+    with open_warehouse(duckdb_url(seed)) as warehouse:
+        lagging = LaggingMetadata(warehouse, "customer_v_def")
+        (outcome,) = refresh(lagging, RefreshRequest("cdc", ("customer",), required_tables=("customer_v_def",)))
+    assert outcome.versions == ["customer_v_abc", "customer_v_def"] and outcome.rounds == 1
+    assert query(seed, "SELECT count(*) FROM cdc_unified.customer_unified") == [(4,)]

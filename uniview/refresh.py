@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from uniview.errors import NotFoundError, TransientWarehouseError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_family
-from uniview.schema import discover_families
+from uniview.schema import discover_families, split_version_table
 from uniview.warehouse.base import ViewChange, Warehouse, fingerprint
 
 #: How often one refresh goes round when versions keep appearing while it applies.
@@ -109,7 +109,9 @@ def refresh(warehouse: Warehouse, request: RefreshRequest) -> list[FamilyOutcome
         applied = [plan for plan in plans if _apply_plan(warehouse, plan, stored[plan.family], outcomes, round_number)]
         if not applied:
             return list(outcomes.values())
-        recheck = replace(request, tables=tuple(plan.family for plan in applied), required_tables=())
+        families = tuple(plan.family for plan in applied)
+        required = tuple(t for t in request.required_tables if (split_version_table(t) or ("",))[0] in families)
+        recheck = replace(request, tables=families, required_tables=required)
         current = {plan.family: plan for plan in plan_families(warehouse, recheck)}
         plans = [
             current[plan.family] for plan in applied if _version_names(current[plan.family]) != _version_names(plan)
