@@ -77,7 +77,7 @@ class ViewDefinition:
 
     @property
     def statement(self) -> str:
-        return render("create_view.sql.j2", view=quote_path(self.dataset, self.name), body=self.body)
+        return render("create_view.sql.j2", view=quote_path(self.dataset, self.name), description=None, body=self.body)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,69 @@
+"""One local BigQuery API emulator for the whole session; each test works in its own datasets."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, emulator_venv_path, find_emulator_venv
+
+
+
+@pytest.fixture(scope="session")
+def bq_emulator_host(tmp_path_factory):
+    """"127.0.0.1:PORT" of a running emulator; BIGQUERY_EMULATOR_HOST points at it for the session."""
+    if find_emulator_venv() is None:
+        pytest.skip(f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh")
+    previous = os.environ.get("BIGQUERY_EMULATOR_HOST")
+    with bigquery_emulator(tmp_path_factory.mktemp("bigquery-emulator")) as host:
+        os.environ["BIGQUERY_EMULATOR_HOST"] = host
+        try:
+            yield host
+        finally:
+            if previous is None:
+                os.environ.pop("BIGQUERY_EMULATOR_HOST", None)
+            else:
+                os.environ["BIGQUERY_EMULATOR_HOST"] = previous
+
+
+@pytest.fixture(scope="session")
+def bq_client(bq_emulator_host):
+    """A plain google-cloud-bigquery client on the emulator, for setting up tables and reading views."""
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import bigquery
+
+    client = bigquery.Client(
+        project=DEFAULT_PROJECT, credentials=AnonymousCredentials(),
+        client_options={"api_endpoint": f"http://{bq_emulator_host}"},
+    )
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def dataset(bq_client):
+    """A fresh, empty source dataset name (its `<name>_unified` target does not exist yet)."""
+    name = f"cdc_{uuid.uuid4().hex[:10]}"
+    bq_client.query(f"CREATE SCHEMA `{name}`").result()
+    return name
+
+
+@pytest.fixture
+def run_sql(bq_client):
+    """Run GoogleSQL statements on the emulator, one job each."""
+
+    def run(*statements: str) -> None:
+        for statement in statements:
+            bq_client.query(statement).result()
+
+    return run
+
+
+@pytest.fixture
+def warehouse(bq_emulator_host):
+    from uniview.warehouse.bigquery import BigQueryWarehouse
+
+    with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30) as opened:
+        yield opened

@@ -1,0 +1,150 @@
+"""The Cloud Function's configuration: environment variables, validated once into FunctionConfig.
+
+UNIVIEW_WAREHOUSE (required)        bigquery://PROJECT, or duckdb:///path for local runs
+UNIVIEW_TARGET_DATASET              template for the views' dataset; default "{dataset}_unified"
+UNIVIEW_POLICY                      uniview | widen; default uniview
+UNIVIEW_MAX_VIEW_CHARS              split views beyond this many characters; default 250000
+UNIVIEW_DATETIME_TIMEZONE           IANA zone DATETIME is read in when it becomes TIMESTAMP
+UNIVIEW_SOURCE_COLUMN               add a column naming each row's version table
+UNIVIEW_MAX_EVENT_AGE_SECONDS       drop events older than this; default 86400
+
+An empty variable counts as unset.  Every problem is reported at once in one ConfigError.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Mapping
+from urllib.parse import urlparse
+
+from uniview.errors import ConfigError, UniviewError
+from uniview.identifiers import validate_dataset, validate_project
+
+ENV_VARS: tuple[str, ...] = (
+    "UNIVIEW_WAREHOUSE",
+    "UNIVIEW_TARGET_DATASET",
+    "UNIVIEW_POLICY",
+    "UNIVIEW_MAX_VIEW_CHARS",
+    "UNIVIEW_DATETIME_TIMEZONE",
+    "UNIVIEW_SOURCE_COLUMN",
+    "UNIVIEW_MAX_EVENT_AGE_SECONDS",
+)
+DEFAULT_TARGET_DATASET = "{dataset}_unified"
+DEFAULT_MAX_EVENT_AGE_SECONDS = 86_400
+_PLACEHOLDER = "{dataset}"
+
+
+@dataclass(frozen=True)
+class FunctionConfig:
+    """Validated settings; `options` is a uniview.plan.GeneratorOptions."""
+
+    warehouse_url: str
+    target_dataset_template: str
+    options: Any
+    max_event_age_seconds: int
+
+    def target_dataset(self, dataset: str) -> str:
+        """The views' dataset for source `dataset`; IdentifierError if the result is not a dataset name."""
+        return validate_dataset(self.target_dataset_template.replace(_PLACEHOLDER, dataset), "target dataset")
+
+
+def load_config(environ: Mapping[str, str]) -> FunctionConfig:
+    """Read and validate the UNIVIEW_* variables of `environ`; ConfigError listing every problem."""
+    values = {name: (environ.get(name) or "").strip() for name in ENV_VARS}
+    problems: list[str] = []
+    warehouse = _checked(problems, _warehouse_url, values["UNIVIEW_WAREHOUSE"])
+    template = _checked(problems, _target_template, values["UNIVIEW_TARGET_DATASET"] or DEFAULT_TARGET_DATASET)
+    max_age = _checked(
+        problems, _positive_int, "UNIVIEW_MAX_EVENT_AGE_SECONDS",
+        values["UNIVIEW_MAX_EVENT_AGE_SECONDS"] or str(DEFAULT_MAX_EVENT_AGE_SECONDS),
+    )
+    options = _checked(problems, _generator_options, values)
+    if problems:
+        raise ConfigError("invalid Cloud Function configuration: " + "; ".join(problems))
+    return FunctionConfig(warehouse, template, options, max_age)
+
+
+_cached: FunctionConfig | None = None
+_cache_lock = threading.Lock()
+
+
+def get_config() -> FunctionConfig:
+    """The process's configuration, read from os.environ on first use and cached."""
+    global _cached
+    with _cache_lock:
+        if _cached is None:
+            _cached = load_config(os.environ)
+        return _cached
+
+
+def reset_config_cache() -> None:
+    """Forget the cached configuration (the next get_config() reads os.environ again)."""
+    global _cached
+    with _cache_lock:
+        _cached = None
+
+
+def _checked(problems: list[str], check: Any, *args: Any) -> Any:
+    try:
+        return check(*args)
+    except UniviewError as error:
+        problems.append(str(error))
+        return None
+
+
+def _warehouse_url(url: str) -> str:
+    if not url:
+        raise ConfigError("UNIVIEW_WAREHOUSE is required (bigquery://PROJECT or duckdb:///path/to/file.duckdb)")
+    parsed = urlparse(url)
+    if parsed.scheme == "bigquery" and parsed.path in ("", "/"):
+        try:
+            validate_project(parsed.netloc)
+        except UniviewError as error:
+            raise ConfigError(f"UNIVIEW_WAREHOUSE {url!r}: {error}") from None
+        return url
+    if parsed.scheme == "duckdb" and url.startswith("duckdb:///") and len(url) > len("duckdb:///"):
+        return url
+    raise ConfigError(f"UNIVIEW_WAREHOUSE {url!r} is not bigquery://PROJECT or duckdb:///path/to/file.duckdb")
+
+
+def _target_template(template: str) -> str:
+    if re.search(r"[{}]", template.replace(_PLACEHOLDER, "")):
+        raise ConfigError(f"UNIVIEW_TARGET_DATASET {template!r}: the only placeholder allowed is {_PLACEHOLDER}")
+    try:
+        validate_dataset(template.replace(_PLACEHOLDER, "cdc"), "target dataset")
+    except UniviewError as error:
+        raise ConfigError(f"UNIVIEW_TARGET_DATASET {template!r}: {error}") from None
+    return template
+
+
+def _positive_int(name: str, text: str) -> int:
+    if not re.fullmatch(r"[0-9]{1,12}", text) or int(text) <= 0:
+        raise ConfigError(f"{name} must be a positive whole number, not {text!r}")
+    return int(text)
+
+
+def _generator_options(values: Mapping[str, str]) -> Any:
+    """GeneratorOptions from the variables; each setting is checked alone so errors name their variable."""
+    from uniview.plan import GeneratorOptions
+
+    settings = {
+        "policy": ("UNIVIEW_POLICY", values["UNIVIEW_POLICY"] or "uniview"),
+        "max_view_chars": (
+            "UNIVIEW_MAX_VIEW_CHARS",
+            _positive_int("UNIVIEW_MAX_VIEW_CHARS", values["UNIVIEW_MAX_VIEW_CHARS"] or "250000"),
+        ),
+        "datetime_timezone": ("UNIVIEW_DATETIME_TIMEZONE", values["UNIVIEW_DATETIME_TIMEZONE"] or None),
+        "source_column": ("UNIVIEW_SOURCE_COLUMN", values["UNIVIEW_SOURCE_COLUMN"] or None),
+    }
+    problems = []
+    for field, (variable, value) in settings.items():
+        try:
+            GeneratorOptions(**{field: value})
+        except UniviewError as error:
+            problems.append(f"{variable}: {error}")
+    if problems:
+        raise ConfigError("; ".join(problems))
+    return GeneratorOptions(**{field: value for field, (_, value) in settings.items()})

@@ -1,0 +1,322 @@
+"""BigQuery as a warehouse: metadata from INFORMATION_SCHEMA, views applied in one script job.
+
+One refresh reads column metadata with one INFORMATION_SCHEMA query (COLUMNS joined with
+TABLES).  A version table that must be included but is not listed yet (INFORMATION_SCHEMA can
+lag right after a table is created) is confirmed with `tables.get` and remembered by this
+warehouse until INFORMATION_SCHEMA lists it, so a later read does not drop it again.  Stored
+views are found with `tables.list` and read with `tables.get` (one INFORMATION_SCHEMA.VIEWS
+query when there are many).  A missing target dataset is created in its source dataset's
+location; then all view changes of one refresh run as one multi-statement query job.
+Names only ever reach SQL text quoted (identifiers) or as query parameters (values).  Every
+call goes through a bounded retry (uniview.warehouse.bigquery_retry).  With
+BIGQUERY_EMULATOR_HOST=host:port set, the client talks to that local emulator without
+credentials, as PUBSUB_EMULATOR_HOST does for Pub/Sub.  google-cloud-bigquery is imported
+when the first BigQueryWarehouse is created.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import time
+from collections import deque
+from typing import Any, Callable, Collection, TypeVar
+
+from uniview.errors import ConfigError, NotFoundError
+from uniview.identifiers import quote_path, validate_dataset, validate_project, validate_table
+from uniview.schema import ColumnRecord, split_version_table
+from uniview.warehouse.base import ViewChange, Warehouse
+from uniview.warehouse.bigquery_schema import record_from_row, records_from_table, table_names
+from uniview.warehouse.bigquery_views import change_statement, referenced_datasets, script, stored_fingerprint
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+EMULATOR_HOST_VARIABLE = "BIGQUERY_EMULATOR_HOST"
+_HOST_PORT = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:]+\]):\d{1,5}")
+DEFAULT_RETRY_DEADLINE = 60.0
+#: How long a table confirmed with tables.get is included while INFORMATION_SCHEMA does not list it.
+CONFIRMED_TABLE_MEMORY_SECONDS = 600.0
+#: Up to this many stored views are read with tables.get; more with one INFORMATION_SCHEMA query.
+MAX_VIEWS_READ_ONE_BY_ONE = 16
+RECENT_JOBS_KEPT = 100
+
+_COLUMNS_SQL = """SELECT c.table_name, c.column_name, c.ordinal_position, c.data_type,
+  c.is_hidden, c.is_system_defined, t.creation_time
+FROM {columns} AS c
+JOIN {tables} AS t ON t.table_name = c.table_name
+WHERE t.table_type NOT IN ('VIEW', 'MATERIALIZED VIEW'){family_filter}"""
+_FAMILY_FILTER = """
+  AND EXISTS (SELECT 1 FROM UNNEST(@prefixes) AS prefix WHERE STARTS_WITH(c.table_name, prefix))"""
+_VIEWS_SQL = """SELECT v.table_name, v.view_definition, o.option_value AS description
+FROM {views} AS v
+LEFT JOIN {options} AS o ON o.table_name = v.table_name AND o.option_name = 'description'
+WHERE STARTS_WITH(v.table_name, @prefix)"""
+
+
+def make_client(project: str) -> Any:
+    """A google.cloud.bigquery.Client for `project`, or for the emulator at $BIGQUERY_EMULATOR_HOST."""
+    from google.cloud import bigquery
+
+    host = os.environ.get(EMULATOR_HOST_VARIABLE, "").strip()
+    if host:
+        if not _HOST_PORT.fullmatch(host):
+            raise ConfigError(f"invalid {EMULATOR_HOST_VARIABLE} {host!r}: expected host:port")
+        from google.auth.credentials import AnonymousCredentials
+
+        return bigquery.Client(
+            project=project, credentials=AnonymousCredentials(), client_options={"api_endpoint": f"http://{host}"}
+        )
+    from google.auth.exceptions import DefaultCredentialsError
+
+    try:
+        return bigquery.Client(project=project)
+    except DefaultCredentialsError as error:
+        raise ConfigError(f"no Google Cloud credentials for BigQuery: {error}") from None
+
+
+class BigQueryWarehouse(Warehouse):
+    """Version tables and unified views in the datasets of one Google Cloud project.
+
+    `retry_deadline` bounds how long transient failures (rate limits, 5xx, conflicting DDL)
+    are retried before TransientWarehouseError.  `jobs_started` counts the query jobs this
+    warehouse started, metadata reads included; `recent_jobs` keeps the latest ids.  Safe to
+    share between threads.
+    """
+
+    def __init__(self, project: str, *, retry_deadline: float = DEFAULT_RETRY_DEADLINE, client: Any = None) -> None:
+        from uniview.warehouse import bigquery_retry
+
+        self.project = validate_project(project)
+        self.url = f"bigquery://{project}"
+        self.retry_deadline = float(retry_deadline)
+        self.jobs_started = 0
+        self.recent_jobs: deque[str] = deque(maxlen=RECENT_JOBS_KEPT)
+        self._retry = bigquery_retry
+        self._client = client
+        self._lock = threading.Lock()
+        self._locations: dict[str, str] = {}
+        self._confirmed: dict[tuple[str, str], tuple[float, list[ColumnRecord]]] = {}
+
+    @property
+    def client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = make_client(self.project)
+            return self._client
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def columns_query(self, dataset: str, families: list[str] | None) -> tuple[str, list[Any]]:
+        """The INFORMATION_SCHEMA query (SQL text and parameters) for the columns of `dataset`."""
+        from google.cloud import bigquery
+
+        sql = _COLUMNS_SQL.format(
+            columns=self._information_schema(dataset, "COLUMNS"),
+            tables=self._information_schema(dataset, "TABLES"),
+            family_filter="" if families is None else _FAMILY_FILTER,
+        )
+        if families is None:
+            return sql, []
+        prefixes = [f"{family}_v_" for family in families]
+        return sql, [bigquery.ArrayQueryParameter("prefixes", "STRING", prefixes)]
+
+    def read_columns(
+        self, dataset: str, families: Collection[str] | None = None, required_tables: Collection[str] = ()
+    ) -> list[ColumnRecord]:
+        validate_dataset(dataset)
+        wanted = None if families is None else sorted({validate_table(f, "table") for f in families})
+        required = sorted({validate_table(t) for t in required_tables})
+        sql, parameters = self.columns_query(dataset, wanted)
+        rows, _ = self._query(f"read the columns of {dataset}", sql, parameters)
+        records = [record_from_row(row) for row in rows]
+        if not records:
+            self._require_dataset(dataset)
+        records.extend(self._remembered_tables(dataset, wanted, table_names(records)))
+        missing = [table for table in required if table not in table_names(records)]
+        for table in missing:
+            records.extend(self._confirm_table(dataset, table))
+        return records
+
+    def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
+        """Views found with `tables.list`; a few are read with `tables.get` (no query job), many with
+        one INFORMATION_SCHEMA query."""
+        validate_dataset(dataset)
+        try:
+            names = self._call(f"list the views of {dataset}", lambda: self._view_names(dataset, name_prefix))
+        except NotFoundError:
+            return {}
+        if len(names) > MAX_VIEWS_READ_ONE_BY_ONE:
+            return self._view_fingerprints_from_information_schema(dataset, name_prefix)
+        fingerprints = {}
+        for name in names:
+            try:
+                view = self._get_table(dataset, name)
+            except NotFoundError:  # dropped since it was listed
+                continue
+            fingerprints[name] = stored_fingerprint(view.view_query or "", view.description)
+        return fingerprints
+
+    def _view_names(self, dataset: str, name_prefix: str) -> list[str]:
+        listed = self.client.list_tables(self._dataset_ref(dataset), retry=None)
+        return [t.table_id for t in listed if t.table_type == "VIEW" and t.table_id.startswith(name_prefix)]
+
+    def _view_fingerprints_from_information_schema(self, dataset: str, name_prefix: str) -> dict[str, str]:
+        from google.cloud import bigquery
+
+        sql = _VIEWS_SQL.format(
+            views=self._information_schema(dataset, "VIEWS"),
+            options=self._information_schema(dataset, "TABLE_OPTIONS"),
+        )
+        parameters = [bigquery.ScalarQueryParameter("prefix", "STRING", name_prefix)]
+        rows, _ = self._query(f"read the views of {dataset}", sql, parameters)
+        return {
+            row["table_name"]: stored_fingerprint(row["view_definition"] or "", row["description"])
+            for row in rows
+        }
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def apply(self, changes: list[ViewChange]) -> list[str]:
+        """Create missing target datasets (`datasets.insert`, next to the source dataset), then run
+        every change in one multi-statement query job; returns its id."""
+        if not changes:
+            return []
+        targets = sorted({validate_dataset(change.dataset, "target dataset") for change in changes})
+        for change in changes:
+            validate_table(change.name, "view")
+        locations = [self._ensure_dataset(target, changes) for target in targets]
+        statements = [change_statement(self.project, change) for change in changes]
+        what = f"apply {len(changes)} view change(s) in {', '.join(targets)}"
+        try:
+            return [self._call(what, lambda: self._run_script(script(statements), locations[0] or None))]
+        except NotFoundError:
+            for target in targets:  # a dataset deleted meanwhile is created again next time
+                self._locations.pop(target, None)
+            self._confirmed.clear()  # a remembered table may have been dropped since
+            raise
+
+    def _ensure_dataset(self, dataset: str, changes: list[ViewChange]) -> str:
+        """The location of `dataset`, creating it first (where its views' sources live) when missing."""
+        location = self._dataset_location(dataset)
+        if location is not None:
+            return location
+        from google.cloud import bigquery
+
+        new = bigquery.Dataset(self._dataset_ref(dataset))
+        new.location = self._location_for_new_dataset(dataset, changes)
+        created = self._call(f"create dataset {dataset}",
+                             lambda: self.client.create_dataset(new, exists_ok=True, retry=None))
+        logger.info("created dataset %s.%s in %s", self.project, dataset, created.location)
+        self._locations[dataset] = created.location or ""
+        return created.location or ""
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _information_schema(self, dataset: str, view: str) -> str:
+        return f"{quote_path(self.project, dataset)}.INFORMATION_SCHEMA.{view}"
+
+    def _call(self, what: str, call: Callable[[], T]) -> T:
+        return self._retry.call_with_retry(what, call, self.retry_deadline)
+
+    def _query(self, what: str, sql: str, parameters: list[Any]) -> tuple[list[dict[str, Any]], str | None]:
+        from google.cloud import bigquery
+
+        def run() -> tuple[list[dict[str, Any]], str | None]:
+            config = bigquery.QueryJobConfig(query_parameters=parameters, use_legacy_sql=False)
+            job = self.client.query(sql, job_config=config, retry=None, job_retry=None)
+            self._record(job.job_id)
+            rows = [dict(row.items()) for row in job.result(retry=None)]
+            return rows, job.location
+
+        return self._call(what, run)
+
+    def _run_script(self, text: str, location: str | None) -> str:
+        job = self.client.query(text, location=location, retry=None, job_retry=None)
+        self._record(job.job_id)
+        job.result(retry=None)
+        return job.job_id
+
+    def _record(self, job_id: str) -> None:
+        with self._lock:
+            self.jobs_started += 1
+            self.recent_jobs.append(job_id)
+
+    def _get_dataset(self, dataset: str) -> Any:
+        reference = self._dataset_ref(dataset)
+        return self._call(f"look up dataset {dataset}", lambda: self.client.get_dataset(reference, retry=None))
+
+    def _get_table(self, dataset: str, table: str) -> Any:
+        reference = self._dataset_ref(dataset).table(table)
+        return self._call(f"look up table {dataset}.{table}", lambda: self.client.get_table(reference, retry=None))
+
+    def _require_dataset(self, dataset: str) -> None:
+        """NotFoundError unless `dataset` exists (some servers answer an empty INFORMATION_SCHEMA)."""
+        found = self._get_dataset(dataset)
+        if found.location:
+            self._locations[dataset] = found.location
+
+    def _confirm_table(self, dataset: str, table: str) -> list[ColumnRecord]:
+        """Columns of `table` from `tables.get`, for a required table INFORMATION_SCHEMA does not list yet."""
+        try:
+            found = self._get_table(dataset, table)
+        except NotFoundError:
+            raise NotFoundError(f"version table {dataset}.{table} does not exist in project {self.project}") from None
+        if found.table_type not in (None, "TABLE", "EXTERNAL", "SNAPSHOT", "CLONE"):
+            raise NotFoundError(f"{dataset}.{table} is a {found.table_type}, not a version table")
+        logger.info("INFORMATION_SCHEMA does not list %s.%s yet; read its schema with tables.get", dataset, table)
+        records = records_from_table(table, found.schema, found.created)
+        self._confirmed[(dataset, table)] = (time.monotonic(), records)
+        return records
+
+    def _remembered_tables(self, dataset: str, families: list[str] | None, listed: set[str]) -> list[ColumnRecord]:
+        """Columns of tables confirmed with `tables.get` that INFORMATION_SCHEMA still does not list.
+
+        A later read (the re-check after applying, another event) must not lose a version
+        because the metadata still lags; version tables never change, so the schema stays right.
+        """
+        now, remembered = time.monotonic(), []
+        for (where, table), (confirmed_at, records) in list(self._confirmed.items()):
+            if where != dataset:
+                continue
+            if table in listed or now - confirmed_at > CONFIRMED_TABLE_MEMORY_SECONDS:
+                self._confirmed.pop((where, table), None)
+                continue
+            parts = split_version_table(table)
+            if families is None or (parts is not None and parts[0] in families):
+                remembered.extend(records)
+        return remembered
+
+    def _dataset_location(self, dataset: str) -> str | None:
+        """The location of an existing dataset, or None when it does not exist."""
+        if self._locations.get(dataset):
+            return self._locations[dataset]
+        try:
+            found = self._get_dataset(dataset)
+        except NotFoundError:
+            return None
+        self._locations[dataset] = found.location or ""
+        return found.location or ""
+
+    def _location_for_new_dataset(self, target: str, changes: list[ViewChange]) -> str | None:
+        """The location of the source dataset the views read from (views must live next to it)."""
+        bodies = sorted((change.body for change in changes if not change.is_drop), key=len)
+        for dataset in referenced_datasets(bodies[0]) if bodies else []:
+            location = self._dataset_location(dataset) if dataset != target else None
+            if location:
+                return location
+        return None
+
+    def _dataset_ref(self, dataset: str) -> Any:
+        from google.cloud import bigquery
+
+        return bigquery.DatasetReference(self.project, dataset)
