@@ -1,0 +1,139 @@
+"""Everything around the BigQuery write that can run here: table schemas, the frames handed to the
+spark-bigquery-connector, connector options.  (The connector jar itself is not available locally.)"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from google.cloud import bigquery
+from pyspark.sql import types as T
+from sink_support import record, write_ndjson
+
+from uniview.sink.frames import parse_envelopes
+from uniview.sink.job import SinkOptions, stage_batch
+from uniview.sink.landing import BatchKey, source_columns_from_comment, source_schema_comment
+from uniview.sink.landing_bigquery import (
+    quarantine_rows, quarantine_table_schema, rows_for_table, schema_field, version_table_schema, write_options,
+)
+from uniview.sink.routing import LandingColumn, VersionRoute
+from uniview.sink.versioning import SourceColumn
+from uniview.types import parse_type
+from uniview.warehouse.bigquery_schema import field_type
+
+SCHEMA = [("id", "bigint(20) unsigned"), ("amount", "decimal(10,2)"), ("doc", "json"), ("at", "datetime"),
+          ("seen", "timestamp"), ("t", "time"), ("address", "STRUCT<street STRING, tags ARRAY<STRING>>")]
+
+
+def route():
+    from uniview.sink.mysql_types import bigquery_type
+
+    columns = tuple(LandingColumn(name, declared, bigquery_type(declared).bq_type) for name, declared in SCHEMA)
+    return VersionRoute("cdc", "orders", "abc123", columns, exists=False)
+
+
+def test_version_table_schema_is_exact_and_round_trips():
+    fields = [bigquery.SchemaField.from_api_repr(f) for f in version_table_schema(route())]
+    assert [(f.name, str(field_type(f))) for f in fields] == [
+        ("id", "NUMERIC(20, 0)"), ("amount", "NUMERIC(10, 2)"), ("doc", "JSON"), ("at", "DATETIME"),
+        ("seen", "TIMESTAMP"), ("t", "TIME"), ("address", "STRUCT<street STRING, tags ARRAY<STRING>>"),
+        ("_cdc_ingestion_method", "STRING"), ("_cdc_operation", "STRING"), ("_cdc_position", "STRING"),
+        ("_cdc_timestamp", "TIMESTAMP"), ("_cdc_ingested_at", "TIMESTAMP")]
+    assert fields[1].description == "source type: decimal(10,2)"
+    assert all(f.mode == "NULLABLE" for f in fields if f.name != "address")
+
+
+def test_schema_field_shapes():
+    assert schema_field("tags", parse_type("ARRAY<NUMERIC(5, 1)>")) == {
+        "name": "tags", "mode": "REPEATED", "type": "NUMERIC", "precision": "5", "scale": "1"}
+    assert schema_field("s", parse_type("STRING(10)")) == {"name": "s", "mode": "NULLABLE", "type": "STRING", "maxLength": "10"}
+    assert [f["name"] for f in quarantine_table_schema()] == [
+        "raw_line", "reason", "detail", "source_file", "table_name", "table_version", "batch", "quarantined_at"]
+
+
+def test_the_table_description_records_the_declared_schema():
+    recorded = source_columns_from_comment(source_schema_comment(route()))
+    assert recorded == tuple(SourceColumn(name, declared) for name, declared in SCHEMA)
+    assert source_columns_from_comment("a table made by hand") is None
+
+
+def test_connector_options():
+    assert write_options("p-123456", "cdc", "t_v_1", {}) == {"writeMethod": "direct", "table": "p-123456.cdc.t_v_1"}
+    assert write_options("p-123456", "cdc", "t", {"writeMethod": "indirect", "temporaryGcsBucket": "b"}) == {
+        "writeMethod": "indirect", "temporaryGcsBucket": "b", "table": "p-123456.cdc.t"}
+
+
+def test_frames_handed_to_the_connector(spark, tmp_path):
+    good = {"id": 18446744073709551615, "amount": 2.5, "doc": {"a": 1}, "at": "2024-05-01 10:00:00",
+            "seen": "2024-05-01T10:00:00Z", "t": "10:00:00", "address": {"street": "Main", "tags": ["x"]}}
+    write_ndjson(tmp_path / "in.json", [record("orders", good, SCHEMA, database="cdc"),
+                                        record("orders", {**good, "amount": "x"}, SCHEMA, database="cdc"), "junk"])
+    lines = spark.read.text(str(tmp_path / "in.json")).selectExpr("value", "_metadata.file_path AS source_file")
+    envelopes = parse_envelopes(lines).cache()
+    options = SinkOptions(input="unused", warehouse="bigquery://p-123456")
+    batch, _ = stage_batch(spark, envelopes, BatchKey("s", 0), options, lambda tables: {}, notify=True)
+    frame = batch.chunks[0].frame
+    rows = rows_for_table(frame, batch.routes[0], 0)
+    assert [(f.name, f.dataType) for f in rows.schema.fields][:7] == [
+        ("id", T.DecimalType(20, 0)), ("amount", T.DecimalType(10, 2)), ("doc", T.StringType()),
+        ("at", T.TimestampNTZType()), ("seen", T.TimestampType()), ("t", T.StringType()),
+        ("address", T.StructType([T.StructField("street", T.StringType()),
+                                  T.StructField("tags", T.ArrayType(T.StringType()))]))]
+    assert rows.schema["doc"].metadata == {"sqlType": "JSON"}
+    assert [f.name for f in rows.schema.fields][7:] == [
+        "_cdc_ingestion_method", "_cdc_operation", "_cdc_position", "_cdc_timestamp", "_cdc_ingested_at"]
+    (row,) = rows.collect()
+    assert (row["id"], row["amount"], row["doc"], row["t"]) == (Decimal("18446744073709551615"), Decimal("2.50"), '{"a":1}',
+                                                                "10:00:00")
+    quarantined = quarantine_rows(frame).collect()
+    assert sorted((r["reason"], r["_dataset"]) for r in quarantined) == [("type_mismatch", "cdc"), ("unparseable", "uniview")]
+    envelopes.unpersist()
+
+
+@pytest.mark.parametrize("bad", ["bigquery://", "bigquery://p/extra"])
+def test_bad_bigquery_urls(bad):
+    from uniview.errors import UniviewError
+    from uniview.sink.job import warehouse_location
+
+    with pytest.raises(UniviewError):
+        warehouse_location(bad)
+
+
+@pytest.fixture(scope="module")
+def bigquery_landing(tmp_path_factory):
+    """A BigQueryLanding on the local BigQuery API emulator (the google-cloud-bigquery half of the path)."""
+    import os
+
+    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, emulator_venv_path, find_emulator_venv
+    from uniview.sink.landing_bigquery import BigQueryLanding
+    from uniview.sink.pending import MemoryPendingStore
+
+    if find_emulator_venv() is None:
+        pytest.skip(f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh")
+    previous = os.environ.get("BIGQUERY_EMULATOR_HOST")
+    with bigquery_emulator(tmp_path_factory.mktemp("bigquery-emulator")) as host:
+        os.environ["BIGQUERY_EMULATOR_HOST"] = host
+        landing = BigQueryLanding(DEFAULT_PROJECT, MemoryPendingStore())
+        try:
+            yield landing
+        finally:
+            landing.close()
+            if previous is None:
+                os.environ.pop("BIGQUERY_EMULATOR_HOST", None)
+            else:
+                os.environ["BIGQUERY_EMULATOR_HOST"] = previous
+
+
+def test_version_tables_are_created_with_the_declared_schema(bigquery_landing):
+    version_route = route()
+    assert bigquery_landing.known_versions({("cdc", version_route.table_name)}) == {}
+    assert bigquery_landing.create_version_table(version_route) is True
+    assert bigquery_landing.create_version_table(version_route) is False
+    assert bigquery_landing.create_quarantine_table("cdc") is True
+    known = bigquery_landing.known_versions({("cdc", version_route.table_name), ("cdc", "absent_v_1")})
+    assert list(known) == [("cdc", version_route.table_name)]
+    found = known[("cdc", version_route.table_name)]
+    assert found.source_columns == tuple(SourceColumn(name, declared) for name, declared in SCHEMA)
+    assert [(name, str(bq)) for name, bq in found.table_columns] == [
+        ("id", "NUMERIC(20, 0)"), ("amount", "NUMERIC(10, 2)"), ("doc", "JSON"), ("at", "DATETIME"),
+        ("seen", "TIMESTAMP"), ("t", "TIME"), ("address", "STRUCT<street STRING, tags ARRAY<STRING>>")]

@@ -1,0 +1,275 @@
+"""The sink job on a real local SparkSession and a real DuckDB file."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import Counter
+from datetime import date, datetime, time, timezone
+from decimal import Decimal
+
+import pytest
+from sink_support import columns_of, query, record, tables_of, write_ndjson
+
+from uniview.sink import frames
+from uniview.sink.job import SinkOptions, run
+from uniview.sink.landing import BatchKey
+from uniview.sink.versioning import SourceColumn, compute_version
+from uniview.warehouse.url import duckdb_url
+
+CUSTOMER_V1 = [("id", "int(11)"), ("first_name", "varchar(255)")]
+CUSTOMER_V2 = [("id", "int(11)"), ("first_name", "varchar(100)")]
+CUSTOMER_DECLARED = [("id", "varchar(36)"), ("email", "varchar(255)")]
+ORDERS_V1 = [("id", "bigint(20) unsigned"), ("amount", "decimal(10,2)"), ("created_at", "datetime"), ("paid", "tinyint(1)")]
+ORDERS_V2 = [("id", "bigint(20) unsigned"), ("amount", "decimal(12,2)"), ("created_at", "timestamp"), ("note", "json")]
+PRODUCTS_V1 = [("id", "int"), ("price", "decimal(10,2)"), ("picture", "blob"), ("shipped_at", "timestamp(6)")]
+PRODUCTS_V2 = [("id", "int"), ("tags", "set('a','b')")]
+
+
+def version_of(table, schema):
+    return compute_version(table, [SourceColumn(n, t) for n, t in schema])
+
+
+def good_records():
+    """3 tables x 7 versions, 15 rows."""
+    return [
+        *[record("customer", {"id": i, "first_name": f"n{i}"}, CUSTOMER_V1, operation="INSERT",
+                 position=f"mysql-bin.000003:{i}", timestamp="2024-05-01T10:00:00Z") for i in range(3)],
+        *[record("customer", {"id": i, "first_name": None}, CUSTOMER_V2) for i in range(2)],
+        *[record("customer", {"id": f"c-{i}", "email": f"{i}@x"}, CUSTOMER_DECLARED, version="5b6ffe5fb") for i in range(2)],
+        record("customer", {"id": "c-9"}, version="5b6ffe5fb"),
+        *[record("orders", {"id": 18446744073709551615 - i, "amount": 12.5, "created_at": "2024-05-01 10:00:00", "paid": 1},
+                 ORDERS_V1) for i in range(2)],
+        *[record("orders", {"id": i, "amount": "99.99", "created_at": "2024-05-01T10:00:00+02:00", "note": None}, ORDERS_V2)
+          for i in range(2)],
+        *[record("products", {"id": i}, PRODUCTS_V1) for i in range(2)],
+        record("products", {"id": 1, "tags": "a,b"}, PRODUCTS_V2),
+    ]
+
+
+BAD_LINES = [
+    ("not json", "unparseable"), ("[1, 2]", "unparseable"), ("   ", "unparseable"),
+    (json.dumps({"data": {"id": 1}}), "missing_metadata"),
+    (json.dumps({"data": {"id": 1}, "metadata": {"database_name": "shop"}}), "missing_metadata"),
+    (json.dumps(record("customer", {"id": 1, "first_name": "x"}, CUSTOMER_V1, database=None)), "missing_metadata"),
+    (json.dumps(record("bad;name", {"id": 1}, [("id", "int")])), "invalid_metadata"),
+    (json.dumps(record("customer", {"id": 1}, [("id", "int")], version="UPPER")), "invalid_metadata"),
+    (json.dumps(record("customer", {"id": 1, "first_name": "x"}, CUSTOMER_V1, timestamp="yesterday")), "invalid_metadata"),
+    (json.dumps(record("customer", {"id": 1}, [("id", "int")], database="my-db")), "invalid_metadata"),
+    (json.dumps(record("customer", {"id": 1}, [])), "invalid_schema"),
+    (json.dumps(record("customer", {"id": 1}, [("id", "int"), ("id", "int")])), "invalid_schema"),
+    (json.dumps(record("customer", {"id": 1}, version="deadbeef")), "missing_schema"),
+    (json.dumps(record("customer", {"id": 1}, [("id", "int")], version="c0ffee")), "version_conflict"),
+    (json.dumps(record("customer", {"id": 1}, [("id", "bigint")], version="c0ffee")), "version_conflict"),
+    (json.dumps(record("customer", None, CUSTOMER_V1)), "invalid_data"),
+    (json.dumps(record("customer", [1, 2], CUSTOMER_V1)), "invalid_data"),
+    (json.dumps({"metadata": record("customer", None, CUSTOMER_V1)["metadata"]}), "invalid_data"),
+    (json.dumps(record("customer", {"id": 5, "first_name": "x", "age": 3}, CUSTOMER_V1)), "unknown_column"),
+    (json.dumps(record("customer", {"id": "abc", "first_name": "x"}, CUSTOMER_V1)), "type_mismatch"),
+    (json.dumps(record("customer", {"id": 1.5, "first_name": "x"}, CUSTOMER_V1)), "type_mismatch"),
+    (json.dumps(record("orders", {"id": 1, "amount": "12.345.6", "created_at": None, "paid": 0}, ORDERS_V1)), "type_mismatch"),
+    (json.dumps(record("orders", {"id": 1, "amount": 1, "created_at": "2024-02-30 10:00:00", "paid": 0}, ORDERS_V1)),
+     "type_mismatch"),
+    (json.dumps(record("orders", {"id": 1, "amount": 1, "created_at": None, "paid": "maybe"}, ORDERS_V1)), "type_mismatch"),
+]
+
+
+@pytest.fixture(scope="module")
+def mixed(spark, tmp_path_factory):
+    """One batch run over good records of 3 tables x 7 versions and one bad line per quarantine case."""
+    root = tmp_path_factory.mktemp("mixed")
+    write_ndjson(root / "in" / "good.json", good_records())
+    write_ndjson(root / "in" / "bad.json", [line for line, _ in BAD_LINES])
+    warehouse = root / "w.duckdb"
+    result = run(spark, SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse)))
+    return warehouse, result
+
+
+def test_three_tables_times_several_versions_route_in_one_batch(mixed):
+    warehouse, result = mixed
+    expected = {
+        f"customer_v_{version_of('customer', CUSTOMER_V1)}": 3, f"customer_v_{version_of('customer', CUSTOMER_V2)}": 2,
+        "customer_v_5b6ffe5fb": 3, f"orders_v_{version_of('orders', ORDERS_V1)}": 2,
+        f"orders_v_{version_of('orders', ORDERS_V2)}": 2, f"products_v_{version_of('products', PRODUCTS_V1)}": 2,
+        f"products_v_{version_of('products', PRODUCTS_V2)}": 1,
+    }
+    assert dict(result.counts.written) == {f"shop.{name}": rows for name, rows in expected.items()}
+    assert tables_of(warehouse, "shop") == sorted([*expected, "_uniview_quarantine"])
+    for name, rows in expected.items():
+        assert query(warehouse, f'SELECT count(*) FROM shop."{name}"') == [(rows,)]
+
+
+def test_every_line_is_written_or_quarantined_with_its_reason(mixed):
+    warehouse, result = mixed
+    assert result.counts.read == len(good_records()) + len(BAD_LINES)
+    assert result.counts.read == result.counts.total_written + result.counts.total_quarantined
+    assert dict(result.counts.quarantined) == dict(Counter(reason for _, reason in BAD_LINES))
+    stored = query(warehouse, "SELECT reason, count(*) FROM shop._uniview_quarantine GROUP BY 1") + \
+        query(warehouse, "SELECT reason, count(*) FROM uniview._uniview_quarantine GROUP BY 1")
+    merged = Counter()
+    for reason, rows in stored:
+        merged[reason] += rows
+    assert merged == Counter(reason for _, reason in BAD_LINES)
+
+
+def test_quarantine_rows_keep_the_line_file_and_detail(mixed):
+    warehouse, _ = mixed
+    rows = query(warehouse, "SELECT raw_line, detail, source_file, table_name, table_version FROM shop._uniview_quarantine "
+                            "WHERE reason = 'type_mismatch' ORDER BY raw_line")
+    lines = {line: reason for line, reason in BAD_LINES}
+    assert all(lines[raw] == "type_mismatch" for raw, *_ in rows) and len(rows) == 5
+    by_line = {raw: (detail, source, table, version) for raw, detail, source, table, version in rows}
+    abc = json.dumps(record("customer", {"id": "abc", "first_name": "x"}, CUSTOMER_V1))
+    assert by_line[abc] == ("values that do not fit: id (int(11))", by_line[abc][1], "customer",
+                            version_of("customer", CUSTOMER_V1))
+    assert by_line[abc][1].endswith("/in/bad.json")
+    orphans = query(warehouse, "SELECT reason FROM uniview._uniview_quarantine ORDER BY 1")
+    assert orphans == [("invalid_metadata",), ("missing_metadata",), ("missing_metadata",),
+                       ("unparseable",), ("unparseable",), ("unparseable",)]
+
+
+def test_all_null_columns_keep_their_declared_types(mixed):
+    warehouse, _ = mixed
+    assert columns_of(warehouse, "shop", f"products_v_{version_of('products', PRODUCTS_V1)}") == [
+        ("id", "BIGINT"), ("price", "DECIMAL(10,2)"), ("picture", "BLOB"), ("shipped_at", "TIMESTAMP WITH TIME ZONE"),
+        ("_cdc_ingestion_method", "VARCHAR"), ("_cdc_operation", "VARCHAR"), ("_cdc_position", "VARCHAR"),
+        ("_cdc_timestamp", "TIMESTAMP WITH TIME ZONE"), ("_cdc_ingested_at", "TIMESTAMP WITH TIME ZONE")]
+    assert columns_of(warehouse, "shop", f"orders_v_{version_of('orders', ORDERS_V2)}")[:4] == [
+        ("id", "DECIMAL(20,0)"), ("amount", "DECIMAL(12,2)"), ("created_at", "TIMESTAMP WITH TIME ZONE"), ("note", "JSON")]
+
+
+def test_values_and_cdc_columns_land_typed(mixed):
+    warehouse, _ = mixed
+    orders = query(warehouse, f'SELECT id, amount, created_at, paid FROM shop."orders_v_{version_of("orders", ORDERS_V1)}" '
+                              "ORDER BY id")
+    assert orders == [(Decimal("18446744073709551614"), Decimal("12.50"), datetime(2024, 5, 1, 10), True),
+                      (Decimal("18446744073709551615"), Decimal("12.50"), datetime(2024, 5, 1, 10), True)]
+    zoned = query(warehouse, f'SELECT DISTINCT created_at FROM shop."orders_v_{version_of("orders", ORDERS_V2)}"')
+    assert zoned == [(datetime(2024, 5, 1, 8, tzinfo=timezone.utc),)]
+    cdc = query(warehouse, f'SELECT _cdc_ingestion_method, _cdc_operation, _cdc_position, _cdc_timestamp FROM '
+                           f'shop."customer_v_{version_of("customer", CUSTOMER_V1)}" WHERE id = 2')
+    assert cdc == [("BINLOG", "INSERT", "mysql-bin.000003:2", datetime(2024, 5, 1, 10, tzinfo=timezone.utc))]
+
+
+def test_version_tables_record_their_declared_schema(mixed):
+    warehouse, _ = mixed
+    comment = query(warehouse, "SELECT comment FROM duckdb_tables() WHERE table_name = 'customer_v_5b6ffe5fb'")[0][0]
+    assert json.loads(comment) == {"uniview_source_schema": {"table": "customer", "columns": [
+        ["id", "varchar(36)"], ["email", "varchar(255)"]]}}
+
+
+ALL_TYPES = [
+    ("i", "int(11)"), ("flag", "tinyint(1)"), ("big", "bigint(20) unsigned"), ("price", "decimal(10,2)"),
+    ("wide", "decimal(50,10)"), ("ratio", "double"), ("name", "varchar(20)"), ("raw", "varbinary(16)"),
+    ("d", "date"), ("dt", "datetime(6)"), ("ts", "timestamp"), ("t", "time"), ("y", "year"), ("bits", "bit(8)"),
+    ("doc", "json"), ("place", "point"), ("address", "STRUCT<street STRING, zip INT64>"), ("tags", "ARRAY<STRING>"),
+]
+
+
+def test_every_type_parses_natively(spark, tmp_path):
+    row = {"i": -7, "flag": 0, "big": "18446744073709551615", "price": 1234.5, "wide": "12345678901234567890123.0123456789",
+           "ratio": 0.25, "name": 42, "raw": base64.b64encode(b"\x00\x01\xff").decode(), "d": "2024-02-29",
+           "dt": "2024-05-01T10:00:00.123456", "ts": "2024-05-01 10:00:00", "t": "23:59:59.5", "y": 2024, "bits": 255,
+           "doc": {"a": [1, 2]}, "place": "POINT(1 2)", "address": {"street": "Main", "zip": 1000}, "tags": ["a", "b"]}
+    write_ndjson(tmp_path / "in" / "types.json", [record("everything", row, ALL_TYPES),
+                                                   record("everything", {name: None for name, _ in ALL_TYPES}, ALL_TYPES)])
+    warehouse = tmp_path / "cdc.duckdb"  # a catalog named like the dataset: every name must be fully qualified
+    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc"))
+    assert result.counts.total_written == 2 and result.counts.total_quarantined == 0
+    table = f"everything_v_{version_of('everything', ALL_TYPES)}"
+    assert [t for _, t in columns_of(warehouse, "cdc", table)][:len(ALL_TYPES)] == [
+        "BIGINT", "BOOLEAN", "DECIMAL(20,0)", "DECIMAL(10,2)", "DOUBLE", "DOUBLE", "VARCHAR", "BLOB", "DATE",
+        "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIME", "BIGINT", "BIGINT", "JSON", "VARCHAR",
+        "STRUCT(street VARCHAR, zip BIGINT)", "VARCHAR[]"]
+    names = ", ".join(name for name, _ in ALL_TYPES)
+    values = query(warehouse, f"SELECT {names} FROM cdc.cdc.{table} ORDER BY i NULLS LAST")
+    assert values[0] == (
+        -7, False, Decimal("18446744073709551615"), Decimal("1234.50"), 12345678901234567890123.0123456789, 0.25, "42",
+        b"\x00\x01\xff", date(2024, 2, 29), datetime(2024, 5, 1, 10, 0, 0, 123456),
+        datetime(2024, 5, 1, 10, tzinfo=timezone.utc), time(23, 59, 59, 500000), 2024, 255, '{"a":[1,2]}', "POINT(1 2)",
+        {"street": "Main", "zip": 1000}, ["a", "b"])
+    assert values[1] == (None,) * len(ALL_TYPES)
+
+
+def test_values_outside_a_type_are_quarantined(spark, tmp_path):
+    cases = {"t": "24:00:00", "d": "0000-00-00", "raw": "not base64!", "doc": "{broken", "wide": "1e5",
+             "big": "123456789012345678901", "i": 2 ** 63, "address": "Main St"}
+    write_ndjson(tmp_path / "in" / "bad.json", [record("everything", {name: value}, ALL_TYPES) for name, value in cases.items()])
+    warehouse = tmp_path / "w.duckdb"
+    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc"))
+    assert dict(result.counts.quarantined) == {"type_mismatch": len(cases)}
+    details = sorted(row[0] for row in query(warehouse, "SELECT detail FROM cdc._uniview_quarantine"))
+    declared = dict(ALL_TYPES)
+    assert details == sorted(f"values that do not fit: {name} ({declared[name]})" for name in cases)
+
+
+class _Width:
+    def __init__(self, width):
+        self.columns = [None] * width
+
+
+def test_many_versions_are_staged_in_chunks(spark, tmp_path, monkeypatch):
+    monkeypatch.setattr(frames, "MAX_STAGED_COLUMNS", 3)
+    customers = [r for r in good_records() if r["metadata"]["table_name"] == "customer"]
+    bad = BAD_LINES[:3] + BAD_LINES[-3:]
+    write_ndjson(tmp_path / "in" / "all.json", [*customers, *(line for line, _ in bad)])
+    warehouse = tmp_path / "w.duckdb"
+    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse)))
+    assert frames.chunk_routes([_Width(2)] * 3) == [[0], [1], [2]]
+    assert frames.chunk_routes([_Width(1)] * 3) == [[0, 1, 2]] and frames.chunk_routes([_Width(5)]) == [[0]]
+    assert dict(result.counts.written) == {f"shop.customer_v_{version_of('customer', CUSTOMER_V1)}": 3,
+                                           f"shop.customer_v_{version_of('customer', CUSTOMER_V2)}": 2,
+                                           "shop.customer_v_5b6ffe5fb": 3}
+    assert dict(result.counts.quarantined) == dict(Counter(reason for _, reason in bad))
+
+
+def test_a_replayed_batch_is_skipped_and_a_conflicting_version_is_quarantined(spark, tmp_path):
+    from uniview.sink.job import Sink, open_landing
+    from uniview.sink.notify import NoNotifier
+
+    first = write_ndjson(tmp_path / "a" / "1.json", [record("t", {"id": 1}, [("id", "int")], version="v1")])
+    second = write_ndjson(tmp_path / "b" / "2.json", [record("t", {"id": 2}, [("id", "int")], version="v1"),
+                                                      record("t", {"id": "x"}, [("id", "varchar(5)")], version="v1"),
+                                                      record("t", {"id": 3}, version="v1")])
+    options = SinkOptions(input=str(first), warehouse=duckdb_url(tmp_path / "w.duckdb"))
+    landing = open_landing(spark, options)
+    sink = Sink(spark, options, landing, NoNotifier())
+    lines = spark.read.text(str(first)).selectExpr("value", "_metadata.file_path AS source_file")
+    assert sink.process(lines, BatchKey("s", 0)).replayed is False
+    assert sink.process(lines, BatchKey("s", 0)).replayed is True
+    later = spark.read.text(str(second)).selectExpr("value", "_metadata.file_path AS source_file")
+    counts = sink.process(later, BatchKey("s", 1))
+    landing.close()
+    assert (counts.total_written, dict(counts.quarantined)) == (2, {"version_conflict": 1})
+    assert query(tmp_path / "w.duckdb", "SELECT id FROM shop.t_v_v1 ORDER BY id") == [(1,), (2,), (3,)]
+    assert query(tmp_path / "w.duckdb", "SELECT stream, batch_id, read, written FROM main._uniview_batches ORDER BY 2") == [
+        ("s", 0, 1, 1), ("s", 1, 3, 2)]
+
+
+def test_records_that_appear_after_routing_are_never_dropped(spark, tmp_path):
+    from uniview.sink.frames import attach_decisions, distinct_keys, parse_envelopes
+    from uniview.sink.job import SinkOptions as Options
+    from uniview.sink.job import open_landing, stage_batch
+    from uniview.sink.landing import StagedBatch
+    from uniview.sink.routing import plan_routes
+    from uniview.errors import WarehouseError
+
+    early = write_ndjson(tmp_path / "early.json", [record("t", {"id": 1}, [("id", "int")])])
+    both = write_ndjson(tmp_path / "both" / "x.json", [record("t", {"id": 1}, [("id", "int")]),
+                                                       record("u", {"id": 2}, [("id", "int")])])
+
+    def envelopes(path):
+        return parse_envelopes(spark.read.text(str(path)).selectExpr("value", "_metadata.file_path AS source_file"))
+
+    _, keys = distinct_keys(envelopes(early))
+    routed = attach_decisions(spark, envelopes(both), plan_routes(keys, None, "uniview", lambda t: {}), "uniview")
+    assert sorted((r["_table"], r["_reason"]) for r in routed.collect()) == [("t", None), ("u", "input_changed")]
+
+    options = Options(input=str(both), warehouse=duckdb_url(tmp_path / "w.duckdb"))
+    batch, _ = stage_batch(spark, envelopes(both), BatchKey("s", 0), options, lambda t: {}, notify=False)
+    landing = open_landing(spark, options)
+    with pytest.raises(WarehouseError, match="1 lines were routed but 2 were staged"):
+        landing.land(StagedBatch(batch.key, 1, batch.routes, batch.chunks, False))
+    assert landing.land(batch).total_written == 2
+    landing.close()
+    assert query(tmp_path / "w.duckdb", "SELECT count(*) FROM main._uniview_batches") == [(1,)]

@@ -1,0 +1,180 @@
+"""Notifications after new version tables: Pub/Sub (emulator), HTTP push, inline refresh, retries."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from sink_support import query, record, write_ndjson
+
+from uniview.local.processes import free_port
+from uniview.local.pubsub_emulator import find_emulator_jar, pubsub_emulator
+from uniview.sink.job import SinkOptions, run
+from uniview.sink.versioning import SourceColumn, compute_version
+from uniview.warehouse.url import duckdb_url
+
+CUSTOMER = [("id", "int(11)"), ("first_name", "varchar(255)")]
+ORDERS = [("id", "bigint(20)"), ("amount", "decimal(10,2)")]
+
+
+def version(table, schema):
+    return compute_version(table, [SourceColumn(n, t) for n, t in schema])
+
+
+def message(table, schema, dataset="cdc"):
+    """The exact message data the sink must send for a new table."""
+    return ('{"dataset": "%s", "table": {"name": "%s", "version": "%s"}}' % (dataset, table, version(table, schema))).encode()
+
+
+def write_two_tables(directory):
+    write_ndjson(directory / "a.json", [record("customer", {"id": 1, "first_name": "Ann"}, CUSTOMER)])
+    write_ndjson(directory / "b.json", [record("orders", {"id": 7, "amount": 1.5}, ORDERS)])
+
+
+class Endpoint:
+    """A local HTTP endpoint recording POST bodies; answers the queued statuses, then 204."""
+
+    def __init__(self, statuses=()):
+        self.bodies, self.statuses = [], list(statuses)
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                endpoint.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(endpoint.statuses.pop(0) if endpoint.statuses else 204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def data(self):
+        return [base64.b64decode(body["message"]["data"]) for body in self.bodies]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def endpoint():
+    server = Endpoint()
+    yield server
+    server.close()
+
+
+def pending(warehouse):
+    return query(warehouse, "SELECT dataset, table_name, version FROM main._uniview_pending_notifications ORDER BY 2")
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory):
+    if find_emulator_jar() is None:
+        pytest.skip("the Pub/Sub emulator (apt package google-cloud-cli-pubsub-emulator) is not installed")
+    with pubsub_emulator(tmp_path_factory.mktemp("pubsub")) as host:
+        yield host
+
+
+def test_pubsub_notifications_through_the_emulator(spark, tmp_path, emulator, monkeypatch):
+    from google.cloud import pubsub_v1
+
+    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", emulator)
+    publisher, subscriber = pubsub_v1.PublisherClient(), pubsub_v1.SubscriberClient()
+    topic = publisher.topic_path("test-project", "uniview-tables")
+    subscription = subscriber.subscription_path("test-project", "check")
+    publisher.create_topic(name=topic)
+    subscriber.create_subscription(name=subscription, topic=topic)
+    write_two_tables(tmp_path / "in")
+    warehouse = tmp_path / "w.duckdb"
+    options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc",
+                          notify="pubsub://test-project/uniview-tables")
+    result = run(spark, options)
+    received, deadline = [], time.monotonic() + 30
+    while len(received) < 2 and time.monotonic() < deadline:
+        response = subscriber.pull(subscription=subscription, max_messages=10, timeout=10)
+        received += [m.message.data for m in response.received_messages]
+        if response.received_messages:
+            subscriber.acknowledge(subscription=subscription, ack_ids=[m.ack_id for m in response.received_messages])
+    assert sorted(received) == sorted([message("customer", CUSTOMER), message("orders", ORDERS)])
+    assert len(result.sent) == 2 and result.failed == {} and pending(warehouse) == []
+    again = run(spark, options)
+    assert again.counts.total_written == 2 and again.sent == []
+
+
+def test_http_notification_is_a_pubsub_push_body(spark, tmp_path, endpoint):
+    write_two_tables(tmp_path / "in")
+    warehouse = tmp_path / "w.duckdb"
+    run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", notify=endpoint.url))
+    assert sorted(endpoint.data()) == sorted([message("customer", CUSTOMER), message("orders", ORDERS)])
+    body = endpoint.bodies[0]
+    assert body["subscription"] == "projects/local/subscriptions/uniview-sink"
+    assert set(body["message"]) == {"data", "messageId", "publishTime", "attributes"}
+    assert body["message"]["messageId"] != endpoint.bodies[1]["message"]["messageId"]
+    datetime.strptime(body["message"]["publishTime"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    assert pending(warehouse) == []
+
+
+def test_a_failed_notification_is_retried_on_the_next_batch(spark, tmp_path):
+    failing_once = Endpoint(statuses=[500])
+    try:
+        write_two_tables(tmp_path / "in")
+        warehouse = tmp_path / "w.duckdb"
+        result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc",
+                                        notify=failing_once.url, stream=True, checkpoint=str(tmp_path / "ck"),
+                                        available_now=True, max_files_per_trigger=1))
+        assert result.batches == 2
+        assert failing_once.data() == [message("customer", CUSTOMER), message("customer", CUSTOMER), message("orders", ORDERS)]
+        assert result.failed == {} and pending(warehouse) == []
+    finally:
+        failing_once.close()
+
+
+def test_a_notification_that_fails_for_a_whole_run_waits_for_the_next_run(spark, tmp_path, endpoint):
+    write_two_tables(tmp_path / "in")
+    warehouse = tmp_path / "w.duckdb"
+    unreachable = f"http://127.0.0.1:{free_port()}/"
+    first = run(spark, SinkOptions(input=str(tmp_path / "in" / "a.json"), warehouse=duckdb_url(warehouse), dataset="cdc",
+                                   notify=unreachable))
+    assert [n.table for n in first.failed] == ["customer"] and "URLError" in next(iter(first.failed.values()))
+    assert pending(warehouse) == [("cdc", "customer", version("customer", CUSTOMER))]
+    second = run(spark, SinkOptions(input=str(tmp_path / "in" / "b.json"), warehouse=duckdb_url(warehouse), dataset="cdc",
+                                    notify=endpoint.url))
+    assert endpoint.data() == [message("customer", CUSTOMER), message("orders", ORDERS)]
+    assert second.failed == {} and pending(warehouse) == []
+
+
+def test_inline_notification_refreshes_the_unified_view(spark, tmp_path):
+    write_ndjson(tmp_path / "in" / "a.json", [record("customer", {"id": 1, "first_name": "Ann"}, CUSTOMER)])
+    write_ndjson(tmp_path / "in" / "b.json", [record("customer", {"id": "c-2", "email": "b@x"},
+                                                     [("id", "varchar(10)"), ("email", "varchar(50)")])])
+    warehouse = tmp_path / "w.duckdb"
+    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc",
+                                    notify="inline"))
+    assert len(result.sent) == 2 and result.failed == {}
+    rows = query(warehouse, "SELECT CAST(id AS VARCHAR), first_name, email FROM cdc_unified.customer_unified ORDER BY 1")
+    assert rows == [("1", "Ann", None), ("c-2", None, "b@x")]
+
+
+def test_pending_notifications_file_under_the_checkpoint(spark, tmp_path):
+    """The BigQuery warehouse keeps pending notifications in a file through Hadoop's file system."""
+    from uniview.sink.notify import Notification
+    from uniview.sink.pending import PENDING_FILE_NAME, HadoopFilePendingStore
+
+    store = HadoopFilePendingStore(spark, str(tmp_path / "checkpoint"))
+    assert store.pending() == []
+    first, second = Notification("cdc", "a", "1"), Notification("cdc", "b", "2")
+    store.add([second, first])
+    store.add([first])
+    assert store.pending() == [first, second]
+    store.remove(first)
+    assert HadoopFilePendingStore(spark, str(tmp_path / "checkpoint")).pending() == [second]
+    assert json.loads((tmp_path / "checkpoint" / PENDING_FILE_NAME).read_text()) == [
+        {"dataset": "cdc", "table": "b", "version": "2"}]

@@ -1,0 +1,111 @@
+"""Driver-side routing: datasets, versions, schemas, conflicts (no Spark needed)."""
+
+import json
+
+from uniview.sink import reasons
+from uniview.sink.routing import KnownVersion, RecordKey, parse_schema, plan_routes
+from uniview.sink.versioning import SourceColumn, compute_version
+from uniview.types import Scalar
+
+SCHEMA = [["id", "int(11)"], ["name", "varchar(10)"]]
+
+
+def schema_text(pairs):
+    return json.dumps([{"name": n, "type": t} for n, t in pairs])
+
+
+def key(table="customer", version=None, pairs=SCHEMA, database="shop"):
+    return RecordKey(database, table, version, None if pairs is None else schema_text(pairs))
+
+
+def no_tables(tables):
+    return {}
+
+
+def test_computed_version_routes_to_a_new_table():
+    plan = plan_routes([key()], None, "uniview", no_tables)
+    version = compute_version("customer", [SourceColumn(n, t) for n, t in SCHEMA])
+    decision = plan.decisions[key()]
+    route = plan.routes[decision.route]
+    assert (route.dataset, route.table_name, route.exists) == ("shop", f"customer_v_{version}", False)
+    assert [(c.name, str(c.bq_type)) for c in route.columns] == [("id", "INT64"), ("name", "STRING")]
+
+
+def test_dataset_option_overrides_database_name():
+    plan = plan_routes([key()], "cdc", "uniview", no_tables)
+    assert plan.routes[0].dataset == "cdc"
+
+
+def test_declared_version_is_used_as_is_and_schemaless_records_follow_it():
+    with_schema, without = key(version="5b6ffe5fb"), key(version="5b6ffe5fb", pairs=None)
+    plan = plan_routes([with_schema, without], None, "uniview", no_tables)
+    assert plan.decisions[with_schema].route == plan.decisions[without].route == 0
+    assert plan.routes[0].table_name == "customer_v_5b6ffe5fb"
+
+
+def test_two_schemas_for_one_new_version_reject_both():
+    first, second = key(version="v1"), key(version="v1", pairs=[["id", "bigint"]])
+    plan = plan_routes([first, second], None, "uniview", no_tables)
+    assert plan.routes == []
+    assert {plan.decisions[k].reason for k in (first, second)} == {reasons.VERSION_CONFLICT}
+
+
+def test_existing_table_wins_over_a_conflicting_declaration():
+    recorded = tuple(SourceColumn(n, t) for n, t in SCHEMA)
+    known = {("shop", "customer_v_v1"): KnownVersion(recorded, (("id", Scalar("INT64")), ("name", Scalar("STRING"))))}
+    same, other, bare = key(version="v1", pairs=[["id", "INT(11)"], ["name", "VARCHAR(10)"]]), \
+        key(version="v1", pairs=[["id", "bigint"], ["name", "text"]]), key(version="v1", pairs=None)
+    plan = plan_routes([same, other, bare], None, "uniview", lambda tables: known)
+    assert plan.decisions[same].route == plan.decisions[bare].route == 0 and plan.routes[0].exists
+    assert plan.decisions[other].reason == reasons.VERSION_CONFLICT
+
+
+def test_schemaless_version_without_a_table_is_missing_schema():
+    bare = key(version="abc", pairs=None)
+    assert plan_routes([bare], None, "uniview", no_tables).decisions[bare].reason == reasons.MISSING_SCHEMA
+
+
+def test_rejections_name_their_dataset():
+    cases = {
+        RecordKey(None, "customer", None, schema_text(SCHEMA)): ("uniview", reasons.MISSING_METADATA),
+        RecordKey("my-db", "customer", None, schema_text(SCHEMA)): ("uniview", reasons.INVALID_METADATA),
+        RecordKey("shop", None, None, schema_text(SCHEMA)): ("shop", reasons.MISSING_METADATA),
+        RecordKey("shop", "bad;name", None, schema_text(SCHEMA)): ("shop", reasons.INVALID_METADATA),
+        RecordKey("shop", "customer", "Not-Valid", schema_text(SCHEMA)): ("shop", reasons.INVALID_METADATA),
+        RecordKey("shop", "customer", None, None): ("shop", reasons.MISSING_SCHEMA),
+        RecordKey("shop", "customer", None, "[]"): ("shop", reasons.INVALID_SCHEMA),
+        RecordKey("shop", "customer", None, schema_text([["_cdc_x", "int"]])): ("shop", reasons.INVALID_SCHEMA),
+    }
+    plan = plan_routes(cases, None, "uniview", no_tables)
+    assert {k: (d.dataset, d.reason) for k, d in plan.decisions.items()} == cases
+
+
+def test_records_without_a_dataset_go_to_the_dataset_option_when_given():
+    orphan = RecordKey(None, None, None, None)
+    assert plan_routes([orphan], "cdc", "cdc", no_tables).decisions[orphan].dataset == "cdc"
+
+
+def test_schema_parsing_rejects_bad_shapes():
+    for text, message in [("{", "not JSON"), ('{"a": 1}', "non-empty list"), ('[{"name": "a"}]', "name and type"),
+                          ('[{"name": "a", "type": "int"}, {"name": "A", "type": "int"}]', "twice")]:
+        try:
+            parse_schema(text)
+        except ValueError as error:
+            assert message in str(error)
+        else:
+            raise AssertionError(f"{text} was accepted")
+
+
+def test_unknown_types_warn_once():
+    pairs = [["a", "uuid"], ["b", "int"]]
+    plan = plan_routes([key(pairs=pairs), key(version="zz", pairs=pairs)], None, "uniview", no_tables)
+    assert plan.warnings == ["column 'a': unknown source type 'uuid': landed as STRING"]
+
+
+def test_new_versions_are_ordered_by_their_first_timestamp():
+    from datetime import datetime, timezone
+
+    early, late, undated = key(pairs=[["a", "int"]]), key(pairs=[["b", "int"]]), key(pairs=[["c", "int"]])
+    seen = {late: datetime(2024, 5, 2, tzinfo=timezone.utc), early: datetime(2024, 5, 1, tzinfo=timezone.utc), undated: None}
+    plan = plan_routes([undated, late, early], None, "uniview", no_tables, first_seen=seen)
+    assert [route.columns[0].name for route in plan.routes] == ["a", "b", "c"]

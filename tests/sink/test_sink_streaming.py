@@ -1,0 +1,95 @@
+"""Structured Streaming with --available-now: kill -9 mid-run, restart, nothing lost, nothing twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from sink_support import query, record, write_ndjson
+
+from uniview.sink.versioning import SourceColumn, compute_version
+from uniview.warehouse.url import duckdb_url
+
+FILES = 5
+ROWS_PER_FILE = 20
+SCHEMAS = {
+    "customer": [("id", "int(11)"), ("name", "varchar(20)")],
+    "orders": [("id", "bigint(20)"), ("amount", "decimal(10,2)")],
+}
+
+
+def write_input(directory: Path) -> None:
+    """FILES files; file k holds ROWS_PER_FILE records of both tables plus one bad line."""
+    for k in range(FILES):
+        rows = []
+        for i in range(ROWS_PER_FILE):
+            n = k * ROWS_PER_FILE + i
+            rows.append(record("customer", {"id": n, "name": f"c{n}"}, SCHEMAS["customer"]) if i % 2 else
+                        record("orders", {"id": n, "amount": n / 4}, SCHEMAS["orders"]))
+        rows.append(f"broken line {k}")
+        write_ndjson(directory / f"part-{k:03d}.json", rows)
+
+
+def sink_process(input_dir: Path, warehouse: Path, checkpoint: Path, log: Path) -> subprocess.Popen:
+    command = [sys.executable, "-m", "uniview.sink", "--input", str(input_dir), "--warehouse", duckdb_url(warehouse),
+               "--stream", "--checkpoint", str(checkpoint), "--available-now", "--max-files-per-trigger", "1",
+               "--master", "local[1]", "--dataset", "cdc"]
+    with open(log, "ab") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def landed_batches(warehouse: Path) -> int:
+    """Batches in the ledger; -1 while the sink holds the file."""
+    try:
+        with duckdb.connect(str(warehouse), read_only=True) as connection:
+            return connection.execute("SELECT count(*) FROM main._uniview_batches").fetchone()[0]
+    except duckdb.Error:
+        return -1
+
+
+def committed_batches(checkpoint: Path) -> int:
+    commits = checkpoint / "commits"
+    return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.exists() else 0
+
+
+def kill_mid_run(process: subprocess.Popen, warehouse: Path, checkpoint: Path, deadline: float) -> str:
+    """SIGKILL the sink's process group, preferably between a DuckDB commit and Spark's commit."""
+    while time.monotonic() < deadline and process.poll() is None:
+        landed, committed = landed_batches(warehouse), committed_batches(checkpoint)
+        if landed > committed >= 1:
+            os.killpg(process.pid, signal.SIGKILL)
+            return "after the warehouse commit, before the checkpoint commit"
+        if committed >= 2:
+            os.killpg(process.pid, signal.SIGKILL)
+            return "during a batch"
+        time.sleep(0.05)
+    pytest.fail(f"the sink ended or stalled before it could be killed (exit code {process.poll()})")
+
+
+def test_kill_9_and_restart_lose_and_duplicate_nothing(tmp_path):
+    write_input(tmp_path / "in")
+    warehouse, checkpoint, log = tmp_path / "w.duckdb", tmp_path / "checkpoint", tmp_path / "sink.log"
+    first = sink_process(tmp_path / "in", warehouse, checkpoint, log)
+    moment = kill_mid_run(first, warehouse, checkpoint, time.monotonic() + 120)
+    first.wait(timeout=30)
+    assert first.returncode == -signal.SIGKILL, moment
+    assert committed_batches(checkpoint) < FILES, "the run finished before the kill"
+
+    second = sink_process(tmp_path / "in", warehouse, checkpoint, log)
+    assert second.wait(timeout=150) == 0, log.read_text()[-3000:]
+
+    total = FILES * ROWS_PER_FILE
+    for table, schema in SCHEMAS.items():
+        name = f"{table}_v_{compute_version(table, [SourceColumn(n, t) for n, t in schema])}"
+        ids = [row[0] for row in query(warehouse, f"SELECT id FROM cdc.{name} ORDER BY id")]
+        expected = [n for n in range(total) if (n % 2 == 1) == (table == "customer")]
+        assert ids == expected, moment
+    assert query(warehouse, "SELECT count(*), count(DISTINCT raw_line) FROM cdc._uniview_quarantine") == [(FILES, FILES)]
+    assert query(warehouse, "SELECT count(*), sum(read), sum(written), sum(quarantined) FROM main._uniview_batches") == [
+        (FILES, total + FILES, total, FILES)]

@@ -1,0 +1,127 @@
+"""`uniview sink`: the CLI of the sink job, also the entry point of the Dataproc PySpark job.
+
+Run from a shell it starts a local Spark session (`--master`, default local[*]); started by
+spark-submit (Dataproc) it uses the session spark-submit configured.  A bad argument or any
+UniviewError is one line on stderr and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any, Sequence
+
+import click
+
+from uniview.errors import UniviewError
+from uniview.sink.job import DEFAULT_FALLBACK_DATASET, RunResult, SinkOptions
+
+_PROG = "uniview sink"
+
+
+class OneLineError(click.ClickException):
+    """Shown as `uniview sink: error: <message>` on stderr."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"{_PROG}: error: {self.format_message()}", err=True)
+
+
+class OneLineCommand(click.Command):
+    """A command whose usage errors are one line (exit code 2) instead of the usage text."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as error:
+            raise OneLineError(error.format_message(), exit_code=2) from None
+
+
+def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for value in values:
+        key, sep, setting = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{value!r} is not KEY=VALUE")
+        pairs.append((key, setting))
+    return tuple(pairs)
+
+
+@click.command("sink", cls=OneLineCommand)
+@click.option("--input", "input_path", required=True, help="NDJSON file, directory or glob (local path or gs://).")
+@click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE",
+              help="duckdb:///file.duckdb (relative), duckdb:////abs/file.duckdb, or bigquery://PROJECT.")
+@click.option("--dataset", default=None, help="Dataset for every record [default: each record's database_name].")
+@click.option("--fallback-dataset", default=DEFAULT_FALLBACK_DATASET, show_default=True,
+              help="Whose quarantine gets records without a usable dataset (when --dataset is not given).")
+@click.option("--notify", default="none", show_default=True,
+              help="After a new version table: pubsub://PROJECT/TOPIC, http://HOST:PORT/PATH, inline or none.")
+@click.option("--stream", is_flag=True, help="Structured Streaming over the files arriving in --input.")
+@click.option("--checkpoint", default=None, help="Streaming checkpoint directory (required with --stream).")
+@click.option("--available-now", is_flag=True, help="Process what is there in incremental batches, then stop.")
+@click.option("--trigger-interval", default="10 seconds", show_default=True, help="Micro-batch interval of a stream.")
+@click.option("--max-files-per-trigger", type=int, default=None, help="Files per micro-batch of a stream.")
+@click.option("--staging-dir", default=None, help="DuckDB only: where Spark stages Parquet [default: a temporary directory].")
+@click.option("--bigquery-option", "bigquery_options", multiple=True, callback=_key_value, metavar="KEY=VALUE",
+              help="BigQuery only: a spark-bigquery-connector write option (repeatable).")
+@click.option("--cache", is_flag=True,
+              help="Keep each parsed batch in memory between routing and writing instead of reading it twice.")
+@click.option("--master", default=None, help="Spark master of a local run [default: local[*]]; ignored under spark-submit.")
+@click.option("--quiet", is_flag=True, help="Only the summary, no per-batch log lines.")
+def sink_command(input_path: str, master: str | None, quiet: bool, **options: Any) -> None:
+    """Land NDJSON CDC records in typed, hash-versioned tables; quarantine bad records; notify."""
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    try:
+        sink_options = SinkOptions(input=input_path, **options)
+        sink_options.validate()
+        result = _run_with_session(sink_options, master)
+    except UniviewError as error:
+        raise OneLineError(str(error)) from None
+    from uniview.sink.summary import print_summary
+
+    print_summary(result)
+
+
+def _run_with_session(options: SinkOptions, master: str | None) -> RunResult:
+    from pyspark.sql import SparkSession
+
+    from uniview.sink.job import run
+
+    existing = SparkSession.getActiveSession()
+    spark = existing or _new_session(master)
+    try:
+        return run(spark, options)
+    finally:
+        if existing is None:
+            spark.stop()
+
+
+def _new_session(master: str | None) -> Any:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("uniview-sink")
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        master = master or "local[*]"
+        builder = (builder.master(master).config("spark.ui.enabled", "false")
+                   .config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.sql.shuffle.partitions", str(_local_cores(master))))
+    return builder.getOrCreate()
+
+
+def _local_cores(master: str) -> int:
+    """The cores of a local master: local -> 1, local[N] -> N, otherwise all of this machine's."""
+    if master == "local":
+        return 1
+    inside = master[len("local["):-1] if master.startswith("local[") and master.endswith("]") else ""
+    return int(inside) if inside.isdigit() else os.cpu_count() or 2
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point for `python -m uniview.sink` and the Dataproc job script."""
+    sink_command.main(args=list(sys.argv[1:] if argv is None else argv), prog_name=_PROG)

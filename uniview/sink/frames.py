@@ -1,0 +1,208 @@
+"""The batch as DataFrames: envelopes, routing decisions joined back, staged frames.
+
+All per-row work is native Spark (from_json, json_object_keys, casts, regular expressions);
+Python only runs on the driver over the few distinct routing keys.  A staged frame holds the
+typed rows of many versions at once (version i in struct column `r<i>`) plus the quarantine
+rows, so one Spark job stages a whole batch.  Typed columns are named by position (`c0`, `c1`,
+...) because Parquet and Spark restrict column names that MySQL allows; warehouses rename them
+when loading.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import reduce
+from typing import Callable
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from uniview.sink import reasons
+from uniview.sink.routing import RecordKey, RoutingPlan, VersionRoute
+from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value
+
+_TEXT = T.StringType()
+METADATA_SCHEMA = T.StructType([
+    T.StructField(name, _TEXT) for name in (
+        "ingestion_method", "database_name", "table_name", "table_version", "schema", "operation",
+        "position", "timestamp",
+    )
+])
+_CORRUPT = "_uniview_corrupt_line"
+ENVELOPE_SCHEMA = T.StructType([
+    T.StructField("data", _TEXT), T.StructField("metadata", METADATA_SCHEMA), T.StructField(_CORRUPT, _TEXT),
+])
+KEY_COLUMNS = ("_database", "_table", "_version", "_schema")
+_TIMESTAMP_TEXT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
+_DECISION_SCHEMA = T.StructType([
+    *[T.StructField(f"k{name}", _TEXT) for name in KEY_COLUMNS],
+    T.StructField("_target", _TEXT), T.StructField("_route", T.IntegerType()),
+    T.StructField("_reject", _TEXT), T.StructField("_reject_detail", _TEXT), T.StructField("_resolved_version", _TEXT),
+])
+#: CDC metadata columns every version table ends with, and their BigQuery types.
+CDC_COLUMNS = (
+    ("_cdc_ingestion_method", "STRING"), ("_cdc_operation", "STRING"), ("_cdc_position", "STRING"),
+    ("_cdc_timestamp", "TIMESTAMP"), ("_cdc_ingested_at", "TIMESTAMP"),
+)
+#: Staged frames stay under this many typed columns; more versions make more frames.
+MAX_STAGED_COLUMNS = 512
+#: Columns of the quarantine table and their BigQuery types.
+QUARANTINE_COLUMNS = (
+    ("raw_line", "STRING"), ("reason", "STRING"), ("detail", "STRING"), ("source_file", "STRING"),
+    ("table_name", "STRING"), ("table_version", "STRING"), ("batch", "STRING"), ("quarantined_at", "TIMESTAMP"),
+)
+
+
+def parse_envelopes(lines: DataFrame) -> DataFrame:
+    """(value, source_file) lines -> envelope columns plus `_reason` for lines that are not records."""
+    envelope = F.from_json("value", ENVELOPE_SCHEMA, {"columnNameOfCorruptRecord": _CORRUPT})
+    parsed = lines.select(F.col("value").alias("_line"), "source_file", envelope.alias("e"))
+    meta = F.col("e.metadata")
+    unparseable = F.col("e").isNull() | F.col(f"e.{_CORRUPT}").isNotNull()
+    return parsed.select(
+        "_line", F.col("source_file").alias("_source_file"), F.col("e.data").alias("_data"),
+        meta["database_name"].alias("_database"), meta["table_name"].alias("_table"),
+        meta["table_version"].alias("_version"), meta["schema"].alias("_schema"),
+        meta["ingestion_method"].alias("_cdc_ingestion_method"), meta["operation"].alias("_cdc_operation"),
+        meta["position"].alias("_cdc_position"), meta["timestamp"].alias("_timestamp_text"),
+        F.when(meta["timestamp"].rlike(_TIMESTAMP_TEXT), meta["timestamp"].cast("timestamp")).alias("_cdc_timestamp"),
+        F.when(unparseable, F.lit(reasons.UNPARSEABLE)).when(meta.isNull(), F.lit(reasons.MISSING_METADATA)).alias("_reason"),
+        F.when(unparseable, F.lit("the line is not a JSON object"))
+        .when(meta.isNull(), F.lit("no metadata object")).alias("_envelope_detail"),
+    )
+
+
+def distinct_keys(envelopes: DataFrame) -> tuple[int, dict[RecordKey, datetime | None]]:
+    """(lines read, routing keys), in one pass: the keys of the records (lines with an envelope-level
+    reason left out), each with the earliest metadata.timestamp among its records."""
+    rows = envelopes.groupBy(*KEY_COLUMNS, F.col("_reason").isNull().alias("_record")).agg(
+        F.count(F.lit(1)).alias("_lines"), F.min("_cdc_timestamp").alias("_first")).collect()
+    keys = {RecordKey(*row[:4]): row["_first"] for row in rows if row["_record"]}
+    return sum(row["_lines"] for row in rows), keys
+
+
+def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPlan, fallback_dataset: str) -> DataFrame:
+    """Join each row to its key's decision: `_dataset`, `_route`, `_reason`, `_detail`, `_resolved_version`,
+    and the typed `_cdc_timestamp` (a metadata.timestamp that is not a timestamp is invalid_metadata)."""
+    rows = [
+        (k.database_name, k.table_name, k.table_version, k.schema_text, d.dataset, d.route, d.reason, d.detail, d.version)
+        for k, d in plan.decisions.items()
+    ]
+    decisions = spark.createDataFrame(rows, _DECISION_SCHEMA)
+    condition = None
+    for name in KEY_COLUMNS:
+        clause = envelopes[name].eqNullSafe(decisions[f"k{name}"])
+        condition = clause if condition is None else condition & clause
+    joined = envelopes.join(F.broadcast(decisions), condition, "left")
+    text = F.col("_timestamp_text")
+    bad_timestamp = text.isNotNull() & F.col("_cdc_timestamp").isNull()
+    unrouted = F.col("_route").isNull()
+    reason = F.coalesce(F.col("_reason"), F.col("_reject"), F.when(bad_timestamp, F.lit(reasons.INVALID_METADATA)),
+                        F.when(unrouted, F.lit(reasons.INPUT_CHANGED)))
+    detail = (F.when(F.col("_reason").isNotNull(), F.col("_envelope_detail"))
+              .when(F.col("_reject").isNotNull(), F.col("_reject_detail"))
+              .when(bad_timestamp, F.concat(F.lit("metadata.timestamp is not a timestamp: "), text))
+              .when(unrouted, F.lit("this record was not read when the batch was routed")))
+    return joined.select(
+        "_line", "_source_file", "_data", "_table", "_cdc_ingestion_method", "_cdc_operation", "_cdc_position",
+        "_cdc_timestamp", F.coalesce("_target", F.lit(fallback_dataset)).alias("_dataset"),
+        "_route", reason.alias("_reason"), detail.alias("_detail"),
+        F.coalesce("_resolved_version", "_version").alias("_resolved_version"),
+    )
+
+
+def chunk_routes(routes: list[VersionRoute], max_columns: int | None = None) -> list[list[int]]:
+    """Route indexes grouped so each staged frame has at most `max_columns` (default MAX_STAGED_COLUMNS)
+    typed columns, unless one route alone has more; at least one group."""
+    max_columns = max_columns or MAX_STAGED_COLUMNS
+    chunks: list[list[int]] = [[]]
+    width = 0
+    for index, route in enumerate(routes):
+        if chunks[-1] and width + len(route.columns) > max_columns:
+            chunks.append([])
+            width = 0
+        chunks[-1].append(index)
+        width += len(route.columns)
+    return chunks
+
+
+def staged_frame(routed: DataFrame, routes: list[VersionRoute], chunk: list[int], with_rejected: bool,
+                 batch: str, at: datetime) -> DataFrame:
+    """One frame for the routes in `chunk` (and, when `with_rejected`, the rows rejected before typing).
+
+    Columns: `_route` (-1 for rows without one), `_reason`/`_detail` (NULL for rows to write),
+    `r<i>` (a struct c0..cN of typed values, set on rows of route i), the _cdc_ columns, and the
+    quarantine columns (`raw_line`, ..., `quarantined_at`, `_dataset`).  Each step is its own
+    projection, so every expression is computed once per row, and only for the row's own route."""
+    route, ok = F.col("_route"), F.col("_reason").isNull()
+    member = route.isin(chunk) if chunk else F.lit(False)
+    rows = routed.where(member | route.isNull() if with_rejected else member)
+    parsed = rows.select("*", F.when(ok & route.isNotNull(), F.json_object_keys("_data")).alias("_keys"), *[
+        expression for i in chunk for expression in _parse_columns(routes[i], i, ok)])
+    typed = parsed.select(
+        "*", *[typed_value(c.bq_type, F.col(f"_p{i}")[c.name]).alias(f"_t{i}_{j}")
+               for i in chunk for j, c in enumerate(routes[i].columns)],
+        _per_route(chunk, lambda i: F.array_except("_keys", F.array(*[F.lit(c.name) for c in routes[i].columns])))
+        .alias("_unknown"))
+    judged = typed.select("*", F.coalesce(F.col("_reason"), _per_route(chunk, lambda i: _data_reason(routes[i], i)))
+                          .alias("_final_reason"))
+    bad = F.col("_final_reason").isNotNull()
+    detail = F.when(bad, F.coalesce(F.col("_detail"), _per_route(chunk, lambda i: _data_detail(routes[i], i))))
+    return judged.select(
+        F.coalesce(route, F.lit(-1)).alias("_route"), F.col("_final_reason").alias("_reason"), detail.alias("_detail"),
+        *[F.when(route == i, F.struct(*[F.col(f"_t{i}_{j}").alias(f"c{j}") for j in range(len(routes[i].columns))]))
+          .alias(f"r{i}") for i in chunk],
+        "_cdc_ingestion_method", "_cdc_operation", "_cdc_position", "_cdc_timestamp",
+        F.lit(at).cast("timestamp").alias("_cdc_ingested_at"),
+        F.when(bad, F.col("_line")).alias("raw_line"), F.col("_final_reason").alias("reason"), detail.alias("detail"),
+        F.when(bad, F.col("_source_file")).alias("source_file"), F.col("_table").alias("table_name"),
+        F.col("_resolved_version").alias("table_version"), F.lit(batch).alias("batch"),
+        F.lit(at).cast("timestamp").alias("quarantined_at"), "_dataset",
+    )
+
+
+def _per_route(chunk: list[int], make: Callable[[int], Column]) -> Column:
+    """`make(i)` for the rows of route i (NULL for rows of no route in `chunk`)."""
+    result = F.lit(None)
+    for index in reversed(chunk):
+        result = F.when(F.col("_route") == index, make(index)).otherwise(result)
+    return result
+
+
+def _parse_columns(route: VersionRoute, index: int, ok: Column) -> list[Column]:
+    """`_p<i>`: the data parsed with the route's carrier schema; `_w<i>`: raw text of the columns
+    whose parsing may fail.  Only computed on the route's own rows."""
+    mine = ok & (F.col("_route") == index)
+    carrier = T.StructType([T.StructField(c.name, carrier_type(c.bq_type)) for c in route.columns])
+    fragile = [c for c in route.columns if parse_may_fail(c.bq_type)]
+    columns = [F.when(mine, F.from_json("_data", carrier)).alias(f"_p{index}")]
+    if fragile:
+        raw = T.StructType([T.StructField(c.name, _TEXT) for c in fragile])
+        columns.append(F.when(mine, F.from_json("_data", raw)).alias(f"_w{index}"))
+    return columns
+
+
+def _misfits(route: VersionRoute, index: int) -> list[Column]:
+    """Per column: a non-null JSON value whose typed value is NULL."""
+    return [
+        F.col(f"_w{index}" if parse_may_fail(column.bq_type) else f"_p{index}")[column.name].isNotNull()
+        & F.col(f"_t{index}_{j}").isNull()
+        for j, column in enumerate(route.columns)
+    ]
+
+
+def _data_reason(route: VersionRoute, index: int) -> Column:
+    """Why a row of route `index` cannot be written: data missing, unknown keys, values that do not fit."""
+    return (F.when(F.col("_keys").isNull(), F.lit(reasons.INVALID_DATA))
+            .when(F.size("_unknown") > 0, F.lit(reasons.UNKNOWN_COLUMN))
+            .when(reduce(lambda a, b: a | b, _misfits(route, index)), F.lit(reasons.TYPE_MISMATCH)))
+
+
+def _data_detail(route: VersionRoute, index: int) -> Column:
+    """The detail of `_data_reason`, naming the unknown keys or the columns that do not fit."""
+    labels = [F.when(misfit, F.lit(f"{column.name} ({column.declared_type or column.bq_type})"))
+              for misfit, column in zip(_misfits(route, index), route.columns)]
+    return (F.when(F.col("_keys").isNull(), F.lit("data is missing or not a JSON object"))
+            .when(F.size("_unknown") > 0, F.concat(F.lit("keys not in the schema: "), F.array_join("_unknown", ", ")))
+            .otherwise(F.concat(F.lit("values that do not fit: "), F.concat_ws(", ", *labels))))

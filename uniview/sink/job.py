@@ -1,0 +1,235 @@
+"""The sink job: read NDJSON CDC records (batch or Structured Streaming), land each batch, notify.
+
+`run(spark, options)` is the whole job; the session is passed in, so the same code runs under
+`uniview sink` (a local session) and as a Dataproc PySpark job.  Per batch: one pass counts the
+lines and collects the distinct routing keys (Spark parses only the metadata), routing is
+resolved on the driver, a second pass parses every record with its version's declared schema
+and stages all versions in one frame (a few frames for very many versions), and the landing
+writes rows and quarantine together.  `cache=True` keeps the parsed batch in memory between the
+two passes instead of reading the input twice.  Every line read is either written or
+quarantined; a batch whose counts do not add up stops the job.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from pyspark import StorageLevel
+from pyspark.errors import AnalysisException, StreamingQueryException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from uniview.errors import ConfigError, UniviewError
+from uniview.identifiers import validate_dataset, validate_project
+from uniview.sink.frames import attach_decisions, chunk_routes, distinct_keys, parse_envelopes, staged_frame
+from uniview.sink.landing import BatchCounts, BatchKey, Landing, StagedBatch, StagedChunk
+from uniview.sink.notify import Notification, Notifier, make_notifier
+from uniview.sink.pending import FlushResult, flush
+from uniview.sink.routing import Lookup, RoutingPlan, plan_routes
+
+logger = logging.getLogger(__name__)
+
+#: Where records without a usable dataset are quarantined when --dataset is not given.
+DEFAULT_FALLBACK_DATASET = "uniview"
+SESSION_SETTINGS = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.ansi.enabled": "false",
+}
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    """Everything `uniview sink` accepts; `validate()` raises ConfigError for bad combinations."""
+
+    input: str
+    warehouse: str
+    dataset: str | None = None
+    fallback_dataset: str = DEFAULT_FALLBACK_DATASET
+    notify: str = "none"
+    stream: bool = False
+    checkpoint: str | None = None
+    available_now: bool = False
+    trigger_interval: str = "10 seconds"
+    max_files_per_trigger: int | None = None
+    staging_dir: str | None = None
+    bigquery_options: tuple[tuple[str, str], ...] = ()
+    cache: bool = False
+
+    def validate(self) -> None:
+        if self.dataset is not None:
+            validate_dataset(self.dataset, "--dataset")
+        validate_dataset(self.fallback_dataset, "--fallback-dataset")
+        if self.stream and not self.checkpoint:
+            raise ConfigError("--stream needs --checkpoint DIR (where Spark records its progress)")
+        if not self.stream and (self.checkpoint or self.available_now):
+            raise ConfigError("--checkpoint and --available-now are only used with --stream")
+        if self.max_files_per_trigger is not None and self.max_files_per_trigger < 1:
+            raise ConfigError("--max-files-per-trigger must be at least 1")
+        warehouse_location(self.warehouse)
+        make_notifier(self.notify, self.warehouse)
+
+    @property
+    def quarantine_dataset(self) -> str:
+        """Whose quarantine gets records without a usable dataset: --dataset, else --fallback-dataset."""
+        return self.dataset or self.fallback_dataset
+
+    @property
+    def stream_name(self) -> str:
+        """The ledger's name for this stream: the checkpoint directory (absolute when local)."""
+        location = self.checkpoint or ""
+        return location if "://" in location else os.path.abspath(location)
+
+
+@dataclass
+class RunResult:
+    """Totals of a run (replayed batches included), notification outcomes, mapping warnings."""
+
+    counts: BatchCounts = field(default_factory=BatchCounts)
+    batches: int = 0
+    replayed: int = 0
+    warnings: list[str] = field(default_factory=list)
+    sent: list[Notification] = field(default_factory=list)
+    failed: dict[Notification, str] = field(default_factory=dict)
+
+    def record_flush(self, result: FlushResult) -> None:
+        self.sent.extend(result.sent)
+        self.failed = {n: e for n, e in {**self.failed, **result.failed}.items() if n not in result.sent}
+
+
+def warehouse_location(url: str) -> tuple[str, str]:
+    """('duckdb', path) or ('bigquery', project); ConfigError otherwise."""
+    if url.startswith("duckdb:///") and len(url) > len("duckdb:///"):
+        return "duckdb", url[len("duckdb:///"):]
+    if url.startswith("bigquery://") and "/" not in url[len("bigquery://"):]:
+        return "bigquery", validate_project(url[len("bigquery://"):])
+    raise ConfigError(f"invalid --warehouse {url!r}: expected duckdb:///path/to/file.duckdb or bigquery://PROJECT")
+
+
+def open_landing(spark: SparkSession, options: SinkOptions) -> Landing:
+    kind, location = warehouse_location(options.warehouse)
+    if kind == "duckdb":
+        from uniview.sink.landing_duckdb import DuckDBLanding
+
+        return DuckDBLanding(location, options.staging_dir)
+    from uniview.sink.landing_bigquery import BigQueryLanding
+    from uniview.sink.pending import HadoopFilePendingStore, MemoryPendingStore
+
+    pending = HadoopFilePendingStore(spark, options.checkpoint) if options.checkpoint else MemoryPendingStore()
+    return BigQueryLanding(location, pending, dict(options.bigquery_options))
+
+
+def run(spark: SparkSession, options: SinkOptions) -> RunResult:
+    """Run the sink to completion (a batch run, or a stream until it stops); return the totals."""
+    options.validate()
+    for key, value in SESSION_SETTINGS.items():
+        spark.conf.set(key, value)
+    landing = open_landing(spark, options)
+    try:
+        sink = Sink(spark, options, landing, make_notifier(options.notify, options.warehouse))
+        sink.flush()
+        sink.run_stream() if options.stream else sink.run_batch()
+        sink.flush()
+        return sink.result
+    finally:
+        landing.close()
+
+
+class Sink:
+    """One run: processes batches, keeps totals, delivers pending notifications after each batch."""
+
+    def __init__(self, spark: SparkSession, options: SinkOptions, landing: Landing, notifier: Notifier) -> None:
+        self.spark, self.options, self.landing, self.notifier = spark, options, landing, notifier
+        self.result = RunResult()
+        self._stream_error: BaseException | None = None
+
+    def run_batch(self) -> None:
+        lines = _with_source_file(_load_input(lambda: self.spark.read.text(self.options.input), self.options.input))
+        self.process(lines, BatchKey(f"batch:{uuid.uuid4().hex}", 0))
+
+    def run_stream(self) -> None:
+        reader = self.spark.readStream.format("text")
+        if self.options.max_files_per_trigger:
+            reader = reader.option("maxFilesPerTrigger", str(self.options.max_files_per_trigger))
+        lines = _with_source_file(_load_input(lambda: reader.load(self.options.input), self.options.input))
+        writer = lines.writeStream.foreachBatch(self._stream_batch).option("checkpointLocation", self.options.checkpoint)
+        trigger = {"availableNow": True} if self.options.available_now else {"processingTime": self.options.trigger_interval}
+        query = writer.trigger(**trigger).start()
+        try:
+            query.awaitTermination()
+        except StreamingQueryException as error:
+            if isinstance(self._stream_error, UniviewError):
+                raise self._stream_error from None
+            raise UniviewError(f"the streaming query failed: {str(error).strip().splitlines()[0]}") from None
+        except KeyboardInterrupt:
+            query.stop()
+
+    def _stream_batch(self, lines: DataFrame, batch_id: int) -> None:
+        try:
+            self.process(lines, BatchKey(self.options.stream_name, batch_id))
+        except BaseException as error:
+            self._stream_error = error
+            raise
+
+    def process(self, lines: DataFrame, key: BatchKey) -> BatchCounts:
+        """Land one batch (or skip it when the ledger already has it), then flush notifications."""
+        counts = self.landing.landed(key)
+        if counts is None:
+            counts = self._land(lines, key)
+        if not counts.balanced:
+            raise UniviewError(f"batch {key.label}: read {counts.read} lines but wrote {counts.total_written} "
+                               f"and quarantined {counts.total_quarantined}")
+        self.result.counts.add(counts)
+        self.result.batches += 1
+        self.result.replayed += counts.replayed
+        logger.info("batch %s: read %d, written %d, quarantined %d%s", key.label, counts.read, counts.total_written,
+                    counts.total_quarantined, " (already landed: skipped)" if counts.replayed else "")
+        self.flush()
+        return counts
+
+    def _land(self, lines: DataFrame, key: BatchKey) -> BatchCounts:
+        envelopes = parse_envelopes(lines)
+        if self.options.cache:
+            envelopes = envelopes.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            batch, plan = stage_batch(self.spark, envelopes, key, self.options, self.landing.known_versions,
+                                      self.notifier.enabled)
+            for warning in plan.warnings:
+                logger.warning("%s", warning)
+                if warning not in self.result.warnings:
+                    self.result.warnings.append(warning)
+            return self.landing.land(batch)
+        finally:
+            envelopes.unpersist()
+
+    def flush(self) -> None:
+        self.result.record_flush(flush(self.landing.pending, self.notifier))
+
+
+def stage_batch(spark: SparkSession, envelopes: DataFrame, key: BatchKey, options: SinkOptions, lookup: Lookup,
+                notify: bool) -> tuple[StagedBatch, RoutingPlan]:
+    """Route the envelopes of one batch and build its staged frames; nothing is written yet."""
+    read, keys = distinct_keys(envelopes)
+    plan = plan_routes(keys, options.dataset, options.quarantine_dataset, lookup, first_seen=keys)
+    routed = attach_decisions(spark, envelopes, plan, options.quarantine_dataset)
+    now = datetime.now(timezone.utc)
+    chunks = [
+        StagedChunk(chunk, staged_frame(routed, plan.routes, chunk, number == 0, key.label, now))
+        for number, chunk in enumerate(chunk_routes(plan.routes))
+    ]
+    return StagedBatch(key, read, plan.routes, chunks, notify), plan
+
+
+def _load_input(load, path: str) -> DataFrame:
+    try:
+        return load()
+    except AnalysisException as error:
+        raise ConfigError(f"cannot read --input {path!r}: {str(error).strip().splitlines()[0]}") from None
+
+
+def _with_source_file(lines: DataFrame) -> DataFrame:
+    return lines.select("value", F.col("_metadata.file_path").alias("source_file"))

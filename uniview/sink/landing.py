@@ -1,0 +1,135 @@
+"""The interface a warehouse offers the sink: which versions exist, and land one batch.
+
+A batch arrives as staged frames: each row is either typed for its version table (struct
+column `r<i>` of route i) or carries a `_reason` and goes to its dataset's quarantine.  `land` writes all of it
+and returns exact counts; a landing that keeps a batch ledger makes `land` idempotent per
+BatchKey, so a batch replayed after a crash is not written twice.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Collection, Mapping
+
+from pyspark.sql import DataFrame
+
+from uniview.sink.notify import Notification
+from uniview.sink.pending import PendingStore
+from uniview.sink.routing import KnownVersion, VersionRoute
+from uniview.sink.versioning import SourceColumn
+
+QUARANTINE_TABLE = "_uniview_quarantine"
+
+
+@dataclass(frozen=True)
+class BatchKey:
+    """One batch of one stream: streams are named by their checkpoint directory."""
+
+    stream: str
+    batch_id: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.stream}#{self.batch_id}"
+
+
+@dataclass
+class BatchCounts:
+    """What a batch did: rows read, rows written per version table, rows quarantined per reason."""
+
+    read: int = 0
+    written: Counter = field(default_factory=Counter)
+    quarantined: Counter = field(default_factory=Counter)
+    created: list[Notification] = field(default_factory=list)
+    replayed: bool = False
+
+    @property
+    def total_written(self) -> int:
+        return sum(self.written.values())
+
+    @property
+    def total_quarantined(self) -> int:
+        return sum(self.quarantined.values())
+
+    @property
+    def balanced(self) -> bool:
+        return self.read == self.total_written + self.total_quarantined
+
+    def add(self, other: BatchCounts) -> None:
+        self.read += other.read
+        self.written.update(other.written)
+        self.quarantined.update(other.quarantined)
+        self.created.extend(other.created)
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "read": self.read, "written": dict(self.written), "quarantined": dict(self.quarantined),
+            "created": [vars(n) for n in self.created],
+        }, ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str, replayed: bool = False) -> BatchCounts:
+        data = json.loads(text)
+        return cls(data["read"], Counter(data["written"]), Counter(data["quarantined"]),
+                   [Notification(**n) for n in data["created"]], replayed)
+
+
+@dataclass(frozen=True)
+class StagedChunk:
+    """One staged frame (see frames.staged_frame) holding the rows of `routes` (indexes into
+    StagedBatch.routes); the first chunk of a batch also holds the rows rejected before typing."""
+
+    routes: list[int]
+    frame: DataFrame
+
+
+@dataclass(frozen=True)
+class StagedBatch:
+    """One batch ready to land."""
+
+    key: BatchKey
+    read: int
+    routes: list[VersionRoute]
+    chunks: list[StagedChunk]
+    notify: bool
+
+
+class Landing(ABC):
+    """A warehouse as the sink sees it."""
+
+    url: str
+    pending: PendingStore
+
+    @abstractmethod
+    def known_versions(self, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
+        """{(dataset, version table): KnownVersion} for those of `tables` that exist."""
+
+    @abstractmethod
+    def landed(self, key: BatchKey) -> BatchCounts | None:
+        """The counts of `key` if it was landed before (only landings with a ledger know)."""
+
+    @abstractmethod
+    def land(self, batch: StagedBatch) -> BatchCounts:
+        """Create missing version tables, write rows and quarantine, record new tables as pending
+        notifications when `batch.notify`; return exact counts."""
+
+    def close(self) -> None:
+        """Release resources (no connection is kept between calls)."""
+
+
+def source_schema_comment(route: VersionRoute) -> str:
+    """The description a version table is created with: its declared source schema, as JSON."""
+    columns = [[c.name, c.declared_type] for c in route.columns]
+    return json.dumps({"uniview_source_schema": {"table": route.table, "columns": columns}}, ensure_ascii=False)
+
+
+def source_columns_from_comment(comment: str | None) -> tuple[SourceColumn, ...] | None:
+    """The declared source columns recorded by `source_schema_comment`, or None."""
+    try:
+        recorded = json.loads(comment or "")["uniview_source_schema"]["columns"]
+        return tuple(SourceColumn(str(name), str(declared)) for name, declared in recorded)
+    except (ValueError, KeyError, TypeError):
+        return None

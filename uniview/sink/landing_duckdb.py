@@ -1,0 +1,283 @@
+"""The embedded warehouse: Spark stages Parquet, the driver loads it into one DuckDB file.
+
+DuckDB allows one writer per file, so only the driver writes.  One batch is one transaction:
+version tables created, rows inserted, quarantine rows inserted, new tables recorded in
+`main._uniview_pending_notifications`, and the batch recorded in `main._uniview_batches`.
+A batch already in the ledger is skipped, so a streaming batch replayed after a crash lands
+exactly once.  No connection stays open between calls (a refresher may open the file).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Collection, Iterable, Iterator, Mapping
+
+import duckdb
+from google.api_core.exceptions import RetryError
+from google.api_core.retry import Retry, if_exception_type
+
+from uniview.errors import TransientWarehouseError, WarehouseError
+from uniview.sink.frames import CDC_COLUMNS, QUARANTINE_COLUMNS
+from uniview.sink.landing import (
+    QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, source_columns_from_comment, source_schema_comment,
+)
+from uniview.sink.notify import Notification
+from uniview.sink.pending import PendingStore
+from uniview.sink.routing import CDC_PREFIX, KnownVersion, VersionRoute
+from uniview.types import parse_type
+from uniview.warehouse.duckdb import record_created_tables
+from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
+
+LEDGER_TABLE = "_uniview_batches"
+PENDING_TABLE = "_uniview_pending_notifications"
+_LEDGER_DDL = """CREATE TABLE IF NOT EXISTS {table} (
+  stream VARCHAR, batch_id BIGINT, read BIGINT, written BIGINT, quarantined BIGINT, counts VARCHAR,
+  landed_at TIMESTAMP WITH TIME ZONE, PRIMARY KEY (stream, batch_id))"""
+_PENDING_DDL = """CREATE TABLE IF NOT EXISTS {table} (
+  dataset VARCHAR, table_name VARCHAR, version VARCHAR, created_at TIMESTAMP WITH TIME ZONE,
+  PRIMARY KEY (dataset, table_name, version))"""
+_LOCK_RETRY = Retry(predicate=if_exception_type(TransientWarehouseError), initial=0.1, maximum=2.0, timeout=120.0)
+
+
+def quote(name: str) -> str:
+    """A DuckDB identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def path(catalog: str, schema: str, table: str | None = None) -> str:
+    """A fully qualified name: a schema named like the file's catalog would otherwise be ambiguous."""
+    return ".".join(quote(part) for part in (catalog, schema, table) if part is not None)
+
+
+def catalog_of(connection: duckdb.DuckDBPyConnection) -> str:
+    return connection.execute("SELECT current_database()").fetchone()[0]
+
+
+def literal(text: str) -> str:
+    """A DuckDB string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+class DuckDBLanding(Landing):
+    """Version tables, quarantine and bookkeeping in the DuckDB file at `path`."""
+
+    def __init__(self, path: str, staging_dir: str | None = None) -> None:
+        self.path = path
+        self.url = "duckdb:///" + path
+        self._own_staging = staging_dir is None
+        self._staging = Path(staging_dir or tempfile.mkdtemp(prefix="uniview-sink-"))
+        self.pending = DuckDBPendingStore(self)
+
+    @contextmanager
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A fresh connection (UTC session), retried while another process holds the file's lock."""
+        try:
+            connection = _LOCK_RETRY(self._open)(read_only)
+        except RetryError as error:
+            raise TransientWarehouseError(f"DuckDB file {self.path} stayed busy: {error.cause}") from None
+        try:
+            yield connection
+        finally:
+            connection.close()
+
+    def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        try:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            connection = duckdb.connect(self.path, read_only=read_only and Path(self.path).exists())
+        except duckdb.IOException as error:
+            raise TransientWarehouseError(f"DuckDB file {self.path} is busy: {error}") from None
+        connection.execute("SET TimeZone='UTC'")
+        return connection
+
+    def known_versions(self, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
+        wanted = set(tables)
+        with self.connect(read_only=True) as connection:
+            found = connection.execute(
+                "SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = current_database()"
+            ).fetchall()
+            known = {}
+            for schema, table, comment in found:
+                if (schema, table) in wanted:
+                    known[(schema, table)] = KnownVersion(source_columns_from_comment(comment),
+                                                          _table_columns(connection, schema, table))
+        return known
+
+    def landed(self, key: BatchKey) -> BatchCounts | None:
+        with self.connect(read_only=True) as connection:
+            return _ledger_entry(connection, key)
+
+    def land(self, batch: StagedBatch) -> BatchCounts:
+        stage = self._staging / uuid.uuid4().hex
+        try:
+            files = [_stage(chunk.frame, stage / f"chunk-{number}") for number, chunk in enumerate(batch.chunks)]
+            with self.connect() as connection:
+                return _load(connection, batch, files)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+
+    def close(self) -> None:
+        """Remove the staging directory if this landing made it (a given --staging-dir stays)."""
+        if self._own_staging:
+            shutil.rmtree(self._staging, ignore_errors=True)
+
+
+def _stage(frame, directory: Path) -> str | None:
+    """Write `frame` as Parquet; the glob of its files, or None when it wrote none."""
+    frame.write.mode("overwrite").parquet(str(directory))
+    return str(directory / "*.parquet") if any(directory.glob("*.parquet")) else None
+
+
+def _table_columns(connection: duckdb.DuckDBPyConnection, schema: str, table: str) -> tuple:
+    rows = connection.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() "
+        "AND schema_name = ? AND table_name = ? ORDER BY column_index", [schema, table]).fetchall()
+    return tuple((name, bigquery_type_from_duckdb(data_type, table=table, column=name))
+                 for name, data_type in rows if not name.lower().startswith(CDC_PREFIX))
+
+
+def _ledger_entry(connection: duckdb.DuckDBPyConnection, key: BatchKey) -> BatchCounts | None:
+    exists = connection.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = 'main' AND table_name = '_uniview_batches'").fetchone()[0]
+    if not exists:
+        return None
+    row = connection.execute(f"SELECT counts FROM {path(catalog_of(connection), 'main', LEDGER_TABLE)} "
+                             "WHERE stream = ? AND batch_id = ?",
+                             [key.stream, key.batch_id]).fetchone()
+    return BatchCounts.from_json(row[0], replayed=True) if row else None
+
+
+def _load(connection: duckdb.DuckDBPyConnection, batch: StagedBatch, files: list[str | None]) -> BatchCounts:
+    """One transaction: everything of the batch, or nothing (and a replayed batch is skipped)."""
+    connection.execute("BEGIN TRANSACTION")
+    try:
+        catalog = catalog_of(connection)
+        connection.execute(_LEDGER_DDL.format(table=path(catalog, "main", LEDGER_TABLE)))
+        connection.execute(_PENDING_DDL.format(table=path(catalog, "main", PENDING_TABLE)))
+        previous = _ledger_entry(connection, batch.key)
+        if previous is not None:
+            connection.execute("ROLLBACK")
+            return previous
+        counts = BatchCounts(read=batch.read)
+        _check_staged_rows(connection, batch, files)
+        for chunk, chunk_files in zip(batch.chunks, files):
+            if chunk_files:
+                source = f"read_parquet({literal(chunk_files)})"
+                for index in chunk.routes:
+                    _load_route(connection, catalog, batch.routes[index], index, source, counts)
+                _load_quarantine(connection, catalog, source, counts)
+        if batch.notify:
+            _record_pending(connection, catalog, counts.created)
+        connection.execute(f"INSERT INTO {path(catalog, 'main', LEDGER_TABLE)} VALUES (?, ?, ?, ?, ?, ?, ?)", [
+            batch.key.stream, batch.key.batch_id, counts.read, counts.total_written, counts.total_quarantined,
+            counts.to_json(), datetime.now(timezone.utc)])
+        connection.execute("COMMIT")
+    except duckdb.Error as error:
+        connection.execute("ROLLBACK")
+        raise WarehouseError(f"DuckDB: loading batch {batch.key.label} failed, nothing was written: {error}") from None
+    except WarehouseError:
+        connection.execute("ROLLBACK")
+        raise
+    for dataset in sorted({notification.dataset for notification in counts.created}):
+        record_created_tables(connection, dataset)
+    return counts
+
+
+def _check_staged_rows(connection, batch: StagedBatch, files: list[str | None]) -> None:
+    """Every line read was staged exactly once, or the input changed between the two passes."""
+    staged = sum(connection.execute(f"SELECT count(*) FROM read_parquet({literal(f)})").fetchone()[0]
+                 for f in files if f)
+    if staged != batch.read:
+        raise WarehouseError(f"batch {batch.key.label}: {batch.read} lines were routed but {staged} were staged "
+                             "(the input changed while the batch was processed); nothing was written")
+
+
+def _load_route(connection, catalog: str, route: VersionRoute, index: int, source: str, counts: BatchCounts) -> None:
+    """Insert the route's rows that fit, creating its table first if it is new."""
+    where = f"WHERE _route = {index} AND _reason IS NULL"
+    good = connection.execute(f"SELECT count(*) FROM {source} {where}").fetchone()[0]
+    if not good:
+        return
+    if _create_version_table(connection, catalog, route):
+        counts.created.append(Notification(route.dataset, route.table, route.version))
+    casts = [f"CAST(r{index}.c{j} AS {duckdb_type(c.bq_type)})" for j, c in enumerate(route.columns)]
+    columns = ", ".join(casts + [name for name, _ in CDC_COLUMNS])
+    connection.execute(f"INSERT INTO {path(catalog, route.dataset, route.table_name)} SELECT {columns} FROM {source} {where}")
+    counts.written[f"{route.dataset}.{route.table_name}"] += good
+
+
+def _load_quarantine(connection, catalog: str, source: str, counts: BatchCounts) -> None:
+    """Insert the rows with a reason into their dataset's quarantine table."""
+    by_dataset = connection.execute(
+        f"SELECT _dataset, reason, count(*) FROM {source} WHERE _reason IS NOT NULL GROUP BY 1, 2").fetchall()
+    columns = ", ".join(name for name, _ in QUARANTINE_COLUMNS)
+    for dataset in sorted({row[0] for row in by_dataset}):
+        _ensure_quarantine(connection, catalog, dataset)
+        connection.execute(f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} SELECT {columns} FROM {source} "
+                           "WHERE _reason IS NOT NULL AND _dataset = ?", [dataset])
+    for _, reason, rows in by_dataset:
+        counts.quarantined[reason] += rows
+
+
+def _create_version_table(connection, catalog: str, route: VersionRoute) -> bool:
+    """Create the version table (declared types, then the CDC columns) if missing; True if created."""
+    exists = connection.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = ? AND table_name = ?", [route.dataset, route.table_name]).fetchone()[0]
+    if exists:
+        return False
+    definitions = [f"{quote(c.name)} {duckdb_type(c.bq_type)}" for c in route.columns]
+    definitions += [f"{name} {duckdb_type(parse_type(bq))}" for name, bq in CDC_COLUMNS]
+    target = path(catalog, route.dataset, route.table_name)
+    connection.execute(f"CREATE SCHEMA IF NOT EXISTS {path(catalog, route.dataset)}")
+    connection.execute(f"CREATE TABLE {target} ({', '.join(definitions)})")
+    connection.execute(f"COMMENT ON TABLE {target} IS {literal(source_schema_comment(route))}")
+    return True
+
+
+def _ensure_quarantine(connection, catalog: str, dataset: str) -> None:
+    definitions = ", ".join(f"{name} {duckdb_type(parse_type(bq))}" for name, bq in QUARANTINE_COLUMNS)
+    connection.execute(f"CREATE SCHEMA IF NOT EXISTS {path(catalog, dataset)}")
+    connection.execute(f"CREATE TABLE IF NOT EXISTS {path(catalog, dataset, QUARANTINE_TABLE)} ({definitions})")
+
+
+def _record_pending(connection, catalog: str, created: Iterable[Notification]) -> None:
+    for notification in created:
+        connection.execute(f"INSERT INTO {path(catalog, 'main', PENDING_TABLE)} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                           [notification.dataset, notification.table, notification.version, datetime.now(timezone.utc)])
+
+
+class DuckDBPendingStore(PendingStore):
+    """Pending notifications in the warehouse file itself (each call opens and closes a connection)."""
+
+    def __init__(self, landing: DuckDBLanding) -> None:
+        self._landing = landing
+
+    def pending(self) -> list[Notification]:
+        with self._landing.connect(read_only=True) as connection:
+            exists = connection.execute(
+                "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                "AND schema_name = 'main' AND table_name = '_uniview_pending_notifications'").fetchone()[0]
+            if not exists:
+                return []
+            rows = connection.execute(f"SELECT dataset, table_name, version FROM {path(catalog_of(connection), 'main', PENDING_TABLE)} "
+                                      "ORDER BY created_at, 1, 2, 3").fetchall()
+        return [Notification(*row) for row in rows]
+
+    def add(self, notifications: Iterable[Notification]) -> None:
+        with self._landing.connect() as connection:
+            catalog = catalog_of(connection)
+            connection.execute(_PENDING_DDL.format(table=path(catalog, "main", PENDING_TABLE)))
+            _record_pending(connection, catalog, notifications)
+
+    def remove(self, notification: Notification) -> None:
+        with self._landing.connect() as connection:
+            connection.execute(f"DELETE FROM {path(catalog_of(connection), 'main', PENDING_TABLE)} "
+                               "WHERE dataset = ? AND table_name = ? AND version = ?",
+                               [notification.dataset, notification.table, notification.version])
+

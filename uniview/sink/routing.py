@@ -1,0 +1,256 @@
+"""Decide, on the driver, where the records of one batch go: a version table or the quarantine.
+
+A batch holds few distinct (database, table, declared version, declared schema) combinations,
+however many rows it has.  Those keys are collected once; this module resolves each key to a
+version route or to a rejection (reason + detail) with plain Python, and the decisions are
+joined back to the rows.  One version never gets two schemas: keys that disagree with the
+existing table, or with each other when the table does not exist yet, are rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Callable, Collection, Iterable, Mapping
+
+from uniview.errors import IdentifierError
+from uniview.identifiers import validate_dataset, validate_table
+from uniview.schema import version_table_name
+from uniview.sink.mysql_types import bigquery_type
+from uniview.sink.reasons import (
+    INVALID_METADATA, INVALID_SCHEMA, MISSING_METADATA, MISSING_SCHEMA, VERSION_CONFLICT,
+)
+from uniview.sink.versioning import SourceColumn, compute_version, is_valid_version, schema_signature
+from uniview.types import BQType
+
+CDC_PREFIX = "_cdc_"
+
+
+@dataclass(frozen=True)
+class RecordKey:
+    """What routing depends on, as the record's metadata declares it (None when absent)."""
+
+    database_name: str | None
+    table_name: str | None
+    table_version: str | None
+    schema_text: str | None
+
+
+@dataclass(frozen=True)
+class LandingColumn:
+    """One source column of a version table: name, declared source type (if known), BigQuery type."""
+
+    name: str
+    declared_type: str | None
+    bq_type: BQType
+
+
+@dataclass(frozen=True)
+class KnownVersion:
+    """A version table that already exists: its recorded source columns (None if it has none)
+    and its source columns as the warehouse types them (CDC columns left out)."""
+
+    source_columns: tuple[SourceColumn, ...] | None
+    table_columns: tuple[tuple[str, BQType], ...]
+
+
+@dataclass(frozen=True)
+class VersionRoute:
+    """One version table the batch writes to."""
+
+    dataset: str
+    table: str
+    version: str
+    columns: tuple[LandingColumn, ...]
+    exists: bool
+
+    @property
+    def table_name(self) -> str:
+        return version_table_name(self.table, self.version)
+
+    @property
+    def source_columns(self) -> tuple[SourceColumn, ...]:
+        return tuple(SourceColumn(c.name, c.declared_type or "") for c in self.columns)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Where the records of one key go: `route` (an index into RoutingPlan.routes) or a rejection."""
+
+    dataset: str
+    route: int | None = None
+    reason: str | None = None
+    detail: str | None = None
+    version: str | None = None
+
+
+@dataclass
+class RoutingPlan:
+    routes: list[VersionRoute] = field(default_factory=list)
+    decisions: dict[RecordKey, Decision] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    key: RecordKey
+    dataset: str
+    table: str
+    version: str
+    columns: tuple[SourceColumn, ...] | None
+
+
+class SchemaError(ValueError):
+    """metadata.schema is not a usable list of {"name", "type"} objects."""
+
+
+Lookup = Callable[[Collection[tuple[str, str]]], Mapping[tuple[str, str], KnownVersion]]
+
+
+def plan_routes(keys: Iterable[RecordKey], dataset: str | None, fallback_dataset: str, lookup: Lookup,
+                first_seen: Mapping[RecordKey, datetime | None] | None = None) -> RoutingPlan:
+    """Resolve every key.  `dataset` overrides the records' database_name; records without a
+    usable dataset are rejected into `fallback_dataset`.  `lookup` answers which version tables
+    exist, as {(dataset, version table name): KnownVersion}.  Routes are ordered by the earliest
+    `first_seen` time of their keys (the order new tables are created in), then by name."""
+    plan = RoutingPlan()
+    groups: dict[tuple[str, str, str], list[_Candidate]] = defaultdict(list)
+    for key in sorted(set(keys), key=_sort_key):
+        resolved = _resolve(key, dataset, fallback_dataset)
+        if isinstance(resolved, Decision):
+            plan.decisions[key] = resolved
+        else:
+            groups[(resolved.dataset, resolved.table, resolved.version)].append(resolved)
+    known = lookup({(ds, version_table_name(table, version)) for ds, table, version in groups}) if groups else {}
+    seen = first_seen or {}
+    for group in sorted(groups, key=lambda g: (_earliest(groups[g], seen), g)):
+        ds, table, version = group
+        _decide_group(plan, groups[group], known.get((ds, version_table_name(table, version))))
+    return plan
+
+
+def _earliest(candidates: list[_Candidate], first_seen: Mapping[RecordKey, datetime | None]) -> tuple[int, float]:
+    times = [first_seen[c.key].timestamp() for c in candidates if first_seen.get(c.key) is not None]
+    return (0, min(times)) if times else (1, 0.0)
+
+
+def _sort_key(key: RecordKey) -> tuple[str, ...]:
+    return tuple("" if part is None else "\x01" + part for part in
+                 (key.database_name, key.table_name, key.table_version, key.schema_text))
+
+
+def _resolve(key: RecordKey, dataset: str | None, fallback: str) -> Decision | _Candidate:
+    """Validate the key's dataset, table, schema and version; compute the version if needed."""
+    target = dataset or key.database_name
+    if not target:
+        return Decision(fallback, reason=MISSING_METADATA, detail="no metadata.database_name and no --dataset")
+    try:
+        validate_dataset(target, "dataset (metadata.database_name)")
+    except IdentifierError as error:
+        return Decision(fallback, reason=INVALID_METADATA, detail=str(error))
+    if not key.table_name:
+        return Decision(target, reason=MISSING_METADATA, detail="no metadata.table_name")
+    try:
+        columns = parse_schema(key.schema_text) if key.schema_text is not None else None
+    except SchemaError as error:
+        return Decision(target, reason=INVALID_SCHEMA, detail=str(error), version=key.table_version)
+    if key.table_version is not None and not is_valid_version(key.table_version):
+        return Decision(target, reason=INVALID_METADATA, version=key.table_version,
+                        detail=f"table_version {key.table_version!r} is not 1-16 lowercase letters or digits")
+    if key.table_version is None and columns is None:
+        return Decision(target, reason=MISSING_SCHEMA, detail="no metadata.table_version and no metadata.schema")
+    version = key.table_version or compute_version(key.table_name, columns)
+    try:
+        validate_table(version_table_name(key.table_name, version), "version table")
+    except IdentifierError as error:
+        return Decision(target, reason=INVALID_METADATA, detail=str(error), version=version)
+    return _Candidate(key, target, key.table_name, version, columns)
+
+
+def parse_schema(schema_text: str) -> tuple[SourceColumn, ...]:
+    """metadata.schema (JSON text) -> source columns; SchemaError names what is wrong."""
+    try:
+        items = json.loads(schema_text)
+    except ValueError:
+        raise SchemaError("metadata.schema is not JSON") from None
+    if not isinstance(items, list) or not items:
+        raise SchemaError("metadata.schema must be a non-empty list of {\"name\", \"type\"} objects")
+    columns, seen = [], set()
+    for item in items:
+        if not (isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("type"), str)
+                and item["name"] and item["type"].strip()):
+            raise SchemaError(f"metadata.schema entry {json.dumps(item)[:80]} needs a non-empty name and type")
+        name = item["name"]
+        if name.lower() in seen:
+            raise SchemaError(f"metadata.schema declares column {name!r} twice")
+        if name.lower().startswith(CDC_PREFIX):
+            raise SchemaError(f"column {name!r}: the {CDC_PREFIX} prefix is reserved for CDC metadata columns")
+        seen.add(name.lower())
+        columns.append(SourceColumn(name, item["type"]))
+    return tuple(columns)
+
+
+def _decide_group(plan: RoutingPlan, candidates: list[_Candidate], known: KnownVersion | None) -> None:
+    """Route or reject every key of one (dataset, table, version)."""
+    first = candidates[0]
+    table_name = version_table_name(first.table, first.version)
+    if known is not None:
+        route_columns = _known_columns(known, plan.warnings)
+        matches = _matcher(known)
+        conflict = f"{first.dataset}.{table_name} exists with a different schema"
+        accepted = [c for c in candidates if c.columns is None or matches(c.columns)]
+        _add_route(plan, accepted, route_columns, exists=True)
+        _reject(plan, [c for c in candidates if c not in accepted], VERSION_CONFLICT, conflict)
+        return
+    signatures = {schema_signature(c.columns) for c in candidates if c.columns is not None}
+    if not signatures:
+        _reject(plan, candidates, MISSING_SCHEMA,
+                f"no record declares the schema of version {first.version} and {table_name} does not exist")
+    elif len(signatures) > 1:
+        _reject(plan, candidates, VERSION_CONFLICT,
+                f"{len(signatures)} different schemas declare version {first.version} of {first.table}")
+    else:
+        declared = next(c.columns for c in candidates if c.columns is not None)
+        _add_route(plan, candidates, _map_columns(declared, plan.warnings), exists=False)
+
+
+def _known_columns(known: KnownVersion, warnings: list[str]) -> tuple[LandingColumn, ...]:
+    if known.source_columns is not None:
+        return _map_columns(known.source_columns, warnings)
+    return tuple(LandingColumn(name, None, bq_type) for name, bq_type in known.table_columns)
+
+
+def _matcher(known: KnownVersion) -> Callable[[tuple[SourceColumn, ...]], bool]:
+    """Same schema as the existing table: same recorded signature, or (tables without a recorded
+    source schema) the same column names in the same order."""
+    if known.source_columns is not None:
+        expected = schema_signature(known.source_columns)
+        return lambda columns: schema_signature(columns) == expected
+    names = tuple(name for name, _ in known.table_columns)
+    return lambda columns: tuple(c.name for c in columns) == names
+
+
+def _map_columns(columns: tuple[SourceColumn, ...], warnings: list[str]) -> tuple[LandingColumn, ...]:
+    landed = []
+    for column in columns:
+        mapping = bigquery_type(column.declared_type)
+        if mapping.warning and f"column {column.name!r}: {mapping.warning}" not in warnings:
+            warnings.append(f"column {column.name!r}: {mapping.warning}")
+        landed.append(LandingColumn(column.name, column.declared_type, mapping.bq_type))
+    return tuple(landed)
+
+
+def _add_route(plan: RoutingPlan, candidates: list[_Candidate], columns: tuple[LandingColumn, ...], exists: bool) -> None:
+    if not candidates:
+        return
+    first = candidates[0]
+    plan.routes.append(VersionRoute(first.dataset, first.table, first.version, columns, exists))
+    for candidate in candidates:
+        plan.decisions[candidate.key] = Decision(first.dataset, route=len(plan.routes) - 1, version=first.version)
+
+
+def _reject(plan: RoutingPlan, candidates: list[_Candidate], reason: str, detail: str) -> None:
+    for candidate in candidates:
+        plan.decisions[candidate.key] = Decision(candidate.dataset, reason=reason, detail=detail, version=candidate.version)

@@ -1,0 +1,151 @@
+"""How each BigQuery column type is read from a record's `data` object with Spark's native functions.
+
+Every column is parsed by `from_json` into a *carrier* type and then converted natively into
+its *landing* type (the Spark type written out).  Scalars are carried as text and converted with
+a regular-expression guard, so "1.5" is not silently truncated into an INT64.  Spark reads a
+JSON number given for a text field through a double, which is exact up to 15 significant
+digits: decimals of more precision are carried as DECIMAL instead (exact from JSON numbers and
+strings).  A non-null JSON value whose typed value is NULL did not fit the declared type.
+
+| BigQuery type            | JSON value accepted                                   | landing Spark type |
+|--------------------------|-------------------------------------------------------|--------------------|
+| INT64                    | integer number or string of digits, in range          | bigint             |
+| FLOAT64                  | number, or string Spark casts to double                | double             |
+| NUMERIC/BIGNUMERIC(p<=38)| number or numeric string, at most p digits            | decimal(p, s)      |
+| BIGNUMERIC (p > 38)      | numeric string within the declared digits             | string             |
+| BOOL                     | true/false, "true"/"false", integers (0 false)        | boolean            |
+| STRING                   | any value (non-strings as their JSON text)            | string             |
+| BYTES                    | base64 string                                         | binary             |
+| DATE                     | "YYYY-MM-DD"                                          | date               |
+| DATETIME                 | "YYYY-MM-DD HH:MM:SS[.ffffff]" (or with "T")          | timestamp_ntz      |
+| TIMESTAMP                | as DATETIME, optional "Z" or "+HH:MM" (default UTC)   | timestamp          |
+| TIME                     | "HH:MM:SS[.ffffff]" within 00:00:00-23:59:59.999999   | string             |
+| JSON                     | a JSON document, inline or as a string                | string             |
+| GEOGRAPHY                | WKT text                                              | string             |
+| STRUCT / ARRAY           | an object / array parsed by Spark into the same shape | struct / array     |
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from uniview.errors import TypeParseError
+from uniview.types import Array, BQType, Scalar, Struct
+
+_SPARK_MAX_PRECISION = 38
+_DEFAULT_DECIMALS = {"NUMERIC": (38, 9), "BIGNUMERIC": (76, 38)}
+_INTEGER = r"^-?[0-9]{1,19}$"
+_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_DATETIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?$"
+_TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
+_TIME = r"^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?$"
+_NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+_BASE64 = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+# A JSON number of at most 15 significant digits survives Spark's double round trip: carried as text.
+_TEXT_EXACT_PRECISION = 15
+_STRING_LANDED = frozenset({"STRING", "TIME", "JSON", "GEOGRAPHY"})
+_SCALAR_LANDING = {
+    "INT64": T.LongType(), "FLOAT64": T.DoubleType(), "BOOL": T.BooleanType(), "BYTES": T.BinaryType(),
+    "DATE": T.DateType(), "DATETIME": T.TimestampNTZType(), "TIMESTAMP": T.TimestampType(),
+}
+
+
+def decimal_parameters(bq_type: Scalar) -> tuple[int, int]:
+    """(precision, scale) of a NUMERIC/BIGNUMERIC, defaults filled in."""
+    if not bq_type.params:
+        return _DEFAULT_DECIMALS[bq_type.name]
+    return bq_type.params[0], bq_type.params[1] if len(bq_type.params) > 1 else 0
+
+
+def spark_decimal(bq_type: BQType) -> T.DecimalType | None:
+    """The Spark decimal for a NUMERIC/BIGNUMERIC that fits 38 digits, else None."""
+    if not (isinstance(bq_type, Scalar) and bq_type.name in _DEFAULT_DECIMALS):
+        return None
+    precision, scale = decimal_parameters(bq_type)
+    return T.DecimalType(precision, scale) if precision <= _SPARK_MAX_PRECISION else None
+
+
+def landing_type(bq_type: BQType) -> T.DataType:
+    """The Spark type a column of `bq_type` is written out as."""
+    if isinstance(bq_type, Array):
+        return T.ArrayType(landing_type(bq_type.element))
+    if isinstance(bq_type, Struct):
+        return T.StructType([T.StructField(f.name, landing_type(f.type)) for f in bq_type.fields])
+    if not isinstance(bq_type, Scalar):
+        raise TypeParseError(f"{bq_type} cannot be landed by the sink")
+    if bq_type.name in _DEFAULT_DECIMALS:
+        return spark_decimal(bq_type) or T.StringType()
+    if bq_type.name in _STRING_LANDED:
+        return T.StringType()
+    if bq_type.name not in _SCALAR_LANDING:
+        raise TypeParseError(f"{bq_type} cannot be landed by the sink")
+    return _SCALAR_LANDING[bq_type.name]
+
+
+def carrier_type(bq_type: BQType) -> T.DataType:
+    """The Spark type `from_json` parses a column of `bq_type` into."""
+    if isinstance(bq_type, (Array, Struct)) or parse_may_fail(bq_type):
+        return landing_type(bq_type)
+    return T.StringType()
+
+
+def parse_may_fail(bq_type: BQType) -> bool:
+    """True when from_json itself may turn a non-null value into NULL: nested types, and decimals
+    of more than 15 digits (parsed as DECIMAL so JSON numbers keep every digit)."""
+    if isinstance(bq_type, (Array, Struct)):
+        return True
+    decimal = spark_decimal(bq_type)
+    return decimal is not None and decimal.precision > _TEXT_EXACT_PRECISION
+
+
+def typed_value(bq_type: BQType, carried: Column) -> Column:
+    """The landing value of one column from its carrier value; NULL when the value does not fit."""
+    if isinstance(bq_type, (Array, Struct)) or parse_may_fail(bq_type):
+        return carried
+    name = bq_type.name
+    if name in ("NUMERIC", "BIGNUMERIC"):
+        decimal = spark_decimal(bq_type)
+        if decimal is None:
+            return _guarded(carried, _wide_decimal_pattern(bq_type), carried)
+        return _guarded(carried, _NUMBER, carried.cast(decimal))
+    if name == "BYTES":
+        return _guarded(carried, _BASE64, F.unbase64(carried))
+    if name == "INT64":
+        return _guarded(carried, _INTEGER, carried.cast("bigint"))
+    if name == "FLOAT64":
+        return carried.cast("double")
+    if name == "BOOL":
+        return _boolean(carried)
+    if name == "DATE":
+        return _guarded(carried, _DATE, carried.cast("date"))
+    if name == "DATETIME":
+        return _guarded(carried, _DATETIME, carried.cast("timestamp_ntz"))
+    if name == "TIMESTAMP":
+        return _guarded(carried, _TIMESTAMP, carried.cast("timestamp"))
+    if name == "TIME":
+        return _guarded(carried, _TIME, carried)
+    if name == "JSON":
+        return F.when(F.json_array_length(F.concat(F.lit("["), carried, F.lit("]"))) == 1, carried)
+    return carried
+
+
+def _guarded(carried: Column, pattern: str, value: Column) -> Column:
+    return F.when(carried.rlike(pattern), value)
+
+
+def _boolean(carried: Column) -> Column:
+    lowered = F.lower(carried)
+    return (
+        F.when(lowered == "true", F.lit(True))
+        .when(lowered == "false", F.lit(False))
+        .when(carried.rlike(r"^-?[0-9]+$"), ~carried.rlike(r"^-?0+$"))
+    )
+
+
+def _wide_decimal_pattern(bq_type: Scalar) -> str:
+    precision, scale = decimal_parameters(bq_type)
+    integer_digits = min(precision - scale, 38)
+    fraction = rf"(\.[0-9]{{1,{scale}}})?" if scale else ""
+    return rf"^[+-]?[0-9]{{1,{integer_digits}}}{fraction}$"

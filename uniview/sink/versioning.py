@@ -1,0 +1,65 @@
+"""The schema-version spec: which version table a record's declared schema belongs to.
+
+A version is lowercase letters and digits, at most 16 characters.  A producer may send its own
+(`metadata.table_version`, used as is); otherwise the version is computed from the table name
+and the declared source columns, so every producer that implements this spec lands the same
+schema in the same table:
+
+    canonical = json.dumps({"table": table_name, "columns": [[name, type], ...]},
+                           separators=(",", ":"), ensure_ascii=False)
+    version   = sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+`type` is the declared source type lowercased with every whitespace character removed
+(`VARCHAR(255) ` -> `varchar(255)`, `int(10) unsigned` -> `int(10)unsigned`); column names and
+the table name are used exactly as declared.  CDC metadata columns are not part of the hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+VERSION_PATTERN = re.compile(r"[a-z0-9]{1,16}")
+HASH_LENGTH = 12
+
+
+@dataclass(frozen=True)
+class SourceColumn:
+    """One declared source column: its name and its source type as the producer wrote it."""
+
+    name: str
+    declared_type: str
+
+    @property
+    def normalized_type(self) -> str:
+        return normalize_source_type(self.declared_type)
+
+
+def normalize_source_type(declared_type: str) -> str:
+    """Lowercase, every whitespace character removed: normalize_source_type('INT(10) Unsigned') == 'int(10)unsigned'."""
+    return "".join(declared_type.split()).lower()
+
+
+def canonical_schema(table_name: str, columns: Iterable[SourceColumn]) -> str:
+    """The canonical text the version hash is computed from (see the module docstring)."""
+    pairs = [[column.name, column.normalized_type] for column in columns]
+    return json.dumps({"table": table_name, "columns": pairs}, separators=(",", ":"), ensure_ascii=False)
+
+
+def compute_version(table_name: str, columns: Iterable[SourceColumn]) -> str:
+    """The first 12 hex digits of the SHA-256 of the canonical schema text (UTF-8)."""
+    digest = hashlib.sha256(canonical_schema(table_name, columns).encode("utf-8")).hexdigest()
+    return digest[:HASH_LENGTH]
+
+
+def is_valid_version(version: object) -> bool:
+    """True for 1-16 lowercase letters or digits, the versions a producer may declare."""
+    return isinstance(version, str) and VERSION_PATTERN.fullmatch(version) is not None
+
+
+def schema_signature(columns: Iterable[SourceColumn]) -> tuple[tuple[str, str], ...]:
+    """What makes two declared schemas the same: names in order and normalized types."""
+    return tuple((column.name, column.normalized_type) for column in columns)
