@@ -1,0 +1,92 @@
+"""Run every benchmark, each in its own process, and print one table of the figures the README carries.
+
+Usage: python -m bench.run_all [--quick]   (--quick: smaller inputs, for a smoke run)
+Each benchmark also writes its full results to bench/results/<name>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+RESULTS = Path(__file__).parent / "results"
+FULL = {
+    "plan": ["--versions", "250", "500", "1000"],
+    "function": [],
+    "sink": ["--records", "1000000"],
+    "scan": [],
+}
+QUICK = {
+    "plan": ["--versions", "50", "100"],
+    "function": ["--events", "2", "--imports", "3"],
+    "sink": ["--records", "100000"],
+    "scan": ["--versions", "4", "--rows", "50000", "--repeats", "3"],
+}
+
+
+def run(name: str, args: list[str]) -> dict | list:
+    subprocess.run([sys.executable, "-m", f"bench.bench_{name}", *args], check=True, cwd=Path(__file__).parents[1])
+    return json.loads((RESULTS / f"{name}.json").read_text())
+
+
+def plan_rows(results: list[dict]) -> list[tuple[str, str, str]]:
+    return [
+        (f"plan: {r['versions']} versions x {r['columns']} columns, 20% conflicting",
+         f"{r['plan_seconds']} s; {r['sql_chars'] / 1e6:.1f} M chars in {r['views']} views",
+         f"{r['plan_to_parse_ratio']}x sqlglot parse of the same SQL")
+        for r in results
+    ]
+
+
+def function_rows(r: dict) -> list[tuple[str, str, str]]:
+    return [
+        ("function: BigQuery jobs per event (emulator)",
+         f"{r['jobs_changed_event']} changed view / {r['jobs_unchanged_event']} unchanged", "-"),
+        ("function: end-to-end latency per event (emulator, median)",
+         f"{r['latency_changed_s']} s changed / {r['latency_unchanged_s']} s unchanged", "-"),
+        ("function: cold `import main`", f"{r['import_function_s']} s",
+         f"{r['import_ratio_function_to_bigquery']}x `import google.cloud.bigquery`"),
+    ]
+
+
+def sink_rows(r: dict) -> list[tuple[str, str, str]]:
+    return [(f"sink: {r['records']:,} records, {r['versions']} versions, {r['master']}",
+             f"{r['sink_lines_per_second']:,} lines/s",
+             f"{r['throughput_ratio']}x plain read.text -> write.parquet")]
+
+
+def scan_rows(r: dict) -> list[tuple[str, str, str]]:
+    return [(f"DuckDB scan: unified view over {r['versions']} versions, {r['rows']:,} rows",
+             f"{r['view_seconds']} s", f"{r['view_to_table_ratio']}x one consolidated table")]
+
+
+FORMATTERS = {"plan": plan_rows, "function": function_rows, "sink": sink_rows, "scan": scan_rows}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller inputs (a smoke run, not the README figures)")
+    parser.add_argument("--only", nargs="+", choices=list(FULL), default=list(FULL))
+    args = parser.parse_args(argv)
+    settings = QUICK if args.quick else FULL
+    table = Table(title=f"uniview benchmarks, {date.today()}, {platform.machine()}, "
+                        f"{__import__('os').cpu_count()} cores, Python {platform.python_version()}",
+                  title_justify="left")
+    for heading in ("benchmark", "measured", "ratio to baseline (same run)"):
+        table.add_column(heading, overflow="fold")
+    for name in args.only:
+        for row in FORMATTERS[name](run(name, settings[name])):
+            table.add_row(*row)
+    Console(width=140).print(table)
+
+
+if __name__ == "__main__":
+    main()
