@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 
 import pytest
 
-from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, emulator_venv_path, find_emulator_venv
+from uniview.local.bigquery_emulator import DEFAULT_PROJECT, emulator_environment, emulator_venv_path, find_emulator_venv
 
 
 
@@ -16,16 +15,8 @@ def bq_emulator_host(tmp_path_factory):
     """"127.0.0.1:PORT" of a running emulator; BIGQUERY_EMULATOR_HOST points at it for the session."""
     if find_emulator_venv() is None:
         pytest.skip(f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh")
-    previous = os.environ.get("BIGQUERY_EMULATOR_HOST")
-    with bigquery_emulator(tmp_path_factory.mktemp("bigquery-emulator")) as host:
-        os.environ["BIGQUERY_EMULATOR_HOST"] = host
-        try:
-            yield host
-        finally:
-            if previous is None:
-                os.environ.pop("BIGQUERY_EMULATOR_HOST", None)
-            else:
-                os.environ["BIGQUERY_EMULATOR_HOST"] = previous
+    with emulator_environment(tmp_path_factory.mktemp("bigquery-emulator")) as host:
+        yield host
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@ while 60 notifications (duplicates, random order) are handled by 8 concurrent wo
 
 from __future__ import annotations
 
-import os
 import queue
 import random
 import threading
@@ -14,7 +13,7 @@ import pytest
 from uniview.cloudfn.config import load_config
 from uniview.cloudfn.events import cloud_event, notification
 from uniview.cloudfn.handler import handle_cloud_event
-from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, emulator_venv_path, find_emulator_venv
+from uniview.local.bigquery_emulator import DEFAULT_PROJECT, emulator_environment, emulator_venv_path, find_emulator_venv
 from uniview.warehouse.bigquery import BigQueryWarehouse
 
 pytestmark = pytest.mark.emulator
@@ -30,15 +29,8 @@ def fresh_emulator(tmp_path_factory):
     """An emulator of its own: the emulator slows down as its catalog grows, and this test writes a lot."""
     if find_emulator_venv() is None:
         pytest.skip(f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh")
-    previous = os.environ.get("BIGQUERY_EMULATOR_HOST")
-    with bigquery_emulator(tmp_path_factory.mktemp("bigquery-emulator-concurrency")) as host:
-        os.environ["BIGQUERY_EMULATOR_HOST"] = host
-        try:
-            yield host
-        finally:
-            os.environ.pop("BIGQUERY_EMULATOR_HOST", None)
-            if previous is not None:
-                os.environ["BIGQUERY_EMULATOR_HOST"] = previous
+    with emulator_environment(tmp_path_factory.mktemp("bigquery-emulator-concurrency")) as host:
+        yield host
 
 
 class Deliveries:

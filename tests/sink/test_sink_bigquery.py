@@ -102,26 +102,18 @@ def test_bad_bigquery_urls(bad):
 @pytest.fixture(scope="module")
 def bigquery_landing(tmp_path_factory):
     """A BigQueryLanding on the local BigQuery API emulator (the google-cloud-bigquery half of the path)."""
-    import os
-
-    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, emulator_venv_path, find_emulator_venv
+    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, emulator_environment, emulator_venv_path, find_emulator_venv
     from uniview.sink.landing_bigquery import BigQueryLanding
     from uniview.sink.pending import MemoryPendingStore
 
     if find_emulator_venv() is None:
         pytest.skip(f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh")
-    previous = os.environ.get("BIGQUERY_EMULATOR_HOST")
-    with bigquery_emulator(tmp_path_factory.mktemp("bigquery-emulator")) as host:
-        os.environ["BIGQUERY_EMULATOR_HOST"] = host
+    with emulator_environment(tmp_path_factory.mktemp("bigquery-emulator")):
         landing = BigQueryLanding(DEFAULT_PROJECT, MemoryPendingStore())
         try:
             yield landing
         finally:
             landing.close()
-            if previous is None:
-                os.environ.pop("BIGQUERY_EMULATOR_HOST", None)
-            else:
-                os.environ["BIGQUERY_EMULATOR_HOST"] = previous
 
 
 def test_version_tables_are_created_with_the_declared_schema(bigquery_landing):

@@ -106,6 +106,20 @@ def bigquery_emulator(
         wait_until_serving(host, project)
         yield host
 
+@contextmanager
+def emulator_environment(log_dir: Path) -> Iterator[str]:
+    """Run the emulator with BIGQUERY_EMULATOR_HOST pointing at it until the block ends, then restore it."""
+    previous = os.environ.get("BIGQUERY_EMULATOR_HOST")
+    with bigquery_emulator(log_dir) as host:
+        os.environ["BIGQUERY_EMULATOR_HOST"] = host
+        try:
+            yield host
+        finally:
+            if previous is None:
+                os.environ.pop("BIGQUERY_EMULATOR_HOST", None)
+            else:
+                os.environ["BIGQUERY_EMULATOR_HOST"] = previous
+
 
 def main(argv: list[str] | None = None) -> None:
     """Serve the emulator in the foreground until interrupted."""
