@@ -14,7 +14,6 @@ Usage: python -m bench.bench_function [--events 5] [--imports 7]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -31,6 +30,7 @@ from uniview.cloudfn.handler import handle_cloud_event
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, find_emulator_venv
 from uniview.local.function_server import find_function_source, function_server
 from uniview.warehouse.bigquery import BigQueryWarehouse
+from bench.results_file import write_results
 
 DATASET = "bench"
 FAMILY = "events"
@@ -123,9 +123,7 @@ def main(argv: list[str] | None = None) -> dict:
             with function_server(Path(folder), environment) as served:
                 results.update(event_latency(served.url, warehouse, args.events, args.events))
     report(results)
-    out = Path(__file__).parent / "results" / "function.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
+    write_results("function", results)
     return results
 
 

@@ -8,16 +8,15 @@ same run.  Usage: python -m bench.bench_plan [--versions 250 500 1000] [--column
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import time
-from pathlib import Path
 
 import sqlglot
 
 from uniview.plan import GeneratorOptions, plan_family
 from uniview.schema import Column, TableVersion
 from uniview.types import parse_type
+from bench.results_file import write_results
 
 BASE_TYPES = ["INT64", "STRING", "FLOAT64", "DATE", "TIMESTAMP", "NUMERIC", "BOOL"]
 CONFLICTING = {"INT64": "STRING", "STRING": "INT64", "FLOAT64": "STRING", "DATE": "DATETIME",
@@ -69,9 +68,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for r in results:
         print(f"{r['versions']:>8} {r['views']:>5} {r['sql_chars']:>11,} {r['plan_seconds']:>7} "
               f"{r['parse_only_seconds']:>12} {r['plan_to_parse_ratio']:>6}")
-    out = Path(__file__).parent / "results" / "plan.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
+    write_results("plan", results)
     return results
 
 

@@ -9,7 +9,6 @@ Usage: python -m bench.bench_scan [--versions 8] [--rows 250000] [--repeats 5]
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
@@ -20,6 +19,7 @@ import duckdb
 from uniview.refresh import RefreshRequest, refresh
 from uniview.warehouse import open_warehouse
 from uniview.warehouse.url import duckdb_url
+from bench.results_file import write_results
 
 AGGREGATE = "SELECT count(*), count(DISTINCT id), max(amount), max(created_at), max(length(note)) FROM {source}"
 
@@ -78,9 +78,7 @@ def main(argv: list[str] | None = None) -> dict:
     result = measure(args.versions, args.rows, args.repeats)
     print(f"unified view over {result['versions']} versions, {result['rows']:,} rows: view {result['view_seconds']}s, "
           f"consolidated table {result['table_seconds']}s, ratio {result['view_to_table_ratio']}")
-    out = Path(__file__).parent / "results" / "scan.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
+    write_results("scan", result)
     return result
 
 

@@ -15,9 +15,11 @@ from datetime import date
 from pathlib import Path
 
 from rich.console import Console
+
+from bench.results_file import RESULTS_DIR
 from rich.table import Table
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = RESULTS_DIR
 FULL = {
     "plan": ["--versions", "250", "500", "1000"],
     "function": [],
