@@ -4,6 +4,7 @@ notifications.  The first line is stable for scripts: `read=N written=W quaranti
 from __future__ import annotations
 
 import json
+from typing import Mapping
 
 import click
 from rich.console import Console
@@ -20,20 +21,10 @@ def totals_line(result: RunResult) -> str:
 def print_summary(result: RunResult) -> None:
     click.echo(totals_line(result) + f" batches={result.batches} replayed={result.replayed}")
     console = Console(width=120)
-    if result.counts.written:
-        table = Table(title="written", title_justify="left")
-        table.add_column("version table")
-        table.add_column("rows", justify="right")
-        for name, rows in sorted(result.counts.written.items()):
-            table.add_row(name, str(rows))
-        console.print(table)
-    if result.counts.quarantined:
-        table = Table(title="quarantined", title_justify="left")
-        table.add_column("reason")
-        table.add_column("rows", justify="right")
-        for reason, rows in sorted(result.counts.quarantined.items()):
-            table.add_row(reason, str(rows))
-        console.print(table)
+    for title, heading, counts in (("written", "version table", result.counts.written),
+                                   ("quarantined", "reason", result.counts.quarantined)):
+        if counts:
+            console.print(_counts_table(title, heading, counts))
     for notification in result.sent:
         click.echo(f"notified: {json.dumps(notification.body())}")
     for notification, error in sorted(result.failed.items()):
@@ -41,3 +32,13 @@ def print_summary(result: RunResult) -> None:
                    err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
+
+
+def _counts_table(title: str, heading: str, counts: Mapping[str, int]) -> Table:
+    """Rows per key, sorted by key."""
+    table = Table(title=title, title_justify="left")
+    table.add_column(heading)
+    table.add_column("rows", justify="right")
+    for key, rows in sorted(counts.items()):
+        table.add_row(key, str(rows))
+    return table
