@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -48,12 +49,12 @@ def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:
         paths.reset()
         files, lines = write_stream(paths.input_dir, DATASET)
         console.print(f"{lines} lines in {len(files)} NDJSON files under {paths.input_dir}")
-    with clock.stage("2. Start Spark, the function and the Pub/Sub emulator"):
-        spark = new_spark_session()
-        channel = announcement_channel(paths)
-        route = channel.__enter__()
-        console.print(f"announcements: {route.description}")
-    try:
+    with ExitStack() as running:
+        with clock.stage("2. Start Spark, the function and the Pub/Sub emulator"):
+            spark = new_spark_session()
+            running.callback(spark.stop)
+            route = running.enter_context(announcement_channel(paths))
+            console.print(f"announcements: {route.description}")
         with clock.stage("3. Spark sink: land typed version tables, quarantine bad records, announce versions"):
             options = SinkOptions(input=str(paths.input_dir), warehouse=paths.warehouse_url, dataset=DATASET,
                                   notify=route.notify, staging_dir=str(paths.workdir / "staging"))
@@ -65,9 +66,6 @@ def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:
         with clock.stage("4. Function refreshes the unified views"):
             families = wait_for_views(paths)
             console.print(f"{len(families)} unified views cover {sum(map(len, families.values()))} version tables")
-    finally:
-        channel.__exit__(None, None, None)
-        spark.stop()
     with clock.stage("5. Report"):
         _report(paths, console)
     return clock.seconds
