@@ -1,0 +1,149 @@
+"""A single-node Apache Kafka broker (KRaft) and a Kafka Connect worker running Debezium, on loopback.
+
+Both run from the jars scripts/setup-kafka-stack.sh caches, in their own process groups, and are
+stopped when the block ends, whatever happened inside it:
+
+    with kafka_broker(work_dir) as bootstrap:                       # "127.0.0.1:PORT"
+        with debezium_connect(work_dir, bootstrap, [postgres_connector(...)]):
+            ...
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.request
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
+
+from uniview.errors import UniviewError
+from uniview.local.java_stack import broker_classpath
+from uniview.local.processes import free_port, running_server
+
+_JAVA = ("java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+
+
+def _write_properties(path: Path, settings: Mapping[str, object]) -> Path:
+    path.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
+    return path
+
+
+def broker_settings(data_dir: Path, port: int, controller_port: int) -> dict[str, object]:
+    """A one-node broker+controller that keeps one replica of everything and creates topics on use."""
+    return {
+        "process.roles": "broker,controller",
+        "node.id": 1,
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": data_dir,
+        "num.partitions": 1,
+        "auto.create.topics.enable": "true",
+        "offsets.topic.replication.factor": 1,
+        "transaction.state.log.replication.factor": 1,
+        "transaction.state.log.min.isr": 1,
+        "group.initial.rebalance.delay.ms": 0,
+    }
+
+
+@contextmanager
+def kafka_broker(work_dir: Path) -> Iterator[str]:
+    """Format a fresh KRaft log directory, run the broker; yields its bootstrap address."""
+    work_dir = Path(work_dir)
+    data_dir = work_dir / "kafka-data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port, controller_port = free_port(), free_port()
+    config = _write_properties(work_dir / "kafka-server.properties", broker_settings(data_dir, port, controller_port))
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    _run_java(["kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)], work_dir / "kafka-format.log")
+    command = [*_JAVA, "-cp", broker_classpath(), "kafka.Kafka", str(config)]
+    with running_server(command, port, work_dir / "kafka.log", timeout=60):
+        yield f"127.0.0.1:{port}"
+
+
+def _run_java(arguments: Sequence[str], log_path: Path) -> None:
+    import subprocess
+
+    with open(log_path, "ab") as log:
+        result = subprocess.run([*_JAVA, "-cp", broker_classpath(), *arguments], stdout=log, stderr=subprocess.STDOUT)
+    if result.returncode != 0:
+        raise UniviewError(f"{arguments[0]} exited with code {result.returncode}; see {log_path}")
+
+
+def postgres_connector(name: str, host: str, port: int, database: str, user: str, *, tables: Sequence[str] = (),
+                       schemas_enable: bool = True) -> dict[str, object]:
+    """Debezium's PostgreSQL connector (pgoutput) for one database; topics are `<name>.<schema>.<table>`."""
+    settings: dict[str, object] = {
+        "name": name,
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "plugin.name": "pgoutput",
+        "database.hostname": host,
+        "database.port": port,
+        "database.user": user,
+        "database.password": "unused",
+        "database.dbname": database,
+        "topic.prefix": name,
+        "slot.name": f"uniview_{name}".replace("-", "_"),
+        "publication.name": f"uniview_{name}".replace("-", "_"),
+        "publication.autocreate.mode": "all_tables" if not tables else "filtered",
+        "decimal.handling.mode": "precise",
+        "snapshot.mode": "initial",
+        "key.converter.schemas.enable": str(schemas_enable).lower(),
+        "value.converter.schemas.enable": str(schemas_enable).lower(),
+    }
+    if tables:
+        settings["table.include.list"] = ",".join(tables)
+    return settings
+
+
+@contextmanager
+def debezium_connect(work_dir: Path, bootstrap: str, connectors: Sequence[Mapping[str, object]],
+                     timeout: float = 120.0) -> Iterator[str]:
+    """Run Kafka Connect standalone with the given connectors; yields its REST URL once they all run."""
+    work_dir = Path(work_dir)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    rest_port = free_port()
+    worker = _write_properties(work_dir / "connect-worker.properties", {
+        "bootstrap.servers": bootstrap,
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "offset.storage.file.filename": work_dir / "connect.offsets",
+        "offset.flush.interval.ms": 500,
+        "listeners": f"http://127.0.0.1:{rest_port}",
+    })
+    files = [_write_properties(work_dir / f"connector-{c['name']}.properties", c) for c in connectors]
+    command = [*_JAVA, "-cp", broker_classpath(), "org.apache.kafka.connect.cli.ConnectStandalone",
+               str(worker), *map(str, files)]
+    url = f"http://127.0.0.1:{rest_port}"
+    with running_server(command, rest_port, work_dir / "connect.log", timeout=timeout):
+        for connector in connectors:
+            _wait_running(url, str(connector["name"]), timeout, work_dir / "connect.log")
+        yield url
+
+
+def _wait_running(url: str, name: str, timeout: float, log_path: Path) -> None:
+    deadline = time.monotonic() + timeout
+    state = "unknown"
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/connectors/{name}/status", timeout=5) as response:
+                status = json.load(response)
+        except (urllib.error.URLError, OSError, ValueError):
+            time.sleep(0.2)
+            continue
+        tasks = status.get("tasks") or []
+        states = {status["connector"]["state"], *(task["state"] for task in tasks)}
+        if tasks and states == {"RUNNING"}:
+            return
+        if "FAILED" in states:
+            trace = next((t.get("trace", "") for t in tasks if t["state"] == "FAILED"), "")
+            raise UniviewError(f"connector {name} failed: {trace.splitlines()[0] if trace else status}; see {log_path}")
+        state = ",".join(sorted(states))
+        time.sleep(0.2)
+    raise UniviewError(f"connector {name} is not running after {timeout:.0f}s (state {state}); see {log_path}")
