@@ -53,7 +53,9 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
 
 
 @click.command("sink", cls=OneLineCommand)
-@click.option("--input", "input_path", required=True, help="NDJSON file, directory or glob (local path or gs://).")
+@click.option("--input", "input_path", required=True,
+              help="NDJSON file, directory or glob (local path or gs://), or Kafka: kafka://BROKER[,BROKER]/TOPIC[,TOPIC] "
+                   "or 'kafka://BROKER/?pattern=REGEX' (with --stream).")
 @click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE",
               help="duckdb:///file.duckdb (relative), duckdb:////abs/file.duckdb, or bigquery://PROJECT.")
 @click.option("--dataset", default=None, help="Dataset for every record [default: each record's database_name].")
@@ -69,6 +71,8 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
 @click.option("--staging-dir", default=None, help="DuckDB only: where Spark stages Parquet [default: a temporary directory].")
 @click.option("--bigquery-option", "bigquery_options", multiple=True, callback=_key_value, metavar="KEY=VALUE",
               help="BigQuery only: a spark-bigquery-connector write option (repeatable).")
+@click.option("--kafka-option", "kafka_options", multiple=True, callback=_key_value, metavar="KEY=VALUE",
+              help="Kafka only: an option of Spark's Kafka source, e.g. kafka.security.protocol=SASL_SSL (repeatable).")
 @click.option("--cache", is_flag=True,
               help="Keep each parsed batch in memory between routing and writing instead of reading it twice.")
 @click.option("--master", default=None, help="Spark master of a local run [default: local[*]]; ignored under spark-submit.")
@@ -80,7 +84,7 @@ def sink_command(input_path: str, master: str | None, quiet: bool, **options: An
     try:
         sink_options = SinkOptions(input=input_path, **options)
         sink_options.validate()
-        result = _run_with_session(sink_options, master)
+        result = _run_with_session(sink_options, master, _session_jars(sink_options))
     except UniviewError as error:
         raise OneLineError(str(error)) from None
     from uniview.sink.summary import print_summary
@@ -88,13 +92,24 @@ def sink_command(input_path: str, master: str | None, quiet: bool, **options: An
     print_summary(result)
 
 
-def _run_with_session(options: SinkOptions, master: str | None) -> RunResult:
+def _session_jars(options: SinkOptions) -> list[str]:
+    """Jars a local session needs on top of Spark's own: spark-sql-kafka for a Kafka input."""
+    from uniview.sink.sources import is_kafka
+
+    if not is_kafka(options.input) or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return []
+    from uniview.local.java_stack import spark_kafka_jars
+
+    return spark_kafka_jars()
+
+
+def _run_with_session(options: SinkOptions, master: str | None, jars: Sequence[str] = ()) -> RunResult:
     from pyspark.sql import SparkSession
 
     from uniview.sink.job import run
 
     existing = SparkSession.getActiveSession()
-    spark = existing or _new_session(master)
+    spark = existing or _new_session(master, jars)
     try:
         return run(spark, options)
     finally:
@@ -102,10 +117,12 @@ def _run_with_session(options: SinkOptions, master: str | None) -> RunResult:
             spark.stop()
 
 
-def _new_session(master: str | None) -> Any:
+def _new_session(master: str | None, jars: Sequence[str] = ()) -> Any:
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("uniview-sink")
+    if jars:
+        builder = builder.config("spark.jars", ",".join(jars))
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         master = master or "local[*]"
         builder = (builder.master(master).config("spark.ui.enabled", "false")

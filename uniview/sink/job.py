@@ -30,6 +30,7 @@ from uniview.sink.landing import BatchCounts, BatchKey, Landing, StagedBatch, St
 from uniview.sink.notify import Notification, Notifier, make_notifier
 from uniview.sink.pending import FlushResult, flush
 from uniview.sink.routing import Lookup, RoutingPlan, plan_routes
+from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ class SinkOptions:
     max_files_per_trigger: int | None = None
     staging_dir: str | None = None
     bigquery_options: tuple[tuple[str, str], ...] = ()
+    kafka_options: tuple[tuple[str, str], ...] = ()
     cache: bool = False
 
     def validate(self) -> None:
@@ -70,6 +72,16 @@ class SinkOptions:
             raise ConfigError("--checkpoint and --available-now are only used with --stream")
         if self.max_files_per_trigger is not None and self.max_files_per_trigger < 1:
             raise ConfigError("--max-files-per-trigger must be at least 1")
+        if is_kafka(self.input):
+            KafkaInput.parse(self.input).reader_options(dict(self.kafka_options))
+            if not self.stream:
+                raise ConfigError("a Kafka --input needs --stream --checkpoint DIR (the checkpoint holds the offsets "
+                                  "read, so a re-run neither skips nor repeats records); add --available-now to stop "
+                                  "once the topics are drained")
+            if self.max_files_per_trigger is not None:
+                raise ConfigError("--max-files-per-trigger is for files: use --kafka-option maxOffsetsPerTrigger=N")
+        elif self.kafka_options:
+            raise ConfigError("--kafka-option is only used with a kafka:// --input")
         warehouse_location(self.warehouse)
         make_notifier(self.notify, self.warehouse)
 
@@ -152,10 +164,7 @@ class Sink:
         self.process(lines, BatchKey(f"batch:{uuid.uuid4().hex}", 0))
 
     def run_stream(self) -> None:
-        reader = self.spark.readStream.format("text")
-        if self.options.max_files_per_trigger:
-            reader = reader.option("maxFilesPerTrigger", str(self.options.max_files_per_trigger))
-        lines = _with_source_file(_load_input(lambda: reader.load(self.options.input), self.options.input))
+        lines = self._kafka_lines() if is_kafka(self.options.input) else self._file_lines()
         writer = lines.writeStream.foreachBatch(self._stream_batch).option("checkpointLocation", self.options.checkpoint)
         trigger = {"availableNow": True} if self.options.available_now else {"processingTime": self.options.trigger_interval}
         query = writer.trigger(**trigger).start()
@@ -167,6 +176,17 @@ class Sink:
             raise UniviewError(f"the streaming query failed: {str(error).strip().splitlines()[0]}") from None
         except KeyboardInterrupt:
             query.stop()
+
+    def _file_lines(self) -> DataFrame:
+        reader = self.spark.readStream.format("text")
+        if self.options.max_files_per_trigger:
+            reader = reader.option("maxFilesPerTrigger", str(self.options.max_files_per_trigger))
+        return _with_source_file(_load_input(lambda: reader.load(self.options.input), self.options.input))
+
+    def _kafka_lines(self) -> DataFrame:
+        source = KafkaInput.parse(self.options.input)
+        reader = self.spark.readStream.format("kafka").options(**source.reader_options(dict(self.options.kafka_options)))
+        return kafka_lines(_load_input(reader.load, self.options.input))
 
     def _stream_batch(self, lines: DataFrame, batch_id: int) -> None:
         try:
@@ -232,4 +252,4 @@ def _load_input(load, path: str) -> DataFrame:
 
 
 def _with_source_file(lines: DataFrame) -> DataFrame:
-    return lines.select("value", F.col("_metadata.file_path").alias("source_file"))
+    return lines.select("value", F.lit(None).cast("string").alias("key"), F.col("_metadata.file_path").alias("source_file"))

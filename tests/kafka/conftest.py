@@ -1,0 +1,38 @@
+"""A real Kafka broker (KRaft, one node, loopback) for the whole run, from scripts/setup-kafka-stack.sh's jars."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from uniview.errors import UniviewError
+
+
+def _stack_or_skip():
+    if not shutil.which("java") or not shutil.which("mvn"):
+        pytest.skip("the Kafka stack needs java and mvn (Maven) to resolve its jars from Maven Central")
+    from uniview.local.java_stack import stack_jars
+
+    try:
+        return stack_jars()
+    except UniviewError as error:  # the registry cannot be reached: nothing to run the broker from
+        pytest.skip(f"the Kafka stack could not be installed: {error}")
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory):
+    """"127.0.0.1:PORT" of a broker that lives for the whole test run and is stopped at the end."""
+    _stack_or_skip()
+    from uniview.local.kafka import kafka_broker
+
+    with kafka_broker(tmp_path_factory.mktemp("kafka")) as bootstrap:
+        yield bootstrap
+
+
+@pytest.fixture
+def producer(kafka_bootstrap):
+    kafka = pytest.importorskip("kafka", reason="kafka-python is not installed")
+    client = kafka.KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all", linger_ms=0)
+    yield client
+    client.close()
