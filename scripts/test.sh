@@ -13,5 +13,6 @@ fi
 
 bash scripts/setup-bigquery-emulator.sh
 bash scripts/setup-checkov.sh
+bash scripts/setup-zetasql.sh >/dev/null
 
 exec .venv/bin/python -m pytest -p no:cacheprovider "$@"
