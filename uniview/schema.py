@@ -57,8 +57,13 @@ def split_version_table(table_name: str) -> tuple[str, str] | None:
     return (match["family"], match["version"]) if match else None
 
 
+def version_table_prefix(family: str) -> str:
+    """What every version table of `family` starts with."""
+    return f"{family}_v_"
+
+
 def version_table_name(family: str, version: str) -> str:
-    return f"{family}_v_{version}"
+    return f"{version_table_prefix(family)}{version}"
 
 
 def discover_families(

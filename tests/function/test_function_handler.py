@@ -67,7 +67,8 @@ def test_family_no_view_can_express_is_acknowledged(warehouse_file, duckdb_tools
     duckdb_tools.run(warehouse_file, f"CREATE TABLE cdc.wide_v_a1 ({columns})")
     config = config_for(warehouse_file, UNIVIEW_MAX_VIEW_CHARS="1000")
     result = handle_cloud_event(cloud_event(notification("cdc", "wide", "a1"), "m-1"), config=config)
-    assert (result.status, result.reason) == ("unbuildable", "PlanError")
+    assert (result.status, result.reason) == ("unbuildable", "LimitError")  # a PlanError: over the view budget
+    assert "raise UNIVIEW_MAX_VIEW_CHARS" in str(result.outcomes[0].error)  # named as the function's setting
     assert duckdb_tools.views(warehouse_file) == []
 
 

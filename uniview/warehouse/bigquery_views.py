@@ -15,6 +15,8 @@ import re
 from typing import Sequence
 
 from uniview.identifiers import quote_path, string_literal
+from uniview.limits import MAX_QUERY_CHARS, LimitError
+from uniview.schema import version_table_prefix
 from uniview.render import render
 from uniview.warehouse.base import ViewChange, fingerprint
 
@@ -67,6 +69,26 @@ def change_statement(project: str, change: ViewChange) -> str:
 def script(statements: Sequence[str]) -> str:
     """One multi-statement query: every statement runs in order in a single job."""
     return "".join(statement.rstrip(" ") + ";\n" for statement in statements)
+
+
+def pack_scripts(statements: Sequence[str], max_chars: int = MAX_QUERY_CHARS) -> list[str]:
+    """The statements in order, as few scripts as fit BigQuery's limit on one job's SQL text."""
+    scripts: list[list[str]] = [[]]
+    for statement in statements:
+        if len(script([statement])) > max_chars:
+            raise LimitError(f"one statement of {len(statement):,} characters is over BigQuery's limit of "
+                             f"{max_chars:,} characters per query job")
+        if scripts[-1] and len(script([*scripts[-1], statement])) > max_chars:
+            scripts.append([])
+        scripts[-1].append(statement)
+    return [script(group) for group in scripts if group]
+
+
+def version_tables_statement(project: str, dataset: str, family: str) -> str:
+    """A SELECT listing the tables whose name starts like the family's versions (the re-check)."""
+    tables = f"{quote_path(project, dataset)}.INFORMATION_SCHEMA.TABLES"
+    prefix = string_literal(version_table_prefix(family))
+    return f"SELECT table_name FROM {tables} WHERE table_type = 'BASE TABLE' AND STARTS_WITH(table_name, {prefix})"
 
 
 def referenced_datasets(body: str) -> list[str]:
