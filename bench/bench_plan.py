@@ -8,35 +8,17 @@ same run.  Usage: python -m bench.bench_plan [--versions 250 500 1000] [--column
 from __future__ import annotations
 
 import argparse
-import random
+import sys
 import time
+from pathlib import Path
 
 import sqlglot
 
 from uniview.plan import GeneratorOptions, plan_family
-from uniview.schema import Column, TableVersion
-from uniview.types import parse_type
 from bench.results_file import write_results
 
-BASE_TYPES = ["INT64", "STRING", "FLOAT64", "DATE", "TIMESTAMP", "NUMERIC", "BOOL"]
-CONFLICTING = {"INT64": "STRING", "STRING": "INT64", "FLOAT64": "STRING", "DATE": "DATETIME",
-               "TIMESTAMP": "DATETIME", "NUMERIC": "FLOAT64", "BOOL": "INT64"}
-
-
-def synthetic_family(versions: int, columns: int, conflict_share: float = 0.2, seed: int = 7) -> list[TableVersion]:
-    """`versions` tables of `columns` columns; `conflict_share` of the columns change type across versions."""
-    rng = random.Random(seed)
-    types = [rng.choice(BASE_TYPES) for _ in range(columns)]
-    conflicting = set(rng.sample(range(columns), int(columns * conflict_share)))
-    family = []
-    for index in range(versions):
-        cols = tuple(
-            Column(f"column_{c}", parse_type(CONFLICTING[types[c]] if c in conflicting and index % 2 else types[c]))
-            for c in range(columns)
-        )
-        family.append(TableVersion(f"events_v_{index:06d}", "events", f"{index:06d}", float(index), cols))
-    return family
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from families import synthetic_family  # noqa: E402  (the same families the tests plan)
 
 def measure(versions: int, columns: int) -> dict:
     family = synthetic_family(versions, columns)
