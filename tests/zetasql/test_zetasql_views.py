@@ -102,3 +102,13 @@ def test_split_family_with_part_views_registered_as_tables(zetasql):
     planned = plan(versions, max_view_chars=4_000, source_column="_src")
     assert len(planned.views) > 3, "the family must be split for this test to mean anything"
     check_family(zetasql, planned, "_src")
+
+
+def test_a_column_named_like_its_version_table_reads_the_column_not_the_row(zetasql):
+    """Unaliased, BigQuery reads `orders_v_1` as a STRUCT of the whole row
+    (https://cloud.google.com/bigquery/docs/schemas#column_names); the table alias keeps it a column."""
+    versions = [version("orders", "1", 1, [("id", "INT64"), ("orders_v_1", "INT64")]),
+                version("orders", "2", 2, [("id", "INT64"), ("orders_v_1", "INT64"), ("v", "STRING")])]
+    planned = plan(versions)
+    check_family(zetasql, planned)
+    assert "FROM cdc.orders_v_2 AS v_" in planned.top_view.body  # `v` is a column of version 2

@@ -104,10 +104,11 @@ class DuckDBWarehouse(Warehouse):
         wanted = set(families) if families is not None else None
         self._check_required(schema, order, wanted, required_tables)
         rows = _guarded(self.url, lambda: connection.execute(_COLUMNS_SQL, [schema]).fetchall())
+        kept = {table: _in_families(table, wanted) for table in order}
         return [
             ColumnRecord(table, column, position, _bigquery_type(table, column, data_type), float(order[table]))
             for table, column, position, data_type in rows
-            if table in order and _in_families(table, wanted)
+            if kept.get(table)
         ]
 
     def _check_not_catalog_name(self, dataset: str) -> None:
@@ -328,7 +329,15 @@ def _mapped_types(columns: list[tuple[str, str]]) -> dict[str, BQType] | None:
 
 
 def _bigquery_type(table: str, column: str, data_type: str) -> str:
-    return str(bigquery_type(data_type, table=table, column=column))
+    text = _TYPE_TEXT.get(data_type)
+    if text is None:
+        text = str(bigquery_type(data_type, table=table, column=column))
+        if len(_TYPE_TEXT) < _MAPPED_TYPES_LIMIT:
+            _TYPE_TEXT[data_type] = text
+    return text
+
+
+_TYPE_TEXT: dict[str, str] = {}
 
 
 def bigquery_type(data_type: str, *, table: str = "", column: str = "") -> BQType:
