@@ -91,10 +91,10 @@ class FamilyFootprint:
             raise LimitError(f"family {self.family!r}: a query on its view would resolve to {self.resolved_bytes:,} "
                              f"bytes of SQL, over {resolved_limit:,} (BigQuery's 12 MB resolved-query limit less "
                              f"{RESOLVED_RESERVE_BYTES:,} for the reader's own query; {QUOTAS}); "
-                             "consolidate old versions (uniview consolidate) so fewer tables are read")
+                             "consolidate old version tables into fewer tables, or drop versions no longer needed")
         resource_limit = MAX_QUERY_RESOURCES - RESOURCES_RESERVE
         if self.resources > resource_limit:
             raise LimitError(f"family {self.family!r}: a query on its view would reference {self.resources:,} tables "
                              f"and views, over {resource_limit:,} (BigQuery's limit of {MAX_QUERY_RESOURCES:,} per "
                              f"query less {RESOURCES_RESERVE} for the reader's own query; {QUOTAS}); consolidate old "
-                             "versions (uniview consolidate) so fewer tables are read")
+                             "version tables into fewer tables, or drop versions no longer needed")
