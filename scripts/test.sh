@@ -14,5 +14,6 @@ fi
 bash scripts/setup-bigquery-emulator.sh
 bash scripts/setup-checkov.sh
 bash scripts/setup-kafka-stack.sh >/dev/null
+bash scripts/setup-zetasql.sh >/dev/null
 
 exec .venv/bin/python -m pytest -p no:cacheprovider "$@"

@@ -8,7 +8,8 @@ import pytest
 import sqlglot
 
 from uniview.errors import ConfigError, PlanError
-from uniview.plan import GeneratorOptions, is_family_view, plan_family
+from uniview.limits import LimitError
+from uniview.plan import GeneratorOptions, is_family_view, is_part_view_name, part_view_name, plan_family
 from uniview.schema import Column, TableVersion
 from uniview.types import parse_type
 
@@ -61,7 +62,7 @@ def test_columns_match_case_insensitively_and_keep_the_newest_spelling():
     plan = plan_family("ds", "ds_unified", versions, GeneratorOptions())
     assert [c.name for c in plan.columns] == ["email", "id", "zip"]
     body = plan.top_view.body
-    assert "`Email` AS `email`" in body and "`ID` AS `id`" in body
+    assert "  Email AS email," in body and "  ID AS id," in body
 
 
 def test_column_order_is_first_appearance_by_creation_then_ordinal():
@@ -83,9 +84,11 @@ def test_reserved_and_odd_names_are_quoted_and_parse():
     ]
     plan = plan_family("ds", "ds_unified", versions, GeneratorOptions())
     statement = plan.top_view.statement
-    assert "CREATE OR REPLACE VIEW `ds_unified`.`my-family ü_unified` AS" in statement
+    assert "CREATE OR REPLACE VIEW ds_unified.`my-family ü_unified` AS" in statement
     assert "CAST(`x\\`y` AS STRING) AS `x\\`y`" in statement
-    assert "FROM `ds`.`my-family ü_v_1`" in statement
+    assert "CAST(`select` AS STRING) AS `select`" in statement and "CAST(`a b` AS STRING)" in statement
+    assert "CAST(_PARTITIONTIME2 AS STRING) AS _PARTITIONTIME2" in statement
+    assert "FROM ds.`my-family ü_v_1` AS v" in statement
     selected = [e.alias_or_name for e in sqlglot.parse_one(plan.top_view.body, read="bigquery").find(sqlglot.exp.Select).expressions]
     assert selected == ODD_NAMES
 
@@ -104,7 +107,8 @@ def test_split_keeps_every_view_within_budget_and_every_version_reachable():
     parts, top = plan.views[:-1], plan.top_view
     assert len(parts) >= 3
     assert all(len(view.body) <= 20_000 for view in plan.views)
-    assert [p.name for p in parts] == [f"wide_unified_part_{i:03d}" for i in range(1, len(parts) + 1)]
+    assert [p.name for p in parts] == [part_view_name("wide", p.body) for p in parts]
+    assert all(is_part_view_name(p.name) and is_family_view("wide", p.name) for p in parts)
     referenced = [t for part in parts for t in _tables_in(part.body)]
     assert referenced == [f"ds.{v.table_name}" for v in versions]
     assert _tables_in(top.body) == [f"ds_unified.{p.name}" for p in parts]
@@ -119,20 +123,22 @@ def test_unsplit_view_just_fits_its_budget():
 
 def _tables_in(body):
     """Tables in text order: the FROM of each branch."""
-    return [m.replace("`", "") for m in re.findall(r"\bFROM (`[^`]+`\.`[^`]+`)$", body, flags=re.M)]
+    return [m.replace("`", "") for m in re.findall(r"\bFROM (\S+)(?: AS v)?$", body, flags=re.M)]
 
 
 def test_a_single_version_too_wide_for_the_budget_is_an_error():
     versions = [version("t", "1", 1, [(f"column_with_a_long_name_{i}", "INT64") for i in range(200)])]
-    with pytest.raises(PlanError, match=r"'t_v_1' alone needs \d+ characters"):
+    with pytest.raises(PlanError, match=r"'t_v_1' alone needs [\d,]+ characters of SQL, over the 1,000-character view budget: raise --max-view-chars"):
         plan_family("ds", "ds_unified", versions, GeneratorOptions(max_view_chars=1_000))
 
 
 def test_more_tables_and_views_than_a_query_may_reference_is_an_error():
-    versions = wide_family(12, columns=2)
-    plan_family("ds", "ds_unified", versions, GeneratorOptions(max_query_resources=13))
-    with pytest.raises(PlanError, match="over BigQuery's limit of 12 per query"):
-        plan_family("ds", "ds_unified", versions, GeneratorOptions(max_query_resources=12))
+    # 1,000 per query less a reserve of 10 for the reader's query: 989 versions + 1 view fit, 990 do not.
+    plan_family("ds", "ds_unified", wide_family(989, columns=2), GeneratorOptions())
+    with pytest.raises(LimitError, match="would reference 991 tables and views, over 990"):
+        plan_family("ds", "ds_unified", wide_family(990, columns=2), GeneratorOptions())
+    assert len(plan_family("ds", "ds_unified", wide_family(990, columns=2),
+                           GeneratorOptions(enforce_query_limits=False)).versions) == 990
 
 
 def test_source_column_must_not_clash_with_a_data_column():
@@ -143,7 +149,12 @@ def test_source_column_must_not_clash_with_a_data_column():
 @pytest.mark.parametrize(
     "options",
     [dict(policy="strict"), dict(max_view_chars=999), dict(max_view_chars=256_001),
-     dict(datetime_timezone="Nowhere/Land"), dict(source_column="bad name"), dict(source_column="1x")],
+     dict(datetime_timezone="Nowhere/Land"), dict(source_column="bad name"), dict(source_column="1x"),
+     dict(datetime_timezone="localtime"), dict(datetime_timezone="posix/Europe/Paris"),
+     dict(datetime_timezone="right/UTC"), dict(datetime_timezone="Factory"),
+     dict(source_column="_PARTITIONTIME"), dict(source_column="_table_x"), dict(source_column="_FILE_x"),
+     dict(source_column="__ROOT__x"), dict(source_column="_ROW_TIMESTAMPx"), dict(source_column="_COLIDENTIFIERx"),
+     dict(source_column="x" * 301)],
 )
 def test_invalid_options_are_config_errors(options):
     with pytest.raises(ConfigError):
@@ -153,6 +164,7 @@ def test_invalid_options_are_config_errors(options):
 @pytest.mark.parametrize(
     ("view", "expected"),
     [("customer_unified", True), ("customer_unified_part_001", True), ("customer_unified_part_1", False),
+     ("customer_unified_part_0123456789ab", True), ("customer_unified_part_0123456789abc", False),
      ("customer_unified_unified", False), ("customer_v_unified", False), ("customer_unified_part_001x", False)],
 )
 def test_family_views_are_recognised_exactly(view, expected):

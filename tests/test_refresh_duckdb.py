@@ -77,7 +77,7 @@ def test_second_refresh_runs_no_ddl_and_plan_is_byte_identical(seed):
     assert (second[0].replaced, second[0].dropped, second[0].jobs) == ([], [], [])
     assert "unchanged" in cli("refresh", "--warehouse", url, "--dataset", "cdc", "--all").output
     plans = [cli("plan", "--warehouse", url, "--dataset", "cdc", "--table", "customer").stdout for _ in range(2)]
-    assert plans[0] == plans[1] and plans[0].startswith("CREATE OR REPLACE VIEW `cdc_unified`.`customer_unified` AS")
+    assert plans[0] == plans[1] and plans[0].startswith("CREATE OR REPLACE VIEW cdc_unified.customer_unified AS")
 
 
 def test_new_version_is_picked_up_and_source_column_names_it(seed):
@@ -110,7 +110,7 @@ def test_plan_json_lists_dependencies_first(tmp_path):
     parts = [name for name in names[:-1]]
     with open_warehouse(duckdb_url(path)) as warehouse:
         (outcome,) = refresh(warehouse, RefreshRequest("s", ("events",)))
-    assert outcome.replaced == ["s_unified.events_unified"] and outcome.dropped == parts
+    assert outcome.replaced == ["s_unified.events_unified"] and outcome.dropped == sorted(parts)
     views = query(path, "SELECT view_name FROM duckdb_views() WHERE schema_name = 's_unified' ORDER BY 1")
     assert views == [("events_unified",)]
     assert query(path, "SELECT count(*) FROM s_unified.events_unified") == [(12,)]
@@ -210,3 +210,30 @@ def test_the_recheck_keeps_a_required_version_that_metadata_does_not_list_yet(se
         (outcome,) = refresh(lagging, RefreshRequest("cdc", ("customer",), required_tables=("customer_v_def",)))
     assert outcome.versions == ["customer_v_abc", "customer_v_def"] and outcome.rounds == 1
     assert query(seed, "SELECT count(*) FROM cdc_unified.customer_unified") == [(4,)]
+
+
+def test_all_isolates_a_family_that_cannot_be_built(tmp_path):
+    path = tmp_path / "mixed.duckdb"
+    wide = ", ".join(f"column_with_a_long_name_{i} VARCHAR" for i in range(80))
+    run_sql(path, "CREATE SCHEMA cdc", "CREATE TABLE cdc.alpha_v_1 (id BIGINT)", f"CREATE TABLE cdc.wide_v_1 ({wide})",
+            "CREATE TABLE cdc.zulu_v_1 (id BIGINT)", "INSERT INTO cdc.alpha_v_1 VALUES (1)",
+            "INSERT INTO cdc.zulu_v_1 VALUES (2)")
+    result = cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--all", "--max-view-chars", "1000")
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("uniview: error:")]
+    assert len(errors) == 1 and errors[0].startswith("uniview: error: wide: version table 'wide_v_1' alone needs")
+    assert query(path, "SELECT * FROM cdc_unified.alpha_unified UNION ALL SELECT * FROM cdc_unified.zulu_unified "
+                       "ORDER BY 1") == [(1,), (2,)]
+    planned = cli("plan", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--all", "--max-view-chars", "1000",
+                  "--json")
+    assert planned.exit_code == 1 and "uniview: error: wide:" in planned.stderr
+    assert [v["name"] for v in json.loads(planned.stdout)["views"]] == ["cdc_unified.alpha_unified",
+                                                                        "cdc_unified.zulu_unified"]
+
+
+def test_a_column_named_like_its_version_table_keeps_its_values(tmp_path):
+    path = tmp_path / "alias.duckdb"
+    run_sql(path, "CREATE SCHEMA cdc", "CREATE TABLE cdc.orders_v_1 (id BIGINT, orders_v_1 BIGINT)",
+            "INSERT INTO cdc.orders_v_1 VALUES (1, 42)")
+    assert cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", "orders").exit_code == 0
+    assert query(path, "SELECT id, orders_v_1 FROM cdc_unified.orders_unified") == [(1, 42)]

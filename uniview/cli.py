@@ -15,8 +15,9 @@ from typing import Callable
 import click
 
 from uniview.errors import UniviewError
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest
+from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY, GeneratorOptions
+from uniview.refresh import FamilyFailure, RefreshRequest
+from uniview.resolve import POLICIES
 
 _LAZY_COMMANDS = {
     "sink": ("uniview.sink.command", "sink_command"),
@@ -75,9 +76,9 @@ def view_options(command: Callable) -> Callable:
         click.option("--table", "tables", multiple=True, help="Family to refresh (repeatable)."),
         click.option("--all", "all_families", is_flag=True, help="Every family in the dataset."),
         click.option("--target-dataset", default=None, help="Where views go [default: <dataset>_unified]."),
-        click.option("--policy", type=click.Choice(["uniview", "widen"]), default="uniview", show_default=True,
+        click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY, show_default=True,
                      help="uniview: DATETIME+TIMESTAMP->TIMESTAMP, other conflicts->STRING; widen: lossless widening first."),
-        click.option("--max-view-chars", type=int, default=250_000, show_default=True,
+        click.option("--max-view-chars", type=int, default=DEFAULT_MAX_VIEW_CHARS, show_default=True,
                      help="Split into part views beyond this many characters of SQL per view."),
         click.option("--datetime-timezone", default=None, help="Read DATETIME as this IANA zone when it becomes TIMESTAMP [default: UTC]."),
         click.option("--source-column", default=None, help="Add a column naming each row's version table."),
@@ -92,7 +93,7 @@ def build_request(dataset: str, tables: tuple[str, ...], all_families: bool, tar
     if bool(tables) == all_families:
         raise click.UsageError("give either --table NAME (repeatable) or --all")
     options = GeneratorOptions(policy=policy, max_view_chars=max_view_chars,
-                               datetime_timezone=datetime_timezone, source_column=source_column)
+                               datetime_timezone=datetime_timezone, source_column=source_column, caller="cli")
     return RefreshRequest(dataset=dataset, tables=tables or None, target_dataset=target_dataset, options=options)
 
 
@@ -113,14 +114,16 @@ def plan(warehouse: str, as_json: bool, **request_options: object) -> None:
     from uniview.warehouse import open_warehouse
 
     request = build_request(**request_options)
+    failures: list[FamilyFailure] = []
     with open_warehouse(warehouse) as connection:
-        plans = plan_families(connection, request)
-        stored = None if as_json else stored_fingerprints(connection, plans)
+        plans = plan_families(connection, request, failures)
+        stored = None if as_json or not plans else stored_fingerprints(connection, plans)
     if as_json:
         views = [{"name": view.qualified_name, "sql": view.statement} for p in plans for view in p.views]
         click.echo(json.dumps({"views": views}, indent=2, ensure_ascii=False))
-    else:
+    elif plans:
         print_plan(plans, stored)
+    exit_on_failures([(failure.family, failure.error) for failure in failures])
 
 
 @main.command()
@@ -135,7 +138,16 @@ def refresh(warehouse: str, **request_options: object) -> None:
     request = build_request(**request_options)
     with open_warehouse(warehouse) as connection:
         outcomes = run_refresh(connection, request)
-    print_outcomes(outcomes)
+    print_outcomes([outcome for outcome in outcomes if not outcome.failed])
+    exit_on_failures([(outcome.family, outcome.error) for outcome in outcomes if outcome.failed])
+
+
+def exit_on_failures(failures: list[tuple[str, UniviewError]]) -> None:
+    """Each failed family on its own line on stderr, then exit code 1; the other families were done."""
+    for family, error in failures:
+        click.echo(f"uniview: error: {family}: {error}", err=True)
+    if failures:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

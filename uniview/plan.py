@@ -1,53 +1,94 @@
-"""Plan a family's unified view: the column superset, one select per version, and the split.
+"""Plan a family's unified view: the column superset, one compact select per version, the split, the limits.
 
 Columns are the union of every version's columns, matched case-insensitively (the newest
 version's spelling wins), ordered by first appearance: versions by creation, columns by ordinal
-position.  Each version contributes one SELECT that converts its columns to the unified types
-and fills the columns it lacks with typed NULLs.  When the whole view would exceed
-`max_view_chars`, consecutive versions are packed into part views within the budget and the
-top view UNION ALLs the parts.  The same input always renders byte-identical SQL.
+position.  Each version contributes one SELECT that reads its table under a short alias, names a
+column only as much as needed (`id`, `CAST(id AS STRING) AS id`, `CAST(NULL AS DATE) AS d`) and
+fills the columns it lacks with typed NULLs.  When the whole view would exceed `max_view_chars`,
+consecutive versions are packed into part views named after a hash of their SQL, and the top view
+UNION ALLs the parts, so a changed part is a new view and readers switch in one statement.  Every
+BigQuery limit is checked before anything is applied (uniview.limits).  The same input always
+renders byte-identical SQL.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
-import sqlglot
-from sqlglot.errors import SqlglotError
-
+from uniview import limits
 from uniview.errors import ConfigError, PlanError
-from uniview.identifiers import quote, quote_path, string_literal, validate_dataset, validate_table
+from uniview.identifiers import identifier, identifier_path, string_literal, validate_column_name, validate_dataset, \
+    validate_table
 from uniview.render import render
 from uniview.resolve import POLICIES, Converter, null_of, unify, validate_timezone
 from uniview.schema import TableVersion
+from uniview.sql_check import check_expression_shape, check_statement_shape
 from uniview.types import BQType
 
-BIGQUERY_MAX_VIEW_CHARS = 256_000
-BIGQUERY_MAX_QUERY_RESOURCES = 1_000
-BIGQUERY_MAX_COLUMNS = 10_000
+DEFAULT_POLICY = "uniview"
+#: The view budget: BigQuery's 256,000 less room for the CREATE VIEW statement around the body.
+DEFAULT_MAX_VIEW_CHARS = 250_000
+MIN_MAX_VIEW_CHARS = 1_000
+#: Each generator setting as the command line and the Cloud Function's environment name it.
+SETTING_NAMES = {
+    "policy": ("--policy", "UNIVIEW_POLICY"),
+    "max_view_chars": ("--max-view-chars", "UNIVIEW_MAX_VIEW_CHARS"),
+    "datetime_timezone": ("--datetime-timezone", "UNIVIEW_DATETIME_TIMEZONE"),
+    "source_column": ("--source-column", "UNIVIEW_SOURCE_COLUMN"),
+}
+CALLERS = ("cli", "function")
+PART_HASH_LENGTH = 12
 
 
 @dataclass(frozen=True)
 class GeneratorOptions:
-    """How views are generated; validated on construction (ConfigError)."""
+    """How views are generated.  Owns the defaults and the validation: a bad setting raises one
+    ConfigError listing every problem, each named as the caller (`cli` or `function`) spells it."""
 
-    policy: str = "uniview"
-    max_view_chars: int = 250_000
+    policy: str = DEFAULT_POLICY
+    max_view_chars: int = DEFAULT_MAX_VIEW_CHARS
     datetime_timezone: str | None = None
     source_column: str | None = None
-    #: BigQuery counts unique tables and views per query after expansion (1,000).
-    max_query_resources: int = BIGQUERY_MAX_QUERY_RESOURCES
+    #: BigQuery's query-time limits (resources, resolved size) are enforced; benchmarks lift them.
+    enforce_query_limits: bool = True
+    caller: str = field(default="cli", compare=False)
 
     def __post_init__(self) -> None:
+        problems = [f"{self.setting(name)}: {problem}" for name, problem in self._problems()]
+        if problems:
+            raise ConfigError("; ".join(problems))
+
+    def setting(self, name: str) -> str:
+        """The name of setting `name` as this options' caller spells it (a flag or a variable)."""
+        flag, variable = SETTING_NAMES[name]
+        return variable if self.caller == "function" else flag
+
+    def _problems(self) -> list[tuple[str, str]]:
+        problems = []
         if self.policy not in POLICIES:
-            raise ConfigError(f"unknown policy {self.policy!r}: choose one of {', '.join(POLICIES)}")
-        if not 1_000 <= self.max_view_chars <= BIGQUERY_MAX_VIEW_CHARS:
-            raise ConfigError(f"max view chars must be between 1000 and {BIGQUERY_MAX_VIEW_CHARS}")
-        validate_timezone(self.datetime_timezone)
-        if self.source_column is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,299}", self.source_column):
-            raise ConfigError(f"invalid source column name {self.source_column!r}")
+            problems.append(("policy", f"unknown policy {self.policy!r}: choose one of {', '.join(POLICIES)}"))
+        if not isinstance(self.max_view_chars, int) or \
+                not MIN_MAX_VIEW_CHARS <= self.max_view_chars <= limits.MAX_VIEW_CHARS:
+            problems.append(("max_view_chars", f"must be a whole number from {MIN_MAX_VIEW_CHARS} to "
+                                               f"{limits.MAX_VIEW_CHARS} (BigQuery's limit), not {self.max_view_chars!r}"))
+        for name, check in (("datetime_timezone", validate_timezone), ("source_column", _source_column)):
+            try:
+                check(getattr(self, name))
+            except (ConfigError, PlanError) as error:
+                problems.append((name, str(error)))
+            except Exception as error:  # noqa: BLE001 - IdentifierError and kin: report, do not crash
+                problems.append((name, str(error)))
+        if self.caller not in CALLERS:
+            raise ValueError(f"caller must be one of {CALLERS}")
+        return problems
+
+
+def _source_column(name: str | None) -> None:
+    if name is not None:
+        validate_column_name(name, "source column")
 
 
 @dataclass(frozen=True)
@@ -77,7 +118,8 @@ class ViewDefinition:
 
     @property
     def statement(self) -> str:
-        return render("create_view.sql.j2", view=quote_path(self.dataset, self.name), description=None, body=self.body)
+        return render("create_view.sql.j2", view=identifier_path(self.dataset, self.name), description=None,
+                      body=self.body)
 
 
 @dataclass(frozen=True)
@@ -90,86 +132,162 @@ class FamilyPlan:
     versions: tuple[TableVersion, ...]
     columns: tuple[UnifiedColumn, ...]
     views: tuple[ViewDefinition, ...]
+    footprint: limits.FamilyFootprint | None = None
 
     @property
     def top_view(self) -> ViewDefinition:
         return self.views[-1]
+
+    @property
+    def parts(self) -> tuple[ViewDefinition, ...]:
+        return self.views[:-1]
+
+    @property
+    def output_types(self) -> list[BQType]:
+        """The view's column types, the source column included."""
+        return [column.type for column in self.columns]
 
 
 def top_view_name(family: str) -> str:
     return f"{family}_unified"
 
 
-def part_view_name(family: str, index: int) -> str:
-    return f"{family}_unified_part_{index:03d}"
+def part_view_name(family: str, body: str) -> str:
+    """A part view is named after its SQL: changed SQL is a new view, never a view replaced in place."""
+    return f"{family}_unified_part_{hashlib.sha256(body.encode('utf-8')).hexdigest()[:PART_HASH_LENGTH]}"
+
+
+#: What a listing of stored views says of a part view: nothing more is needed, its name is its SQL's hash.
+PART_FINGERPRINT = "part view: named after its SQL"
+_PART_VIEW = re.compile(r".+_unified_part_[0-9a-f]{%d}" % PART_HASH_LENGTH)
+
+
+def is_part_view_name(view_name: str) -> bool:
+    """True for a part view named after its SQL's hash."""
+    return _PART_VIEW.fullmatch(view_name) is not None
 
 
 def is_family_view(family: str, view_name: str) -> bool:
-    """True for the family's top view and its part views, and for no other family's views."""
-    return re.fullmatch(re.escape(family) + r"_unified(?:_part_\d{3})?", view_name) is not None
+    """True for the family's top view and its part views (today's hashed names and the older numbered
+    ones, so those are dropped too), and for no other family's views."""
+    return re.fullmatch(re.escape(family) + r"_unified(?:_part_(?:\d{3}|[0-9a-f]{%d}))?" % PART_HASH_LENGTH,
+                        view_name) is not None
 
 
 def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[UnifiedColumn, ...]:
     """The column superset in first-appearance order, each with its unified type."""
     spelling: dict[str, str] = {}
-    types: dict[str, list[BQType]] = {}
+    types: dict[str, dict[BQType, None]] = {}  # the distinct types of each column, in order of appearance
     for version in versions:
         for column in version.columns:
             key = column.name.lower()
             spelling[key] = column.name
-            types.setdefault(key, []).append(column.type)
+            types.setdefault(key, {})[column.type] = None
     return tuple(
         UnifiedColumn(spelling[key], unify(column_types, policy), tuple(column_types))
         for key, column_types in types.items()
     )
 
 
-def version_select(
-    source_dataset: str, version: TableVersion, columns: Sequence[UnifiedColumn], options: GeneratorOptions
-) -> str:
-    """The SELECT that reads one version in the unified shape."""
-    converter = Converter(options.datetime_timezone)
-    own = {column.name.lower(): column for column in version.columns}
-    items = []
-    for column in columns:
-        found = own.get(column.name.lower())
+def table_alias(version: TableVersion) -> str:
+    """A short alias for the version's table that no column of it is named like: a column named like
+    its table (or alias) would otherwise read as a STRUCT of the whole row."""
+    taken = {column.name.lower() for column in version.columns}
+    alias = "v"
+    while alias in taken:
+        alias += "_"
+    return alias
+
+
+class SelectBuilder:
+    """Builds each version's SELECT; checks every distinct expression shape with sqlglot once."""
+
+    def __init__(self, source_dataset: str, columns: Sequence[UnifiedColumn], options: GeneratorOptions) -> None:
+        self.source_dataset = source_dataset
+        self.columns = columns
+        self.options = options
+        self.converter = Converter(options.datetime_timezone)
+        self.timezone = options.datetime_timezone
+        self._items: dict[tuple, str] = {}
+
+    def item(self, column: UnifiedColumn, found) -> str:
+        """One select item; versions share most columns, so each distinct item is built once."""
+        key = (column.name, None) if found is None else (column.name, found.name, found.type)
+        text = self._items.get(key)
+        if text is None:
+            text = self._items[key] = self._build_item(column, found)
+        return text
+
+    def _build_item(self, column: UnifiedColumn, found) -> str:
         if found is None:
-            expression = null_of(column.type)
-        else:
-            expression = converter.convert(quote(found.name), found.type, column.type)
-        items.append({"expression": expression, "alias": quote(column.name)})
-    if options.source_column:
-        items.append({"expression": string_literal(version.table_name), "alias": quote(options.source_column)})
-    return render("version_select.sql.j2", items=items, source=quote_path(source_dataset, version.table_name))
+            check_expression_shape(("null", column.type), lambda: null_of(column.type))
+            return f"{null_of(column.type)} AS {identifier(column.name)}"
+        source = found.type.base()
+        name = identifier(found.name)
+        if source == column.type:
+            return name if found.name == column.name else f"{name} AS {identifier(column.name)}"
+        check_expression_shape(("convert", source, column.type, self.timezone),
+                               lambda: self.converter.convert("__uniview_column__", source, column.type))
+        return f"{self.converter.convert(name, source, column.type)} AS {identifier(column.name)}"
+
+    def select(self, version: TableVersion) -> str:
+        """The SELECT that reads one version in the unified shape."""
+        own = {column.name.lower(): column for column in version.columns}
+        items = [self.item(column, own.get(column.name.lower())) for column in self.columns]
+        if self.options.source_column:
+            items.append(f"{string_literal(version.table_name)} AS {identifier(self.options.source_column)}")
+        source = identifier_path(self.source_dataset, version.table_name)
+        return render("version_select.sql.j2", items=items, source=source, alias=table_alias(version))
+
+
+def version_select(source_dataset: str, version: TableVersion, columns: Sequence[UnifiedColumn],
+                   options: GeneratorOptions) -> str:
+    """The SELECT that reads one version in the unified shape."""
+    return SelectBuilder(source_dataset, columns, options).select(version)
 
 
 def plan_family(
     source_dataset: str, target_dataset: str, versions: Sequence[TableVersion], options: GeneratorOptions
 ) -> FamilyPlan:
-    """Plan the views of one family; PlanError when BigQuery's limits cannot be met."""
+    """Plan the views of one family; LimitError (a PlanError) when BigQuery's limits cannot be met."""
     validate_dataset(source_dataset)
     validate_dataset(target_dataset, "target dataset")
     if not versions:
         raise PlanError("a family needs at least one version table")
     family = versions[0].family
     validate_table(top_view_name(family), "view")
+    check_statement_shape()
     columns = unify_columns(versions, options.policy)
-    _check_columns(family, columns, options)
-    branches = [version_select(source_dataset, version, columns, options) for version in versions]
+    _check_source_column(family, columns, options)
+    builder = SelectBuilder(source_dataset, columns, options)
+    branches = [builder.select(version) for version in versions]
     views = _split_into_views(family, target_dataset, versions, branches, options)
-    for view in views:
-        check_parses(view)
-    return FamilyPlan(family, source_dataset, target_dataset, tuple(versions), columns, tuple(views))
+    footprint = _footprint(family, len(versions), views, _column_count(columns, options))
+    footprint.check_definition(options.max_view_chars)
+    if options.enforce_query_limits:
+        footprint.check_queries()
+    return FamilyPlan(family, source_dataset, target_dataset, tuple(versions), columns, tuple(views), footprint)
 
 
-def _check_columns(family: str, columns: Sequence[UnifiedColumn], options: GeneratorOptions) -> None:
-    count = len(columns) + (1 if options.source_column else 0)
-    if count > BIGQUERY_MAX_COLUMNS:
-        raise PlanError(f"family {family!r} has {count} columns; BigQuery views allow {BIGQUERY_MAX_COLUMNS}")
+def _column_count(columns: Sequence[UnifiedColumn], options: GeneratorOptions) -> int:
+    return limits.count_columns(c.type for c in columns) + (1 if options.source_column else 0)
+
+
+def _check_source_column(family: str, columns: Sequence[UnifiedColumn], options: GeneratorOptions) -> None:
     if options.source_column and options.source_column.lower() in {c.name.lower() for c in columns}:
         raise PlanError(
-            f"source column {options.source_column!r} clashes with a column of family {family!r}: choose another name"
+            f"source column {options.source_column!r} clashes with a column of family {family!r}: "
+            f"choose another name with {options.setting('source_column')}"
         )
+
+
+def _footprint(family: str, version_count: int, views: Sequence[ViewDefinition],
+               columns: int) -> limits.FamilyFootprint:
+    """A query on the top view resolves to every view's body and reads every version table."""
+    resolved = sum(len(view.body.encode("utf-8")) for view in views)
+    levels = 2 if len(views) > 1 else 1
+    return limits.FamilyFootprint(family, [len(view.body) for view in views], resolved,
+                                  version_count + len(views), columns, levels)
 
 
 @dataclass(frozen=True)
@@ -199,34 +317,35 @@ def _split_into_views(
     budget = options.max_view_chars
     lengths = [len(branch) for branch in branches]
     if layout.length(lengths) <= budget:
-        _check_resources(family, len(versions), 1, options)
         return [ViewDefinition(target_dataset, top_view_name(family), render("union_view.sql.j2", branches=branches))]
-    groups = _pack(family, versions, lengths, layout, budget)
-    _check_resources(family, len(versions), len(groups) + 1, options)
-    parts = [
-        ViewDefinition(target_dataset, part_view_name(family, index), render("union_view.sql.j2", branches=[branches[i] for i in group]))
-        for index, group in enumerate(groups, start=1)
-    ]
-    top_branches = [render("part_select.sql.j2", part=quote_path(target_dataset, part.name)) for part in parts]
+    groups = _pack(family, versions, lengths, layout, options)
+    parts = []
+    for group in groups:
+        body = render("union_view.sql.j2", branches=[branches[i] for i in group])
+        parts.append(ViewDefinition(target_dataset, part_view_name(family, body), body))
+    top_branches = [render("part_select.sql.j2", part=identifier_path(target_dataset, part.name)) for part in parts]
     top = ViewDefinition(target_dataset, top_view_name(family), render("union_view.sql.j2", branches=top_branches))
     if len(top.body) > budget:
-        raise PlanError(f"family {family!r}: the top view over {len(parts)} parts exceeds {budget} characters")
+        raise limits.LimitError(f"family {family!r}: the top view over {len(parts)} parts needs {len(top.body):,} "
+                                f"characters, over the {budget:,}-character view budget")
     return [*parts, top]
 
 
 def _pack(
-    family: str, versions: Sequence[TableVersion], lengths: Sequence[int], layout: _UnionLayout, budget: int
+    family: str, versions: Sequence[TableVersion], lengths: Sequence[int], layout: _UnionLayout,
+    options: GeneratorOptions,
 ) -> list[list[int]]:
     """Greedy, in creation order: consecutive versions fill a part until the next one would not fit."""
+    budget = options.max_view_chars
     groups: list[list[int]] = []
     current: list[int] = []
     current_lengths: list[int] = []
     for index, length in enumerate(lengths):
         if layout.length([length]) > budget:
-            raise PlanError(
-                f"version table {versions[index].table_name!r} alone needs {layout.length([length])} characters of SQL, "
-                f"over the {budget}-character view budget: raise --max-view-chars (BigQuery allows 256000) "
-                f"or narrow the table"
+            raise limits.LimitError(
+                f"version table {versions[index].table_name!r} alone needs {layout.length([length]):,} characters "
+                f"of SQL, over the {budget:,}-character view budget: raise {options.setting('max_view_chars')} "
+                f"(BigQuery allows {limits.MAX_VIEW_CHARS}) or narrow the table"
             )
         if current and layout.length(current_lengths + [length]) > budget:
             groups.append(current)
@@ -235,21 +354,3 @@ def _pack(
         current_lengths.append(length)
     groups.append(current)
     return groups
-
-
-def _check_resources(family: str, tables: int, views: int, options: GeneratorOptions) -> None:
-    if tables + views > options.max_query_resources:
-        raise PlanError(
-            f"family {family!r} has {tables} version tables; with {views} view(s) a query would reference "
-            f"{tables + views} tables and views, over BigQuery's limit of {options.max_query_resources} per query"
-        )
-
-
-def check_parses(view: ViewDefinition) -> None:
-    """Parse the view's statement with sqlglot's BigQuery dialect; PlanError if it does not parse."""
-    try:
-        parsed = sqlglot.parse(view.statement, read="bigquery")
-    except (SqlglotError, RecursionError) as error:
-        raise PlanError(f"generated SQL for {view.qualified_name} does not parse: {error}") from None
-    if len(parsed) != 1 or parsed[0] is None:
-        raise PlanError(f"generated SQL for {view.qualified_name} is not exactly one statement")

@@ -2,19 +2,23 @@
 CLI, the Cloud Function and the sink's inline notifier all call.
 
 `plan_families` reads metadata once and renders every view; `refresh` also compares with the
-stored views, applies only what changed, then re-reads the version set and goes round again
-if versions appeared meanwhile, so concurrent or out-of-order refreshes never lose a version.
+stored views and applies only what changed.  Each family is planned and applied on its own: one
+family that cannot be built, or whose apply fails, is reported in its outcome and never stops the
+others.  Applying is blue-green: new part views (named after their SQL) first, then the top view in
+one statement, then the parts nothing reads any more, so readers never see a half-applied family.
+The last statement of the apply lists the family's version tables again; if versions appeared
+meanwhile the family goes round again, so concurrent or out-of-order refreshes never lose a version.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from uniview.errors import NotFoundError, TransientWarehouseError
+from uniview.errors import NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_family
 from uniview.schema import discover_families, split_version_table
-from uniview.warehouse.base import ViewChange, Warehouse, fingerprint
+from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
 
 #: How often one refresh goes round when versions keep appearing while it applies.
 MAX_ROUNDS = 10
@@ -44,7 +48,7 @@ class RefreshRequest:
 
 @dataclass
 class FamilyOutcome:
-    """What one refresh did to one family."""
+    """What one refresh did to one family; `error` is set when the family failed (others went on)."""
 
     family: str
     versions: list[str]
@@ -52,17 +56,37 @@ class FamilyOutcome:
     dropped: list[str] = field(default_factory=list)
     jobs: list[str] = field(default_factory=list)
     rounds: int = 1
+    error: UniviewError | None = None
 
     @property
     def changed(self) -> bool:
         return bool(self.replaced or self.dropped)
 
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
 
-__all__ = ["FamilyOutcome", "FamilyPlan", "GeneratorOptions", "RefreshRequest", "plan_families", "refresh"]
+
+@dataclass(frozen=True)
+class FamilyFailure:
+    """A family that could not be planned."""
+
+    family: str
+    versions: list[str]
+    error: UniviewError
 
 
-def plan_families(warehouse: Warehouse, request: RefreshRequest) -> list[FamilyPlan]:
-    """Render the views of every requested family from one metadata read (no DDL)."""
+__all__ = ["FamilyFailure", "FamilyOutcome", "FamilyPlan", "GeneratorOptions", "RefreshRequest", "plan_families",
+           "refresh"]
+
+
+def plan_families(warehouse: Warehouse, request: RefreshRequest,
+                  failures: list[FamilyFailure] | None = None) -> list[FamilyPlan]:
+    """Render the views of every requested family from one metadata read (no DDL).
+
+    A family that cannot be planned raises, unless `failures` is given: then it is appended there and
+    the other families are still planned.
+    """
     records = warehouse.read_columns(request.dataset, request.tables, request.required_tables)
     families = discover_families(records, request.tables)
     missing = [table for table in request.tables or () if table not in families]
@@ -74,19 +98,25 @@ def plan_families(warehouse: Warehouse, request: RefreshRequest) -> list[FamilyP
     if not families:
         raise NotFoundError(f"dataset {request.dataset!r} has no version tables (<table>_v_<version>)")
     target = request.resolved_target_dataset
-    return [
-        plan_family(request.dataset, target, versions, request.options) for versions in families.values()
-    ]
+    plans = []
+    for family, versions in families.items():
+        try:
+            plans.append(plan_family(request.dataset, target, versions, request.options))
+        except (PlanError, TypeParseError) as error:
+            if failures is None:
+                raise
+            failures.append(FamilyFailure(family, [v.table_name for v in versions], error))
+    return plans
 
 
 def changes_for(plan: FamilyPlan, stored: dict[str, str]) -> list[ViewChange]:
-    """Views whose stored fingerprint differs, parts before the top view, then stale parts dropped."""
+    """Blue-green: part views missing (a part's name is its SQL's hash), the top view if it differs,
+    then the family's views that the new top view no longer reads."""
     wanted = {view.name for view in plan.views}
-    creates = [
-        ViewChange(view.dataset, view.name, view.body)
-        for view in plan.views
-        if stored.get(view.name) != fingerprint(view.body)
-    ]
+    creates = [ViewChange(part.dataset, part.name, part.body) for part in plan.parts if part.name not in stored]
+    top = plan.top_view
+    if creates or stored.get(top.name) != fingerprint(top.body):
+        creates.append(ViewChange(top.dataset, top.name, top.body))
     drops = [
         ViewChange(plan.target_dataset, name, None)
         for name in sorted(stored)
@@ -96,31 +126,47 @@ def changes_for(plan: FamilyPlan, stored: dict[str, str]) -> list[ViewChange]:
 
 
 def refresh(warehouse: Warehouse, request: RefreshRequest) -> list[FamilyOutcome]:
-    """Create or replace the views that differ from what is stored; drop stale part views.
+    """Create or replace the views that differ from what is stored; drop part views no longer read.
 
-    After applying, the version set is read again; families whose versions changed meanwhile
-    are refreshed again (at most MAX_ROUNDS times, then TransientWarehouseError), so a
-    refresh that raced with newer versions never leaves a view that misses them.
+    Every family is handled on its own: a family that cannot be planned, or whose apply fails, gets
+    an outcome with `error` set and the others go on.  Metadata errors of the whole dataset (it does
+    not exist, the warehouse cannot be reached) still raise.
     """
-    outcomes: dict[str, FamilyOutcome] = {}
-    plans = plan_families(warehouse, request)
+    failures: list[FamilyFailure] = []
+    plans = plan_families(warehouse, request, failures)
+    stored = stored_fingerprints(warehouse, plans)
+    outcomes = [FamilyOutcome(f.family, f.versions, error=f.error) for f in failures]
+    for plan in plans:
+        outcome = FamilyOutcome(plan.family, list(_version_names(plan)))
+        try:
+            _refresh_family(warehouse, request, plan, stored[plan.family], outcome)
+        except UniviewError as error:
+            outcome.error = error
+        outcomes.append(outcome)
+    return sorted(outcomes, key=lambda outcome: outcome.family)
+
+
+def _refresh_family(warehouse: Warehouse, request: RefreshRequest, plan: FamilyPlan, stored: dict[str, str],
+                    outcome: FamilyOutcome) -> None:
     for round_number in range(1, MAX_ROUNDS + 1):
-        stored = stored_fingerprints(warehouse, plans)
-        applied = [plan for plan in plans if _apply_plan(warehouse, plan, stored[plan.family], outcomes, round_number)]
-        if not applied:
-            return list(outcomes.values())
-        families = tuple(plan.family for plan in applied)
-        required = tuple(t for t in request.required_tables if (split_version_table(t) or ("",))[0] in families)
-        recheck = replace(request, tables=families, required_tables=required)
-        current = {plan.family: plan for plan in plan_families(warehouse, recheck)}
-        plans = [
-            current[plan.family] for plan in applied if _version_names(current[plan.family]) != _version_names(plan)
-        ]
-        if not plans:
-            return list(outcomes.values())
-    raise TransientWarehouseError(
-        f"versions of {', '.join(plan.family for plan in plans)} kept changing during {MAX_ROUNDS} refresh rounds"
-    )
+        outcome.versions, outcome.rounds = list(_version_names(plan)), round_number
+        changes = changes_for(plan, stored)
+        if not changes:
+            return
+        applied = warehouse.apply(changes, recheck=(plan.source_dataset, plan.family))
+        _record(outcome, changes, applied)
+        if applied.version_tables is None or applied.version_tables <= set(_version_names(plan)):
+            return
+        stored = {view.name: fingerprint(view.body) for view in plan.views}
+        required = tuple(t for t in request.required_tables if (split_version_table(t) or ("",))[0] == plan.family)
+        plan = plan_families(warehouse, replace(request, tables=(plan.family,), required_tables=required))[0]
+    raise TransientWarehouseError(f"versions of {plan.family} kept changing during {MAX_ROUNDS} refresh rounds")
+
+
+def _record(outcome: FamilyOutcome, changes: list[ViewChange], applied: Applied) -> None:
+    outcome.jobs.extend(applied.jobs)
+    outcome.replaced.extend(f"{c.dataset}.{c.name}" for c in changes if not c.is_drop)
+    outcome.dropped.extend(f"{c.dataset}.{c.name}" for c in changes if c.is_drop)
 
 
 def stored_fingerprints(warehouse: Warehouse, plans: list[FamilyPlan]) -> dict[str, dict[str, str]]:
@@ -133,22 +179,6 @@ def stored_fingerprints(warehouse: Warehouse, plans: list[FamilyPlan]) -> dict[s
         for plan in in_target:
             by_family[plan.family] = {n: d for n, d in stored.items() if is_family_view(plan.family, n)}
     return by_family
-
-
-def _apply_plan(
-    warehouse: Warehouse, plan: FamilyPlan, stored: dict[str, str], outcomes: dict[str, FamilyOutcome], round_number: int
-) -> bool:
-    """Apply one family's changes; record them in `outcomes`; True when anything was applied."""
-    changes = changes_for(plan, stored)
-    outcome = outcomes.setdefault(plan.family, FamilyOutcome(plan.family, []))
-    outcome.versions = list(_version_names(plan))
-    outcome.rounds = round_number
-    if not changes:
-        return False
-    outcome.jobs.extend(warehouse.apply(changes))
-    outcome.replaced.extend(f"{c.dataset}.{c.name}" for c in changes if not c.is_drop)
-    outcome.dropped.extend(f"{c.dataset}.{c.name}" for c in changes if c.is_drop)
-    return True
 
 
 def _version_names(plan: FamilyPlan) -> tuple[str, ...]:

@@ -18,14 +18,13 @@ from __future__ import annotations
 import re
 import zoneinfo
 from dataclasses import dataclass
-from functools import reduce
+from functools import lru_cache, reduce
 from typing import Callable, Iterable
 
 from uniview.errors import ConfigError, PlanError
 from uniview.identifiers import quote, string_literal
 from uniview.types import STRING, TIMESTAMP, Array, BQType, Field, Range, Scalar, Struct
 
-POLICIES = ("uniview", "widen")
 _WIDENING_CHAINS = (
     ("INT64", "NUMERIC", "BIGNUMERIC", "FLOAT64"),
     ("DATE", "DATETIME", "TIMESTAMP"),
@@ -43,11 +42,10 @@ def unify(types: Iterable[BQType], policy: str = "uniview") -> BQType:
 
 
 def _scalar_join(policy: str) -> Callable[[Scalar, Scalar], Scalar]:
-    if policy == "uniview":
-        return _join_uniview
-    if policy == "widen":
-        return _join_widen
-    raise ConfigError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}")
+    try:
+        return POLICIES[policy]
+    except KeyError:
+        raise ConfigError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}") from None
 
 
 def _join(a: BQType, b: BQType, scalar_join: Callable[[Scalar, Scalar], Scalar]) -> BQType:
@@ -90,16 +88,37 @@ def _join_widen(a: Scalar, b: Scalar) -> Scalar:
     return STRING
 
 
+#: The cast policies by name: how two different scalar types of one column are settled.  The CLI's
+#: choices, the function's UNIVIEW_POLICY and Terraform's validation all derive from these names.
+POLICIES: dict[str, Callable[[Scalar, Scalar], Scalar]] = {"uniview": _join_uniview, "widen": _join_widen}
+
+
+#: tz database entries that are not zones BigQuery knows: the POSIX and leap-second copies of the
+#: database, the host's own setting, and the placeholder zone.
+_NOT_BIGQUERY_ZONES = ("posix/", "right/")
+_NOT_BIGQUERY_NAMES = frozenset({"localtime", "Factory", "posixrules"})
+
+
+@lru_cache(maxsize=1)
+def bigquery_time_zones() -> frozenset[str]:
+    """The IANA time zone names BigQuery accepts: the tz database's zones and links
+    (https://cloud.google.com/bigquery/docs/reference/standard-sql/timestamp_functions#timezone_definitions)."""
+    return frozenset(
+        name for name in zoneinfo.available_timezones()
+        if not name.startswith(_NOT_BIGQUERY_ZONES) and name not in _NOT_BIGQUERY_NAMES
+    )
+
+
 def validate_timezone(name: str | None) -> str | None:
-    """Return `name` if it is an IANA time zone (or None); else raise ConfigError."""
+    """Return `name` if BigQuery knows it as an IANA time zone name (or None); else raise ConfigError.
+
+    UTC offsets ('+05:30') are refused on purpose: a zone name follows daylight saving time, and
+    'Etc/GMT-5' spells a fixed offset when one is really meant.
+    """
     if name is None:
         return None
-    if not _TIMEZONE_NAME.fullmatch(name):
-        raise ConfigError(f"invalid time zone {name!r}")
-    try:
-        zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"unknown time zone {name!r}: use an IANA name such as Europe/Paris") from None
+    if not _TIMEZONE_NAME.fullmatch(name) or name not in bigquery_time_zones():
+        raise ConfigError(f"unknown time zone {name!r}: use an IANA time zone name such as Europe/Paris")
     return name
 
 

@@ -57,8 +57,13 @@ def split_version_table(table_name: str) -> tuple[str, str] | None:
     return (match["family"], match["version"]) if match else None
 
 
+def version_table_prefix(family: str) -> str:
+    """What every version table of `family` starts with."""
+    return f"{family}_v_"
+
+
 def version_table_name(family: str, version: str) -> str:
-    return f"{family}_v_{version}"
+    return f"{version_table_prefix(family)}{version}"
 
 
 def discover_families(
@@ -72,9 +77,13 @@ def discover_families(
     """
     wanted = set(families) if families is not None else None
     columns_by_table: dict[str, list[ColumnRecord]] = defaultdict(list)
+    kept: dict[str, bool] = {}
     for record in records:
-        parts = split_version_table(record.table_name)
-        if parts is None or (wanted is not None and parts[0] not in wanted):
+        keep = kept.get(record.table_name)
+        if keep is None:
+            parts = split_version_table(record.table_name)
+            keep = kept[record.table_name] = parts is not None and (wanted is None or parts[0] in wanted)
+        if not keep:
             continue
         if record.is_hidden or record.ordinal_position is None:
             continue

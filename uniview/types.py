@@ -137,7 +137,23 @@ INTERVAL = Scalar("INTERVAL")
 
 
 def parse_type(text: str, *, table: str | None = None, column: str | None = None) -> BQType:
-    """Parse one BigQuery data_type string; raise TypeParseError naming the table and column."""
+    """Parse one BigQuery data_type string; raise TypeParseError naming the table and column.
+
+    A family of hundreds of versions repeats a few dozen type strings: each is parsed once."""
+    parsed = _PARSED.get(text)
+    if parsed is not None:
+        return parsed
+    parsed = _parse_type(text, table=table, column=column)
+    if len(_PARSED) < _PARSED_LIMIT:
+        _PARSED[text] = parsed
+    return parsed
+
+
+_PARSED: dict[str, BQType] = {}
+_PARSED_LIMIT = 65_536
+
+
+def _parse_type(text: str, *, table: str | None = None, column: str | None = None) -> BQType:
     try:
         tokens = _tokenize(text)
         parser = _Parser(tokens)

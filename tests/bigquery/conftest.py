@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT, emulator_environment, emulator_venv_path, find_emulator_venv
 
@@ -57,4 +61,23 @@ def warehouse(bq_emulator_host):
     from uniview.warehouse.bigquery import BigQueryWarehouse
 
     with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30) as opened:
+        yield opened
+
+
+@pytest.fixture
+def limits_enforcer():
+    from bigquery_limits import LimitEnforcer
+
+    return LimitEnforcer()
+
+
+@pytest.fixture
+def limited_warehouse(bq_emulator_host, limits_enforcer):
+    """A BigQuery warehouse on the emulator whose every job is held to BigQuery's limits."""
+    from bigquery_limits import enforce_on_client
+
+    from uniview.warehouse.bigquery import BigQueryWarehouse, make_client
+
+    client = enforce_on_client(make_client(DEFAULT_PROJECT), limits_enforcer)
+    with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30, client=client) as opened:
         yield opened

@@ -10,7 +10,7 @@ import pytest
 from uniview.errors import NotFoundError, WarehouseError
 from uniview.plan import GeneratorOptions
 from uniview.refresh import RefreshRequest, plan_families, refresh
-from uniview.warehouse.base import ViewChange, fingerprint
+from uniview.warehouse.base import Applied, ViewChange, fingerprint
 from uniview.warehouse.bigquery import BigQueryWarehouse
 
 pytestmark = pytest.mark.emulator
@@ -201,7 +201,7 @@ def test_refused_statement_is_a_warehouse_error_with_bigquery_message(warehouse,
     with pytest.raises(WarehouseError, match="no_such_column") as raised:
         warehouse.apply([bad])
     assert type(raised.value) is WarehouseError
-    assert warehouse.apply([]) == []
+    assert warehouse.apply([]) == Applied([], None)
 
 
 def test_concurrent_applies_to_one_view_all_succeed(warehouse, customer):
@@ -211,4 +211,4 @@ def test_concurrent_applies_to_one_view_all_succeed(warehouse, customer):
     changes = [[ViewChange(f"{customer}_unified", "customer_unified", f"{body} WHERE id > {n}")] for n in range(12)]
     with ThreadPoolExecutor(6) as pool:
         job_ids = list(pool.map(warehouse.apply, changes))
-    assert all(len(ids) == 1 for ids in job_ids)
+    assert all(len(applied.jobs) == 1 for applied in job_ids)

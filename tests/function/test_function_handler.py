@@ -67,7 +67,8 @@ def test_family_no_view_can_express_is_acknowledged(warehouse_file, duckdb_tools
     duckdb_tools.run(warehouse_file, f"CREATE TABLE cdc.wide_v_a1 ({columns})")
     config = config_for(warehouse_file, UNIVIEW_MAX_VIEW_CHARS="1000")
     result = handle_cloud_event(cloud_event(notification("cdc", "wide", "a1"), "m-1"), config=config)
-    assert (result.status, result.reason) == ("unbuildable", "PlanError")
+    assert (result.status, result.reason) == ("unbuildable", "LimitError")  # a PlanError: over the view budget
+    assert "raise UNIVIEW_MAX_VIEW_CHARS" in str(result.outcomes[0].error)  # named as the function's setting
     assert duckdb_tools.views(warehouse_file) == []
 
 
@@ -105,3 +106,16 @@ def test_main_acks_refreshes_and_fails_as_decided(app_client, warehouse_file, du
     missing = cloud_event(notification("cdc", "customer", "zzz"), "m-3")
     response = app_client.post("/", data=structured(missing.data, "m-3"), headers={"Content-Type": "application/cloudevents+json"})
     assert response.status_code == 500
+
+
+def test_full_refresh_logs_every_familys_outcome_and_one_bad_family_stops_none(warehouse_file, duckdb_tools, caplog):
+    columns = ", ".join(f"column_with_a_long_name_{i} VARCHAR" for i in range(60))
+    duckdb_tools.run(warehouse_file, f"CREATE TABLE cdc.wide_v_a1 ({columns})")
+    config = config_for(warehouse_file, UNIVIEW_MAX_VIEW_CHARS="1000")
+    with caplog.at_level(logging.INFO, logger="uniview.cloudfn"):
+        result = handle_cloud_event(cloud_event(notification("cdc"), "m-all"), config=config)
+    assert (result.status, result.reason) == ("unbuildable", "LimitError")
+    assert duckdb_tools.views(warehouse_file) == ["cdc_unified.customer_unified", "cdc_unified.orders_unified"]
+    logged = [record.fields for record in caplog.records if getattr(record, "fields", None)]
+    by_family = {line.get("family"): line["outcome"] for line in logged if line.get("family")}
+    assert by_family == {"customer": "refreshed", "orders": "refreshed", "wide": "unbuildable"}

@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from uniview.errors import IdentifierError, WarehouseError
-from uniview.warehouse.base import ViewChange, fingerprint
+from uniview.warehouse.base import Applied, ViewChange, fingerprint
 from uniview.warehouse.duckdb import DuckDBWarehouse, fingerprint_from_comment, view_comment
 from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION
 
@@ -50,7 +50,7 @@ def fingerprints(path, dataset="cdc_unified", prefix=""):
 
 
 def test_create_makes_the_schema_the_view_and_its_comment(db):
-    assert apply(db, ViewChange("cdc_unified", "customer_unified", BODY_V1)) == []
+    assert apply(db, ViewChange("cdc_unified", "customer_unified", BODY_V1)) == Applied([], None)
     assert query(db, "SELECT * FROM cdc_unified.customer_unified") == [("7", "customer_v_a")]
     comment = f"uniview:sha256:{fingerprint(BODY_V1)} duckdb-translation:{TRANSLATION_VERSION}"
     assert views(db) == [("cdc_unified", "customer_unified", comment)]
@@ -80,7 +80,7 @@ def test_drop(db):
     )
     apply(db, ViewChange("cdc_unified", "customer_unified", None), ViewChange("cdc_unified", "customer_unified_part_001", None))
     assert views(db) == []
-    assert apply(db, ViewChange("cdc_unified", "never_existed", None)) == []
+    assert apply(db, ViewChange("cdc_unified", "never_existed", None)) == Applied([], None)
 
 
 def test_two_level_views(db):

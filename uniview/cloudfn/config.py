@@ -127,24 +127,15 @@ def _positive_int(name: str, text: str) -> int:
 
 
 def _generator_options(values: Mapping[str, str]) -> Any:
-    """GeneratorOptions from the variables; each setting is checked alone so errors name their variable."""
-    from uniview.plan import GeneratorOptions
+    """GeneratorOptions from the variables, built once: it validates every setting and names each bad
+    one by its variable."""
+    from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY, GeneratorOptions
 
-    settings = {
-        "policy": ("UNIVIEW_POLICY", values["UNIVIEW_POLICY"] or "uniview"),
-        "max_view_chars": (
-            "UNIVIEW_MAX_VIEW_CHARS",
-            _positive_int("UNIVIEW_MAX_VIEW_CHARS", values["UNIVIEW_MAX_VIEW_CHARS"] or "250000"),
-        ),
-        "datetime_timezone": ("UNIVIEW_DATETIME_TIMEZONE", values["UNIVIEW_DATETIME_TIMEZONE"] or None),
-        "source_column": ("UNIVIEW_SOURCE_COLUMN", values["UNIVIEW_SOURCE_COLUMN"] or None),
-    }
-    problems = []
-    for field, (variable, value) in settings.items():
-        try:
-            GeneratorOptions(**{field: value})
-        except UniviewError as error:
-            problems.append(f"{variable}: {error}")
-    if problems:
-        raise ConfigError("; ".join(problems))
-    return GeneratorOptions(**{field: value for field, (_, value) in settings.items()})
+    max_view_chars = values["UNIVIEW_MAX_VIEW_CHARS"] or str(DEFAULT_MAX_VIEW_CHARS)
+    return GeneratorOptions(
+        policy=values["UNIVIEW_POLICY"] or DEFAULT_POLICY,
+        max_view_chars=int(max_view_chars) if re.fullmatch(r"[0-9]{1,12}", max_view_chars) else max_view_chars,
+        datetime_timezone=values["UNIVIEW_DATETIME_TIMEZONE"] or None,
+        source_column=values["UNIVIEW_SOURCE_COLUMN"] or None,
+        caller="function",
+    )

@@ -130,18 +130,38 @@ def _refresh(
                          extra={"fields": {"outcome": "retry", "reason": type(error).__name__, **scope}})
         raise
     duration = _ms(started)
+    retry: UniviewError | None = None
+    unbuildable: UniviewError | None = None
     for outcome in outcomes:
+        if outcome.failed and not isinstance(outcome.error, PERMANENT_ERRORS):
+            retry = retry or outcome.error
+        elif outcome.failed:
+            unbuildable = unbuildable or outcome.error
         _log_outcome(outcome, scope, duration)
+    if retry is not None:  # the families that succeeded are unchanged on redelivery: no DDL for them
+        raise retry
+    if unbuildable is not None:
+        return EventResult("unbuildable", ids["message_id"], type(unbuildable).__name__, outcomes)
     status = "refreshed" if any(outcome.changed for outcome in outcomes) else "unchanged"
     return EventResult(status, ids["message_id"], None, outcomes)
 
 
 def _log_outcome(outcome: Any, scope: dict, duration_ms: int) -> None:
+    family_scope = {**scope, "family": outcome.family}
+    if outcome.failed:
+        permanent = isinstance(outcome.error, PERMANENT_ERRORS)
+        message = (f"cannot build the unified view of {scope['dataset']}.{outcome.family}, acknowledging: "
+                   if permanent else f"refresh of {scope['dataset']}.{outcome.family} failed, Pub/Sub will redeliver: ")
+        log_event(logger, logging.ERROR if permanent else logging.WARNING, message + str(outcome.error),
+                  **family_scope, outcome="unbuildable" if permanent else "retry",
+                  reason=type(outcome.error).__name__, versions=list(outcome.versions),
+                  version_count=len(outcome.versions), jobs=list(outcome.jobs), duration_ms=duration_ms)
+        return
     changed = [*outcome.replaced, *outcome.dropped]
     summary = f"{'refreshed' if outcome.changed else 'unchanged'} {scope['dataset']}.{outcome.family}"
     log_event(
         logger, logging.INFO, f"{summary}: {len(outcome.versions)} versions, {len(changed)} views changed",
-        **{**scope, "family": outcome.family}, outcome="refreshed" if outcome.changed else "unchanged",
+        **family_scope, outcome="refreshed" if outcome.changed else "unchanged",
         versions=list(outcome.versions), version_count=len(outcome.versions), views_replaced=list(outcome.replaced),
         views_dropped=list(outcome.dropped), jobs=list(outcome.jobs), rounds=outcome.rounds, duration_ms=duration_ms,
     )

@@ -33,6 +33,15 @@ class ViewChange:
         return self.body is None
 
 
+@dataclass(frozen=True)
+class Applied:
+    """What `apply` did: the ids of the jobs it ran, and the family's version tables as listed right after
+    the last change (None when no re-check was asked for)."""
+
+    jobs: list[str]
+    version_tables: frozenset[str] | None = None
+
+
 class Warehouse(ABC):
     """A place holding version tables (source datasets) and unified views (target datasets)."""
 
@@ -63,10 +72,12 @@ class Warehouse(ABC):
         """
 
     @abstractmethod
-    def apply(self, changes: list[ViewChange]) -> list[str]:
-        """Apply `changes` in order, all or nothing where the engine allows it.
+    def apply(self, changes: list[ViewChange], recheck: tuple[str, str] | None = None) -> Applied:
+        """Apply `changes` in order, all or nothing where the engine allows it; each statement leaves a
+        queryable state where it does not (the caller orders them blue-green).
 
-        Creates a missing target dataset first.  Returns ids of the jobs run (may be empty).
+        Creates a missing target dataset first.  With `recheck=(dataset, family)`, the family's version
+        tables are listed again after the last change (on BigQuery in the same job).
         Raises TransientWarehouseError for failures a retry may fix, WarehouseError otherwise.
         """
 

@@ -26,10 +26,12 @@ from typing import Any, Callable, Collection, TypeVar
 
 from uniview.errors import ConfigError, NotFoundError
 from uniview.identifiers import quote_path, validate_dataset, validate_project, validate_table
-from uniview.schema import ColumnRecord, split_version_table
-from uniview.warehouse.base import ViewChange, Warehouse
+from uniview.plan import PART_FINGERPRINT, is_part_view_name
+from uniview.schema import ColumnRecord, split_version_table, version_table_prefix
+from uniview.warehouse.base import Applied, ViewChange, Warehouse
 from uniview.warehouse.bigquery_schema import record_from_row, records_from_table, table_names
-from uniview.warehouse.bigquery_views import change_statement, referenced_datasets, script, stored_fingerprint
+from uniview.warehouse.bigquery_views import change_statement, pack_scripts, referenced_datasets, stored_fingerprint, \
+    version_tables_statement
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ _FAMILY_FILTER = """
 _VIEWS_SQL = """SELECT v.table_name, v.view_definition, o.option_value AS description
 FROM {views} AS v
 LEFT JOIN {options} AS o ON o.table_name = v.table_name AND o.option_name = 'description'
-WHERE STARTS_WITH(v.table_name, @prefix)"""
+WHERE STARTS_WITH(v.table_name, @prefix) AND NOT REGEXP_CONTAINS(v.table_name, r'_unified_part_[0-9a-f]+$')"""
 
 
 def make_client(project: str) -> Any:
@@ -127,7 +129,7 @@ class BigQueryWarehouse(Warehouse):
         )
         if families is None:
             return sql, []
-        prefixes = [f"{family}_v_" for family in families]
+        prefixes = [version_table_prefix(family) for family in families]
         return sql, [bigquery.ArrayQueryParameter("prefixes", "STRING", prefixes)]
 
     def read_columns(
@@ -155,10 +157,12 @@ class BigQueryWarehouse(Warehouse):
             names = self._call(f"list the views of {dataset}", lambda: self._view_names(dataset, name_prefix))
         except NotFoundError:
             return {}
-        if len(names) > MAX_VIEWS_READ_ONE_BY_ONE:
-            return self._view_fingerprints_from_information_schema(dataset, name_prefix)
-        fingerprints = {}
-        for name in names:
+        # A part view's name is the hash of its SQL: listing it is enough.  Only top views are read.
+        fingerprints = {name: PART_FINGERPRINT for name in names if is_part_view_name(name)}
+        tops = [name for name in names if name not in fingerprints]
+        if len(tops) > MAX_VIEWS_READ_ONE_BY_ONE:
+            return {**fingerprints, **self._view_fingerprints_from_information_schema(dataset, name_prefix)}
+        for name in tops:
             try:
                 view = self._get_table(dataset, name)
             except NotFoundError:  # dropped since it was listed
@@ -186,24 +190,36 @@ class BigQueryWarehouse(Warehouse):
 
     # -- writing ---------------------------------------------------------------------------
 
-    def apply(self, changes: list[ViewChange]) -> list[str]:
-        """Create missing target datasets (`datasets.insert`, next to the source dataset), then run
-        every change in one multi-statement query job; returns its id."""
+    def apply(self, changes: list[ViewChange], recheck: tuple[str, str] | None = None) -> Applied:
+        """Create missing target datasets (`datasets.insert`, next to the source dataset), then run the
+        changes in order as multi-statement query jobs, as few as fit BigQuery's 1,024K-character job
+        limit (one for any usual change); the last job ends by listing the re-checked family's tables."""
         if not changes:
-            return []
+            return Applied([], None)
         targets = sorted({validate_dataset(change.dataset, "target dataset") for change in changes})
         for change in changes:
             validate_table(change.name, "view")
         locations = [self._ensure_dataset(target, changes) for target in targets]
         statements = [change_statement(self.project, change) for change in changes]
-        what = f"apply {len(changes)} view change(s) in {', '.join(targets)}"
+        if recheck is not None:
+            statements.append(version_tables_statement(self.project, *recheck))
+        scripts = pack_scripts(statements)
+        jobs, rows = [], []
         try:
-            return [self._call(what, lambda: self._run_script(script(statements), locations[0] or None))]
+            for number, text in enumerate(scripts, start=1):
+                what = f"apply view changes in {', '.join(targets)} (job {number} of {len(scripts)})"
+                job_id, rows = self._call(what, lambda text=text: self._run_script(text, locations[0] or None))
+                jobs.append(job_id)
         except NotFoundError:
             for target in targets:  # a dataset deleted meanwhile is created again next time
                 self._locations.pop(target, None)
             self._confirmed.clear()  # a remembered table may have been dropped since
             raise
+        if recheck is None:
+            return Applied(jobs, None)
+        family = recheck[1]
+        return Applied(jobs, frozenset(row["table_name"] for row in rows
+                                       if (split_version_table(row["table_name"]) or ("",))[0] == family))
 
     def _ensure_dataset(self, dataset: str, changes: list[ViewChange]) -> str:
         """The location of `dataset`, creating it first (where its views' sources live) when missing."""
@@ -240,11 +256,12 @@ class BigQueryWarehouse(Warehouse):
 
         return self._call(what, run)
 
-    def _run_script(self, text: str, location: str | None) -> str:
+    def _run_script(self, text: str, location: str | None) -> tuple[str, list[dict[str, Any]]]:
+        """Run one script job; its id and the rows of its last statement."""
         job = self.client.query(text, location=location, retry=None, job_retry=None)
         self._record(job.job_id)
-        job.result(retry=None)
-        return job.job_id
+        rows = [dict(row.items()) for row in job.result(retry=None)]
+        return job.job_id, rows
 
     def _record(self, job_id: str) -> None:
         with self._lock:

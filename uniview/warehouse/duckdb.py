@@ -25,7 +25,7 @@ from uniview.errors import ConfigError, NotFoundError, TransientWarehouseError, 
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.schema import ColumnRecord, split_version_table
 from uniview.types import BQType
-from uniview.warehouse.base import ViewChange, Warehouse, fingerprint
+from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
 from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quote_identifier, quote_string, to_duckdb
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb
 from uniview.warehouse.url import duckdb_url
@@ -104,10 +104,11 @@ class DuckDBWarehouse(Warehouse):
         wanted = set(families) if families is not None else None
         self._check_required(schema, order, wanted, required_tables)
         rows = _guarded(self.url, lambda: connection.execute(_COLUMNS_SQL, [schema]).fetchall())
+        kept = {table: _in_families(table, wanted) for table in order}
         return [
             ColumnRecord(table, column, position, _bigquery_type(table, column, data_type), float(order[table]))
             for table, column, position, data_type in rows
-            if table in order and _in_families(table, wanted)
+            if kept.get(table)
         ]
 
     def _check_not_catalog_name(self, dataset: str) -> None:
@@ -137,18 +138,18 @@ class DuckDBWarehouse(Warehouse):
         rows = _guarded(self.url, lambda: connection.execute(_VIEWS_SQL, [schema]).fetchall())
         return {name: fingerprint_from_comment(comment) for name, comment in rows if name.startswith(name_prefix)}
 
-    def apply(self, changes: list[ViewChange]) -> list[str]:
-        """Create schemas, then create-or-replace or drop each view, in one transaction.
+    def apply(self, changes: list[ViewChange], recheck: tuple[str, str] | None = None) -> Applied:
+        """Create schemas, then create-or-replace or drop each view, in one transaction; then list the
+        re-checked family's version tables.
 
-        Returns [] (DuckDB runs no jobs).  Any failure rolls everything back and raises
-        WarehouseError naming the view; lock contention and write conflicts raise
-        TransientWarehouseError.
+        Runs no jobs.  Any failure rolls everything back and raises WarehouseError naming the view;
+        lock contention and write conflicts raise TransientWarehouseError.
         """
         for change in changes:
             self._check_not_catalog_name(change.dataset)
             validate_table(change.name, "view")
         if not changes:
-            return []
+            return Applied([], self._version_tables(recheck))
         connection = self._connect(create=True)
         _guarded(self.url, connection.begin)
         try:
@@ -158,7 +159,13 @@ class DuckDBWarehouse(Warehouse):
             _rollback_quietly(connection)
             raise
         logger.info("applied %d view change(s) to %s", len(changes), self.url)
-        return []
+        return Applied([], self._version_tables(recheck))
+
+    def _version_tables(self, recheck: tuple[str, str] | None) -> frozenset[str] | None:
+        if recheck is None:
+            return None
+        dataset, family = recheck
+        return frozenset(record.table_name for record in self.read_columns(dataset, [family]))
 
     def _apply_in_transaction(self, connection: duckdb.DuckDBPyConnection, changes: list[ViewChange]) -> None:
         for dataset in dict.fromkeys(change.dataset for change in changes):
@@ -322,7 +329,15 @@ def _mapped_types(columns: list[tuple[str, str]]) -> dict[str, BQType] | None:
 
 
 def _bigquery_type(table: str, column: str, data_type: str) -> str:
-    return str(bigquery_type(data_type, table=table, column=column))
+    text = _TYPE_TEXT.get(data_type)
+    if text is None:
+        text = str(bigquery_type(data_type, table=table, column=column))
+        if len(_TYPE_TEXT) < _MAPPED_TYPES_LIMIT:
+            _TYPE_TEXT[data_type] = text
+    return text
+
+
+_TYPE_TEXT: dict[str, str] = {}
 
 
 def bigquery_type(data_type: str, *, table: str = "", column: str = "") -> BQType:

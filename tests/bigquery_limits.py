@@ -1,0 +1,98 @@
+"""BigQuery's query limits, enforced on what tests send to lenient servers (the local BigQuery emulator
+and DuckDB enforce none of them), so a test fails where BigQuery would, with BigQuery's wording.
+
+`LimitEnforcer` sees every job's SQL text: it refuses a job over 1,024K characters, a view body over
+256K, and, for a query, a resolved length over 12 MB (the query plus every view it reaches, expanded),
+more than 1,000 unique tables and views, or views nested more than 15 deep.  It learns view bodies
+from the CREATE VIEW statements it sees.  The messages follow BigQuery's ("The query is too large...").
+"""
+
+from __future__ import annotations
+
+import re
+
+from google.api_core.exceptions import BadRequest
+
+from uniview import limits
+
+_CREATE_VIEW = re.compile(r"CREATE (?:OR REPLACE )?VIEW (?:IF NOT EXISTS )?(\S+)(?:\s*OPTIONS\(.*?\))? AS\n", re.S)
+_DROP_VIEW = re.compile(r"DROP VIEW (?:IF EXISTS )?(\S+)")
+_NAME = r"(?:`(?:[^`\\]|\\.)+`|[A-Za-z_][\w-]*)"
+_REFERENCE = re.compile(rf"\b(?:FROM|JOIN)\s+({_NAME}(?:\.{_NAME}){{1,2}})", re.I)
+
+
+def normalized(path: str) -> str:
+    """`p`.`ds`.`t` / ds.t -> "ds.t" (lower case; the project dropped)."""
+    parts = [part.strip("`") for part in re.findall(_NAME, path)]
+    return ".".join(parts[-2:]).lower()
+
+
+def statements_of(script: str) -> list[str]:
+    """The statements of a uniview script (each ends with ';' at a line's end)."""
+    return [s for s in re.split(r";\n", script) if s.strip()]
+
+
+class LimitEnforcer:
+    def __init__(self) -> None:
+        self.views: dict[str, tuple[int, list[str]]] = {}  # name -> (body bytes, referenced names)
+        self.jobs_checked = 0
+
+    def check_job(self, sql: str) -> None:
+        self.jobs_checked += 1
+        if len(sql) > limits.MAX_QUERY_CHARS:
+            raise BadRequest(f"The query is too large. The maximum standard SQL query length is 1024.00K characters, "
+                             f"including comments and white space characters. ({len(sql):,} characters)")
+        for statement in statements_of(sql):
+            self.check_statement(statement)
+
+    def check_statement(self, statement: str) -> None:
+        created = _CREATE_VIEW.search(statement)
+        if created:
+            body = statement[created.end():]
+            if len(body) > limits.MAX_VIEW_CHARS:
+                raise BadRequest(f"View definition is too long: {len(body):,} characters; the limit is 256K")
+            self.views[normalized(created[1])] = (len(body.encode()), [normalized(r) for r in _REFERENCE.findall(body)])
+            self.check_query(body, own=len(statement.encode()))
+            return
+        dropped = _DROP_VIEW.match(statement.strip())
+        if dropped:
+            self.views.pop(normalized(dropped[1]), None)
+            return
+        self.check_query(statement)
+
+    def check_query(self, sql: str, own: int | None = None) -> None:
+        """A query's resolved length, resources and view nesting, as BigQuery measures them."""
+        resolved = own if own is not None else len(sql.encode())
+        reached: set[str] = set()
+        depth = 0
+        frontier = [(normalized(r), 1) for r in _REFERENCE.findall(sql)]
+        while frontier:
+            name, level = frontier.pop()
+            if name in reached:
+                continue
+            reached.add(name)
+            if name in self.views:
+                size, references = self.views[name]
+                resolved += size
+                depth = max(depth, level)
+                frontier.extend((reference, level + 1) for reference in references)
+        if resolved > limits.MAX_RESOLVED_BYTES:
+            raise BadRequest(f"The query is too large. The maximum resolved query length is 12.00M characters, "
+                             f"including comments and white space characters. ({resolved:,} characters)")
+        if len(reached) > limits.MAX_QUERY_RESOURCES:
+            raise BadRequest(f"Too many tables, views and user-defined functions referenced by the query: "
+                             f"{len(reached):,} (at most 1,000)")
+        if depth > limits.MAX_VIEW_NESTING - 1:
+            raise BadRequest(f"Views nested {depth} levels deep; at most {limits.MAX_VIEW_NESTING - 1} can be queried")
+
+
+def enforce_on_client(client, enforcer: LimitEnforcer):
+    """Wrap a google.cloud.bigquery.Client so every query job passes the enforcer first."""
+    original = client.query
+
+    def query(sql, *args, **kwargs):
+        enforcer.check_job(sql)
+        return original(sql, *args, **kwargs)
+
+    client.query = query
+    return client

@@ -1,0 +1,97 @@
+"""Families at BigQuery's real limits: every limit modelled, checked before any DDL, never a view over one.
+
+Each planned family is also held to the limits by tests/bigquery_limits.py, the same check the
+BigQuery emulator tests put in front of every job, so the planner and BigQuery's own rules must agree.
+"""
+
+from __future__ import annotations
+
+import pytest
+from bigquery_limits import LimitEnforcer
+from families import nested_family, synthetic_family
+from google.api_core.exceptions import BadRequest
+
+from uniview import limits
+from uniview.limits import LimitError
+from uniview.plan import GeneratorOptions, plan_family
+from uniview.warehouse.bigquery_views import change_statement, pack_scripts
+from uniview.warehouse.base import ViewChange
+
+
+def enforce(plan) -> LimitEnforcer:
+    """Send the family's DDL as the warehouse packs it, then a query on its view, through the enforcer."""
+    enforcer = LimitEnforcer()
+    statements = [change_statement("test-project", ViewChange(v.dataset, v.name, v.body)) for v in plan.views]
+    for script in pack_scripts(statements):
+        enforcer.check_job(script)
+    enforcer.check_job(f"SELECT COUNT(*) FROM `test-project`.{plan.target_dataset}.{plan.top_view.name}")
+    return enforcer
+
+
+@pytest.mark.parametrize("versions, columns", [(250, 300), (900, 300), (40, 1_200)])
+def test_large_families_fit_every_limit(versions, columns):
+    plan = plan_family("cdc", "cdc_unified", synthetic_family(versions, columns), GeneratorOptions())
+    footprint = plan.footprint
+    assert max(footprint.view_chars) <= 250_000
+    assert footprint.resolved_bytes <= limits.MAX_RESOLVED_BYTES - limits.RESOLVED_RESERVE_BYTES
+    assert footprint.resources == versions + len(plan.views) <= limits.MAX_QUERY_RESOURCES
+    assert footprint.columns == columns
+    enforce(plan)
+
+
+def test_900_by_300_has_room_to_spare():
+    """The family that resolved to 14.9 M characters in 61 views before compact SQL."""
+    plan = plan_family("cdc", "cdc_unified", synthetic_family(900, 300), GeneratorOptions())
+    assert plan.footprint.resolved_bytes < 0.5 * limits.MAX_RESOLVED_BYTES
+    assert len(plan.views) < 30
+
+
+def test_a_family_that_cannot_fit_names_the_limit_and_the_way_out():
+    with pytest.raises(LimitError) as raised:
+        plan_family("cdc", "cdc_unified", synthetic_family(1_200, 300), GeneratorOptions())
+    message = str(raised.value)
+    assert "tables and views, over 990" in message and "1,000 per query" in message
+    assert "consolidate" in message and "quotas" in message
+
+
+def test_the_resolved_size_is_checked_even_when_tables_would_fit():
+    # 900 versions of 700 columns: under 1,000 tables, but far over 12 MB resolved.
+    with pytest.raises(LimitError, match=r"resolve to [\d,]+ bytes of SQL, over 11,000,000"):
+        plan_family("cdc", "cdc_unified", synthetic_family(900, 700), GeneratorOptions())
+
+
+def test_nested_fields_count_toward_the_column_limit():
+    with pytest.raises(LimitError, match=r"15,000 columns, nested fields included, are over BigQuery's limit of 10,000"):
+        plan_family("cdc", "cdc_unified", nested_family(3_000, fields=4), GeneratorOptions())
+    plan = plan_family("cdc", "cdc_unified", nested_family(1_999, fields=4), GeneratorOptions())
+    assert plan.footprint.columns == 9_995
+
+
+def test_pack_scripts_keeps_order_and_every_job_within_the_limit():
+    statements = [f"SELECT {n} AS n_{'x' * 90}" for n in range(50)]
+    scripts = pack_scripts(statements, max_chars=1_000)
+    assert len(scripts) > 1 and all(len(s) <= 1_000 for s in scripts)
+    assert "".join(scripts) == "".join(statement + ";\n" for statement in statements)
+    with pytest.raises(LimitError, match="per query job"):
+        pack_scripts(["SELECT '" + "x" * 2_000 + "'"], max_chars=1_000)
+
+
+def test_the_enforcer_fails_where_bigquery_would():
+    enforcer = LimitEnforcer()
+    with pytest.raises(BadRequest, match="maximum standard SQL query length is 1024.00K"):
+        enforcer.check_job("SELECT '" + "x" * 1_024_001 + "'")
+    with pytest.raises(BadRequest, match="View definition is too long"):
+        enforcer.check_job("CREATE OR REPLACE VIEW d.v AS\nSELECT '" + "x" * 256_001 + "' AS x")
+    for n in range(60):
+        enforcer.check_job(f"CREATE OR REPLACE VIEW d.p{n} AS\nSELECT '{'x' * 210_000}' AS x FROM d.t{n} AS v")
+    with pytest.raises(BadRequest, match="maximum resolved query length is 12.00M"):  # views resolve when created
+        enforcer.check_job("CREATE OR REPLACE VIEW d.top AS\n" + "\nUNION ALL\n".join(
+            f"SELECT * FROM d.p{n}" for n in range(60)))
+    enforcer.check_job("CREATE OR REPLACE VIEW d.top AS\n" + "\nUNION ALL\n".join(
+        f"SELECT * FROM d.p{n}" for n in range(57)))
+    with pytest.raises(BadRequest, match="maximum resolved query length is 12.00M"):
+        enforcer.check_job("SELECT * FROM d.top CROSS JOIN d.p57")
+    tables = LimitEnforcer()
+    tables.check_job("CREATE VIEW d.many AS\n" + "\nUNION ALL\n".join(f"SELECT 1 FROM d.t{n} AS v" for n in range(1_000)))
+    with pytest.raises(BadRequest, match="Too many tables"):
+        tables.check_job("SELECT * FROM d.many")

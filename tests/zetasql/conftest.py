@@ -1,0 +1,52 @@
+"""The ZetaSQL analyzer's local service, started once for the run on a free port and always stopped."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from analyzer import Analyzer, Stubs, install  # noqa: E402
+
+from uniview.local.processes import free_port, stop_process_group  # noqa: E402
+
+_ANALYZERS: list[Analyzer] = []
+
+
+@pytest.fixture(scope="session")
+def zetasql(tmp_path_factory):
+    """An Analyzer connected to a running ZetaSQL local service."""
+    if not shutil.which("npm"):
+        pytest.skip("the ZetaSQL analyzer is installed with npm, which this machine does not have")
+    try:
+        cache = install()
+    except RuntimeError as error:
+        pytest.skip(f"the ZetaSQL analyzer could not be installed: {error}")
+    import grpc
+
+    port = free_port()
+    log = tmp_path_factory.mktemp("zetasql") / "server.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen([str(cache / "remote_server.so"), "localhost", str(port)], stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        channel = grpc.insecure_channel(f"localhost:{port}")
+        grpc.channel_ready_future(channel).result(timeout=30)
+        analyzer = Analyzer(Stubs(cache / "python"), channel)
+        _ANALYZERS.append(analyzer)
+        yield analyzer
+        channel.close()
+    finally:
+        stop_process_group(server)
+
+
+def pytest_terminal_summary(terminalreporter):
+    count = sum(analyzer.statements for analyzer in _ANALYZERS)
+    if count:
+        terminalreporter.write_line(f"ZetaSQL analyzer: {count} statements analyzed")
