@@ -15,9 +15,8 @@ from typing import Callable
 import click
 
 from uniview.errors import UniviewError
-from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY, GeneratorOptions
+from uniview.cli_options import generator_options, make_generator_options
 from uniview.refresh import FamilyFailure, RefreshRequest
-from uniview.resolve import POLICIES
 
 _LAZY_COMMANDS = {
     "sink": ("uniview.sink.command", "sink_command"),
@@ -69,19 +68,13 @@ def fail_cleanly(command: Callable) -> Callable:
 
 def view_options(command: Callable) -> Callable:
     """The options `plan` and `refresh` share."""
+    command = generator_options(command)
     options = [
         click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE",
                      help="duckdb:///file.duckdb (relative), duckdb:////abs/file.duckdb, or bigquery://PROJECT."),
         click.option("--dataset", required=True, help="Source dataset holding the <table>_v_<version> tables."),
         click.option("--table", "tables", multiple=True, help="Family to refresh (repeatable)."),
         click.option("--all", "all_families", is_flag=True, help="Every family in the dataset."),
-        click.option("--target-dataset", default=None, help="Where views go [default: <dataset>_unified]."),
-        click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY, show_default=True,
-                     help="uniview: DATETIME+TIMESTAMP->TIMESTAMP, other conflicts->STRING; widen: lossless widening first."),
-        click.option("--max-view-chars", type=int, default=DEFAULT_MAX_VIEW_CHARS, show_default=True,
-                     help="Split into part views beyond this many characters of SQL per view."),
-        click.option("--datetime-timezone", default=None, help="Read DATETIME as this IANA zone when it becomes TIMESTAMP [default: UTC]."),
-        click.option("--source-column", default=None, help="Add a column naming each row's version table."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -92,8 +85,7 @@ def build_request(dataset: str, tables: tuple[str, ...], all_families: bool, tar
                   policy: str, max_view_chars: int, datetime_timezone: str | None, source_column: str | None) -> RefreshRequest:
     if bool(tables) == all_families:
         raise click.UsageError("give either --table NAME (repeatable) or --all")
-    options = GeneratorOptions(policy=policy, max_view_chars=max_view_chars,
-                               datetime_timezone=datetime_timezone, source_column=source_column, caller="cli")
+    options = make_generator_options(policy, max_view_chars, datetime_timezone, source_column)
     return RefreshRequest(dataset=dataset, tables=tables or None, target_dataset=target_dataset, options=options)
 
 

@@ -1,6 +1,6 @@
 """Table versions and families, discovered from a warehouse's column metadata.
 
-A table named `<family>_v_<version>`, where the version is lowercase letters and digits only,
+A table named `<family>_v_<version>`, where the version is 1-16 lowercase letters and digits,
 is one version of `<family>`.  The family part is the longest prefix that fits, so
 `customer_v_v_123` belongs to `customer_v`; `customer_v_abc_backup` is no version at all.
 """
@@ -14,8 +14,10 @@ from typing import Iterable
 
 from uniview.types import BQType, parse_type
 
-VERSION_TABLE = re.compile(r"(?P<family>.+)_v_(?P<version>[a-z0-9]+)", re.DOTALL)
-VERSION_ID = re.compile(r"[a-z0-9]{1,64}")
+#: The one version syntax: the sink's hash spec, family discovery and the notification all use it.
+VERSION_ID = re.compile(r"[a-z0-9]{1,16}")
+VERSION_RULE = "1-16 lowercase letters or digits"
+VERSION_TABLE = re.compile(r"(?P<family>.+)_v_(?P<version>[a-z0-9]{1,16})", re.DOTALL)
 
 
 @dataclass(frozen=True)

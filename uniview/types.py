@@ -136,6 +136,32 @@ GEOGRAPHY = Scalar("GEOGRAPHY")
 INTERVAL = Scalar("INTERVAL")
 
 
+#: BigQuery's decimal types (https://cloud.google.com/bigquery/docs/reference/standard-sql/data-types#decimal_types):
+#: NUMERIC holds 29 integer and 9 fractional digits, BIGNUMERIC 38 and 38 (76.76 digits in all).
+NUMERIC_MAX_INTEGER_DIGITS = 29
+NUMERIC_MAX_SCALE = 9
+BIGNUMERIC_MAX_INTEGER_DIGITS = 38
+BIGNUMERIC_MAX_SCALE = 38
+#: (precision, scale) of an unparameterized NUMERIC and BIGNUMERIC.
+DEFAULT_DECIMAL_PARAMETERS = {"NUMERIC": (38, 9), "BIGNUMERIC": (76, 38)}
+
+
+def decimal_type(precision: int, scale: int) -> Scalar | None:
+    """NUMERIC(p, s) when the digits fit NUMERIC, BIGNUMERIC(p, s) when they fit BIGNUMERIC, else None."""
+    if scale <= NUMERIC_MAX_SCALE and precision - scale <= NUMERIC_MAX_INTEGER_DIGITS:
+        return Scalar("NUMERIC", (precision, scale))
+    if scale <= BIGNUMERIC_MAX_SCALE and precision - scale <= BIGNUMERIC_MAX_INTEGER_DIGITS:
+        return Scalar("BIGNUMERIC", (precision, scale))
+    return None
+
+
+def decimal_parameters(bq_type: Scalar) -> tuple[int, int]:
+    """(precision, scale) of a NUMERIC/BIGNUMERIC, defaults filled in (NUMERIC(10) has scale 0)."""
+    if not bq_type.params:
+        return DEFAULT_DECIMAL_PARAMETERS[bq_type.name]
+    return bq_type.params[0], bq_type.params[1] if len(bq_type.params) > 1 else 0
+
+
 def parse_type(text: str, *, table: str | None = None, column: str | None = None) -> BQType:
     """Parse one BigQuery data_type string; raise TypeParseError naming the table and column.
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from sink_support import record, write_ndjson
+from sink_support import query, record, write_ndjson
 
 from uniview.sink.command import sink_command
 from uniview.warehouse.url import duckdb_url
@@ -63,3 +63,50 @@ def test_python_dash_m_runs_the_command():
     assert done.stderr == "uniview sink: error: --stream needs --checkpoint DIR (where Spark records its progress)\n"
     help_text = subprocess.run([sys.executable, "-m", "uniview.sink", "--help"], capture_output=True, text=True, timeout=60)
     assert help_text.returncode == 0 and "--available-now" in help_text.stdout
+
+
+def test_notify_inline_takes_the_same_view_options_as_refresh(spark, tmp_path):
+    write_ndjson(tmp_path / "in" / "a.json", [record("price", {"id": 1, "amount": 5}, [("id", "int"), ("amount", "int")])])
+    write_ndjson(tmp_path / "in" / "b.json", [record("price", {"id": 2, "amount": "2.50"},
+                                                     [("id", "int"), ("amount", "decimal(10,2)")])])
+    warehouse = tmp_path / "w.duckdb"
+    result = CliRunner().invoke(sink_command, [
+        "--input", str(tmp_path / "in"), "--warehouse", duckdb_url(warehouse), "--dataset", "shop", "--quiet",
+        "--notify", "inline", "--policy", "widen", "--source-column", "_src", "--target-dataset", "views"])
+    assert result.exit_code == 0, result.output
+    types = dict(query(warehouse, "SELECT column_name, data_type FROM information_schema.columns "
+                                  "WHERE table_schema = 'views' AND table_name = 'price_unified'"))
+    assert types["amount"].startswith("DECIMAL") and "_src" in types   # widened, not STRING; source column kept
+    assert query(warehouse, "SELECT id, CAST(amount AS VARCHAR) FROM views.price_unified ORDER BY id") == [
+        (1, "5.000000000"), (2, "2.500000000")]
+
+
+def test_a_bad_view_option_is_named_as_the_flag():
+    result = CliRunner().invoke(sink_command, ["--input", "in", "--warehouse", "duckdb:///x.duckdb",
+                                               "--notify", "inline", "--datetime-timezone", "localtime"])
+    assert result.exit_code == 1 and result.stderr.startswith("uniview sink: error: --datetime-timezone: unknown")
+
+
+BLOCK_OPTIONAL_PACKAGES = """
+import sys
+class Absent:
+    # What `pip install '.[spark]'` alone does not install cannot be imported here.
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"google", "functions_framework", "cloudevents", "requests"}:
+            raise ImportError(f"{name} is not installed with the spark extra")
+        return None
+sys.meta_path.insert(0, Absent())
+from uniview.sink.command import main
+main(sys.argv[1:])
+"""
+
+
+def test_the_spark_extra_alone_runs_the_sink_into_duckdb(tmp_path):
+    """Only pyspark and the base dependencies: the sink lands into DuckDB and refreshes inline."""
+    write_ndjson(tmp_path / "in" / "a.json", [record("customer", {"id": 1}, [("id", "int")])])
+    warehouse = tmp_path / "w.duckdb"
+    done = subprocess.run([sys.executable, "-c", BLOCK_OPTIONAL_PACKAGES, "--input", str(tmp_path / "in"),
+                           "--warehouse", duckdb_url(warehouse), "--notify", "inline", "--quiet", "--master", "local[1]"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert query(warehouse, "SELECT id FROM shop_unified.customer_unified") == [(1,)]

@@ -18,10 +18,9 @@ import re
 import threading
 from dataclasses import dataclass
 from typing import Any, Mapping
-from urllib.parse import urlparse
 
 from uniview.errors import ConfigError, UniviewError
-from uniview.identifiers import validate_dataset, validate_project
+from uniview.identifiers import validate_dataset
 
 ENV_VARS: tuple[str, ...] = (
     "UNIVIEW_WAREHOUSE",
@@ -96,18 +95,9 @@ def _checked(problems: list[str], check: Any, *args: Any) -> Any:
 
 
 def _warehouse_url(url: str) -> str:
-    if not url:
-        raise ConfigError("UNIVIEW_WAREHOUSE is required (bigquery://PROJECT or duckdb:///path/to/file.duckdb)")
-    parsed = urlparse(url)
-    if parsed.scheme == "bigquery" and parsed.path in ("", "/"):
-        try:
-            validate_project(parsed.netloc)
-        except UniviewError as error:
-            raise ConfigError(f"UNIVIEW_WAREHOUSE {url!r}: {error}") from None
-        return url
-    if parsed.scheme == "duckdb" and url.startswith("duckdb:///") and len(url) > len("duckdb:///"):
-        return url
-    raise ConfigError(f"UNIVIEW_WAREHOUSE {url!r} is not bigquery://PROJECT or duckdb:///path/to/file.duckdb")
+    from uniview.warehouse.url import WarehouseURL
+
+    return str(WarehouseURL.parse(url, "UNIVIEW_WAREHOUSE"))
 
 
 def _target_template(template: str) -> str:

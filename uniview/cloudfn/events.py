@@ -5,19 +5,18 @@ Used to drive a local function (functions-framework) by hand, in benchmarks and 
 
 from __future__ import annotations
 
-import base64
 import json
 from datetime import datetime, timezone
 from typing import Any
 
+from uniview import notification as contract
 from uniview.cloudfn.message import PUBSUB_EVENT_TYPE
+from uniview.notification import Notification
 
 
 def notification(dataset: str, table: str | None = None, version: str | None = None) -> dict[str, Any]:
     """{"dataset", "table": {"name", "version"}} for one new version, or {"dataset", "all": true}."""
-    if table is None:
-        return {"dataset": dataset, "all": True}
-    return {"dataset": dataset, "table": {"name": table, "version": version}}
+    return Notification(dataset, table, version).body()
 
 
 def rfc3339(moment: datetime | None = None) -> str:
@@ -26,18 +25,17 @@ def rfc3339(moment: datetime | None = None) -> str:
 
 def pubsub_message(data: bytes | dict, message_id: str, publish_time: str | None = None) -> dict[str, Any]:
     """A Pub/Sub message as push delivers it: data base64-encoded (a dict is JSON-encoded first)."""
-    raw = json.dumps(data).encode("utf-8") if isinstance(data, dict) else data
-    return {
-        "data": base64.b64encode(raw).decode("ascii"),
-        "messageId": message_id,
-        "publishTime": publish_time or rfc3339(),
-        "attributes": {},
-    }
+    message = contract.pubsub_message(_raw(data), message_id)
+    return {**message, "publishTime": publish_time or message["publishTime"]}
 
 
-def push_body(data: bytes | dict, message_id: str, subscription: str = "projects/local/subscriptions/uniview") -> dict:
+def push_body(data: bytes | dict, message_id: str, subscription: str = contract.PUSH_SUBSCRIPTION) -> dict:
     """The plain JSON body a Pub/Sub push subscription POSTs."""
-    return {"subscription": subscription, "message": pubsub_message(data, message_id)}
+    return contract.push_body(_raw(data), message_id, subscription)
+
+
+def _raw(data: bytes | dict) -> bytes:
+    return json.dumps(data).encode("utf-8") if isinstance(data, dict) else data
 
 
 def cloud_event(data: bytes | dict, message_id: str, time: str | None = None, topic: str = "uniview") -> Any:

@@ -1,13 +1,8 @@
 """Handle one Pub/Sub CloudEvent: refresh the announced family's unified view, or explain why not.
 
 Returning acknowledges the message; raising makes Pub/Sub redeliver it (with backoff, up to the
-subscription's dead-letter policy).  The decision:
-
-  return  malformed message (MalformedMessageError), wrong event type, event older than
-          UNIVIEW_MAX_EVENT_AGE_SECONDS, a family no view can express (PlanError,
-          TypeParseError, IdentifierError): a retry would compute the same result
-  raise   TransientWarehouseError, NotFoundError (the announced table or dataset is not
-          visible yet), any other WarehouseError, ConfigError, unexpected exceptions
+subscription's dead-letter policy).  Every exception is decided by one table, ACK_OR_RETRY; an
+event older than UNIVIEW_MAX_EVENT_AGE_SECONDS is acknowledged without a refresh.
 
 Every event logs at least one structured line carrying its Pub/Sub message id.
 """
@@ -32,6 +27,7 @@ from uniview.cloudfn.message import (
     parse_notification,
 )
 from uniview.errors import (
+    ConfigError,
     IdentifierError,
     NotFoundError,
     PlanError,
@@ -42,8 +38,41 @@ from uniview.errors import (
 
 logger = logging.getLogger("uniview.cloudfn")
 
-#: Failures a redelivery cannot fix: the message is acknowledged.
-PERMANENT_ERRORS = (PlanError, TypeParseError, IdentifierError)
+@dataclass(frozen=True)
+class Verdict:
+    """What an exception means for the message: acknowledge it (a retry cannot help) or let Pub/Sub
+    redeliver it; `status` is the event's status when acknowledged."""
+
+    ack: bool
+    status: str
+
+
+#: The one ack-or-retry table: the first row whose class matches the exception decides.
+ACK_OR_RETRY: tuple[tuple[type[BaseException], Verdict], ...] = (
+    (MalformedMessageError, Verdict(True, "rejected")),      # not base64/UTF-8/JSON, wrong fields: always so
+    (IdentifierError, Verdict(True, "rejected")),            # a hostile or invalid name in the message
+    (PlanError, Verdict(True, "unbuildable")),               # no view can express the family (limits included)
+    (TypeParseError, Verdict(True, "unbuildable")),          # a column type uniview cannot read
+    (NotFoundError, Verdict(False, "retry")),                # the announced table is not visible yet
+    (TransientWarehouseError, Verdict(False, "retry")),      # 5xx, 429, rate limits, a locked DuckDB file
+    (ConfigError, Verdict(False, "retry")),                  # fixed by a deploy; until then the message waits
+    (UniviewError, Verdict(False, "retry")),                 # other warehouse errors (permissions, ...)
+    (Exception, Verdict(False, "retry")),                    # unexpected: redelivered, then dead-lettered
+)
+
+
+def verdict(error: BaseException) -> Verdict:
+    """The ack-or-retry decision for `error`."""
+    return next(v for kind, v in ACK_OR_RETRY if isinstance(error, kind))
+
+
+def reason_of(error: BaseException) -> str:
+    """The reason logged: a malformed message's code, 'invalid_name', else the exception class."""
+    if isinstance(error, MalformedMessageError):
+        return error.reason
+    if isinstance(error, IdentifierError):
+        return "invalid_name"
+    return type(error).__name__
 
 
 @dataclass
@@ -78,14 +107,10 @@ def handle_cloud_event(
             return EventResult("expired", message_id, "expired")
         notification = parse_notification(message.data)
         request = build_request(config, notification)
-    except MalformedMessageError as error:
-        log_event(logger, logging.WARNING, f"rejected a malformed message: {error}", outcome="rejected",
-                  reason=error.reason, **ids)
-        return EventResult("rejected", message_id, error.reason)
-    except IdentifierError as error:
-        log_event(logger, logging.WARNING, f"rejected a message: {error}", outcome="rejected",
-                  reason="invalid_name", **ids)
-        return EventResult("rejected", message_id, "invalid_name")
+    except (MalformedMessageError, IdentifierError) as error:
+        log_event(logger, logging.WARNING, f"rejected a message: {error}", outcome=verdict(error).status,
+                  reason=reason_of(error), **ids)
+        return EventResult(verdict(error).status, message_id, reason_of(error))
     return _refresh(config, warehouse, request, notification, ids, started)
 
 
@@ -116,32 +141,29 @@ def _refresh(
         else:
             with warehouse_for(config.warehouse_url) as opened:
                 outcomes = refresh(opened, request)
-    except PERMANENT_ERRORS as error:
-        log_event(logger, logging.ERROR, f"cannot build the unified view, acknowledging: {error}",
-                  outcome="unbuildable", reason=type(error).__name__, duration_ms=_ms(started), **scope)
-        return EventResult("unbuildable", ids["message_id"], type(error).__name__)
-    except UniviewError as error:
-        level = logging.WARNING if isinstance(error, (TransientWarehouseError, NotFoundError)) else logging.ERROR
-        log_event(logger, level, f"refresh failed, Pub/Sub will redeliver: {error}", outcome="retry",
-                  reason=type(error).__name__, duration_ms=_ms(started), **scope)
-        raise
     except Exception as error:
-        logger.exception(f"refresh failed unexpectedly, Pub/Sub will redeliver: {type(error).__name__}: {error}",
-                         extra={"fields": {"outcome": "retry", "reason": type(error).__name__, **scope}})
+        decided = verdict(error)
+        if decided.ack:
+            log_event(logger, logging.ERROR, f"cannot build the unified view, acknowledging: {error}",
+                      outcome=decided.status, reason=reason_of(error), duration_ms=_ms(started), **scope)
+            return EventResult(decided.status, ids["message_id"], reason_of(error))
+        level = logging.WARNING if isinstance(error, (TransientWarehouseError, NotFoundError)) else logging.ERROR
+        log_event(logger, level, f"refresh failed, Pub/Sub will redeliver: {type(error).__name__}: {error}",
+                  outcome="retry", reason=reason_of(error), duration_ms=_ms(started), **scope)
         raise
     duration = _ms(started)
-    retry: UniviewError | None = None
-    unbuildable: UniviewError | None = None
+    retry: BaseException | None = None
+    acknowledged: BaseException | None = None
     for outcome in outcomes:
-        if outcome.failed and not isinstance(outcome.error, PERMANENT_ERRORS):
-            retry = retry or outcome.error
+        if outcome.failed and verdict(outcome.error).ack:
+            acknowledged = acknowledged or outcome.error
         elif outcome.failed:
-            unbuildable = unbuildable or outcome.error
+            retry = retry or outcome.error
         _log_outcome(outcome, scope, duration)
     if retry is not None:  # the families that succeeded are unchanged on redelivery: no DDL for them
         raise retry
-    if unbuildable is not None:
-        return EventResult("unbuildable", ids["message_id"], type(unbuildable).__name__, outcomes)
+    if acknowledged is not None:
+        return EventResult(verdict(acknowledged).status, ids["message_id"], reason_of(acknowledged), outcomes)
     status = "refreshed" if any(outcome.changed for outcome in outcomes) else "unchanged"
     return EventResult(status, ids["message_id"], None, outcomes)
 
@@ -149,11 +171,11 @@ def _refresh(
 def _log_outcome(outcome: Any, scope: dict, duration_ms: int) -> None:
     family_scope = {**scope, "family": outcome.family}
     if outcome.failed:
-        permanent = isinstance(outcome.error, PERMANENT_ERRORS)
+        permanent = verdict(outcome.error).ack
         message = (f"cannot build the unified view of {scope['dataset']}.{outcome.family}, acknowledging: "
                    if permanent else f"refresh of {scope['dataset']}.{outcome.family} failed, Pub/Sub will redeliver: ")
         log_event(logger, logging.ERROR if permanent else logging.WARNING, message + str(outcome.error),
-                  **family_scope, outcome="unbuildable" if permanent else "retry",
+                  **family_scope, outcome=verdict(outcome.error).status,
                   reason=type(outcome.error).__name__, versions=list(outcome.versions),
                   version_count=len(outcome.versions), jobs=list(outcome.jobs), duration_ms=duration_ms)
         return
@@ -196,9 +218,9 @@ _shared_lock = threading.Lock()
 def warehouse_for(url: str) -> Iterator[Any]:
     """A warehouse for one event: BigQuery's is shared by the process (its client is thread-safe);
     a DuckDB file is opened for the event and closed after it, so other processes may open it."""
-    from uniview.warehouse.url import open_warehouse
+    from uniview.warehouse import WarehouseURL, open_warehouse
 
-    if url.startswith("bigquery://"):
+    if not WarehouseURL.parse(url, "UNIVIEW_WAREHOUSE").is_duckdb:
         with _shared_lock:
             if url not in _shared_warehouses:
                 _shared_warehouses[url] = open_warehouse(url)

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import click
 
+from uniview.cli_options import generator_options, make_generator_options
 from uniview.errors import UniviewError
 from uniview.sink.job import DEFAULT_FALLBACK_DATASET, RunResult, SinkOptions
 
@@ -75,14 +76,22 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
               help="Kafka only: an option of Spark's Kafka source, e.g. kafka.security.protocol=SASL_SSL (repeatable).")
 @click.option("--cache", is_flag=True,
               help="Keep each parsed batch in memory between routing and writing instead of reading it twice.")
+@generator_options
 @click.option("--master", default=None, help="Spark master of a local run [default: local[*]]; ignored under spark-submit.")
 @click.option("--quiet", is_flag=True, help="Only the summary, no per-batch log lines.")
-def sink_command(input_path: str, master: str | None, quiet: bool, **options: Any) -> None:
-    """Land NDJSON CDC records in typed, hash-versioned tables; quarantine bad records; notify."""
+def sink_command(input_path: str, master: str | None, quiet: bool, target_dataset: str | None, policy: str,
+                 max_view_chars: int, datetime_timezone: str | None, source_column: str | None,
+                 **options: Any) -> None:
+    """Land NDJSON CDC records in typed, hash-versioned tables; quarantine bad records; notify.
+
+    The view options (--policy, --max-view-chars, --datetime-timezone, --source-column,
+    --target-dataset) are those of `uniview refresh`, used by --notify inline."""
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
     try:
-        sink_options = SinkOptions(input=input_path, **options)
+        generator = make_generator_options(policy, max_view_chars, datetime_timezone, source_column)
+        sink_options = SinkOptions(input=input_path, generator_options=generator, target_dataset=target_dataset,
+                                   **options)
         sink_options.validate()
         result = _run_with_session(sink_options, master, _session_jars(sink_options))
     except UniviewError as error:

@@ -24,7 +24,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from uniview.errors import ConfigError, UniviewError
-from uniview.identifiers import validate_dataset, validate_project
+from uniview.identifiers import validate_dataset
+from uniview.warehouse.url import WarehouseURL
 from uniview.sink.frames import attach_decisions, chunk_routes, distinct_keys, parse_envelopes, staged_frame
 from uniview.sink.landing import BatchCounts, BatchKey, Landing, StagedBatch, StagedChunk
 from uniview.sink.notify import Notification, Notifier, make_notifier
@@ -61,6 +62,9 @@ class SinkOptions:
     bigquery_options: tuple[tuple[str, str], ...] = ()
     kafka_options: tuple[tuple[str, str], ...] = ()
     cache: bool = False
+    #: How `--notify inline` generates views (a uniview.plan.GeneratorOptions; None: the defaults).
+    generator_options: object = None
+    target_dataset: str | None = None
 
     def validate(self) -> None:
         if self.dataset is not None:
@@ -83,7 +87,10 @@ class SinkOptions:
         elif self.kafka_options:
             raise ConfigError("--kafka-option is only used with a kafka:// --input")
         warehouse_location(self.warehouse)
-        make_notifier(self.notify, self.warehouse)
+        self.notifier()
+
+    def notifier(self) -> Notifier:
+        return make_notifier(self.notify, self.warehouse, self.generator_options, self.target_dataset)
 
     @property
     def quarantine_dataset(self) -> str:
@@ -115,11 +122,8 @@ class RunResult:
 
 def warehouse_location(url: str) -> tuple[str, str]:
     """('duckdb', path) or ('bigquery', project); ConfigError otherwise."""
-    if url.startswith("duckdb:///") and len(url) > len("duckdb:///"):
-        return "duckdb", url[len("duckdb:///"):]
-    if url.startswith("bigquery://") and "/" not in url[len("bigquery://"):]:
-        return "bigquery", validate_project(url[len("bigquery://"):])
-    raise ConfigError(f"invalid --warehouse {url!r}: expected duckdb:///path/to/file.duckdb or bigquery://PROJECT")
+    parsed = WarehouseURL.parse(url, "--warehouse")
+    return parsed.kind, parsed.location
 
 
 def open_landing(spark: SparkSession, options: SinkOptions) -> Landing:
@@ -142,7 +146,7 @@ def run(spark: SparkSession, options: SinkOptions) -> RunResult:
         spark.conf.set(key, value)
     landing = open_landing(spark, options)
     try:
-        sink = Sink(spark, options, landing, make_notifier(options.notify, options.warehouse))
+        sink = Sink(spark, options, landing, options.notifier())
         sink.flush()
         sink.run_stream() if options.stream else sink.run_batch()
         sink.flush()

@@ -67,7 +67,7 @@ class BatchCounts:
     def to_json(self) -> str:
         return json.dumps({
             "read": self.read, "written": dict(self.written), "quarantined": dict(self.quarantined),
-            "created": [vars(n) for n in self.created],
+            "created": [n.as_record() for n in self.created],
         }, ensure_ascii=False, sort_keys=True)
 
     @classmethod

@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from uniview.errors import NotFoundError
+from uniview.warehouse.url import BIGQUERY, WarehouseURL
 from uniview.sink.frames import CDC_COLUMNS, QUARANTINE_COLUMNS
 from uniview.sink.landing import (
     QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, source_columns_from_comment, source_schema_comment,
@@ -90,7 +91,7 @@ class BigQueryLanding(Landing):
         from uniview.warehouse.bigquery import make_client
 
         self.project = project
-        self.url = f"bigquery://{project}"
+        self.url = str(WarehouseURL(BIGQUERY, project))
         self.pending = pending
         self.write_extra = dict(write_extra or {})
         self._client = make_client(project)

@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Collection, Iterable, Iterator, Mapping
 
 import duckdb
-from google.api_core.exceptions import RetryError
-from google.api_core.retry import Retry, if_exception_type
 
 from uniview.errors import TransientWarehouseError, WarehouseError
 from uniview.sink.frames import CDC_COLUMNS, QUARANTINE_COLUMNS
@@ -31,6 +29,10 @@ from uniview.sink.pending import PendingStore
 from uniview.sink.routing import CDC_PREFIX, KnownVersion, VersionRoute
 from uniview.types import parse_type
 from uniview.warehouse.duckdb import record_created_tables
+from uniview.warehouse.duckdb_connection import open_connection, qualified
+from uniview.warehouse.duckdb_connection import quote_identifier as quote
+from uniview.warehouse.duckdb_connection import string_literal as literal
+from uniview.warehouse.url import duckdb_url
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
 
 LEDGER_TABLE = "_uniview_batches"
@@ -41,26 +43,17 @@ _LEDGER_DDL = """CREATE TABLE IF NOT EXISTS {table} (
 _PENDING_DDL = """CREATE TABLE IF NOT EXISTS {table} (
   dataset VARCHAR, table_name VARCHAR, version VARCHAR, created_at TIMESTAMP WITH TIME ZONE,
   PRIMARY KEY (dataset, table_name, version))"""
-_LOCK_RETRY = Retry(predicate=if_exception_type(TransientWarehouseError), initial=0.1, maximum=2.0, timeout=120.0)
-
-
-def quote(name: str) -> str:
-    """A DuckDB identifier."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def path(catalog: str, schema: str, table: str | None = None) -> str:
     """A fully qualified name: a schema named like the file's catalog would otherwise be ambiguous."""
-    return ".".join(quote(part) for part in (catalog, schema, table) if part is not None)
+    return qualified(catalog, schema, table)
 
 
 def catalog_of(connection: duckdb.DuckDBPyConnection) -> str:
     return connection.execute("SELECT current_database()").fetchone()[0]
 
 
-def literal(text: str) -> str:
-    """A DuckDB string literal."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 class DuckDBLanding(Landing):
@@ -68,7 +61,7 @@ class DuckDBLanding(Landing):
 
     def __init__(self, path: str, staging_dir: str | None = None) -> None:
         self.path = path
-        self.url = "duckdb:///" + path
+        self.url = duckdb_url(path)
         self._own_staging = staging_dir is None
         self._staging = Path(staging_dir or tempfile.mkdtemp(prefix="uniview-sink-"))
         self.pending = DuckDBPendingStore(self)
@@ -76,23 +69,12 @@ class DuckDBLanding(Landing):
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A fresh connection (UTC session), retried while another process holds the file's lock."""
-        try:
-            connection = _LOCK_RETRY(self._open)(read_only)
-        except RetryError as error:
-            raise TransientWarehouseError(f"DuckDB file {self.path} stayed busy: {error.cause}") from None
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        connection = open_connection(self.path, read_only=read_only and Path(self.path).exists())
         try:
             yield connection
         finally:
             connection.close()
-
-    def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
-        try:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            connection = duckdb.connect(self.path, read_only=read_only and Path(self.path).exists())
-        except duckdb.IOException as error:
-            raise TransientWarehouseError(f"DuckDB file {self.path} is busy: {error}") from None
-        connection.execute("SET TimeZone='UTC'")
-        return connection
 
     def known_versions(self, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
         wanted = set(tables)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from uniview.errors import TypeParseError
 from uniview.types import (
     BOOL, BYTES, DATE, DATETIME, FLOAT64, GEOGRAPHY, INT64, JSON, STRING, TIME, TIMESTAMP,
-    Array, BQType, Range, Scalar, Struct, parse_type,
+    Array, BQType, Range, Scalar, Struct, decimal_type, parse_type,
 )
 from uniview.sink.versioning import normalize_source_type
 
@@ -158,10 +158,9 @@ def _decimal(params: tuple[int, ...]) -> TypeMapping | None:
     scale = params[1] if len(params) > 1 else 0
     if len(params) > 2 or not (1 <= precision <= _MAX_MYSQL_PRECISION and scale <= min(precision, _MAX_MYSQL_SCALE)):
         return None
-    if scale <= 9 and precision - scale <= 29:
-        return TypeMapping(Scalar("NUMERIC", (precision, scale)))
-    if precision - scale <= 38:
-        return TypeMapping(Scalar("BIGNUMERIC", (precision, scale)))
+    fitting = decimal_type(precision, scale)
+    if fitting is not None:
+        return TypeMapping(fitting)
     return TypeMapping(
         Scalar("BIGNUMERIC"),
         f"decimal({precision},{scale}) has more than 38 integer digits: landed as BIGNUMERIC, "

@@ -2,53 +2,31 @@
 
 Targets (`--notify`): `pubsub://PROJECT/TOPIC` (google-cloud-pubsub; honours
 PUBSUB_EMULATOR_HOST), `http://HOST:PORT/PATH` (a Pub/Sub push-format POST, for a local
-function), `inline` (refresh the family's view in this process) or `none`.  The message data
-is the JSON `{"dataset": "cdc", "table": {"name": "customer", "version": "5b6ffe5fb"}}`.
+function), `inline` (refresh the family's view in this process) or `none`.  The message is
+uniview.notification's: `{"dataset": "cdc", "table": {"name": "customer", "version": "5b6ffe5fb"}}`.
 Sending a notification twice is harmless: a refresh of an up-to-date view changes nothing.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import urllib.error
 import urllib.request
-import uuid
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Callable
+from typing import Any
 from urllib.parse import urlparse
 
 from uniview.errors import ConfigError
 from uniview.identifiers import validate_project
-from uniview.schema import version_table_name
+from uniview.notification import Notification, push_body
+
+__all__ = ["Notification", "Notifier", "make_notifier", "describe_failure"]
 
 logger = logging.getLogger(__name__)
 
 PUSH_SUBSCRIPTION = "projects/local/subscriptions/uniview-sink"
 TIMEOUT_SECONDS = 30.0
-
-
-@dataclass(frozen=True, order=True)
-class Notification:
-    """A new version table: `<dataset>.<table>_v_<version>`."""
-
-    dataset: str
-    table: str
-    version: str
-
-    @property
-    def table_name(self) -> str:
-        return version_table_name(self.table, self.version)
-
-    def body(self) -> dict:
-        return {"dataset": self.dataset, "table": {"name": self.table, "version": self.version}}
-
-    def data(self) -> bytes:
-        """The message data: the body as JSON text, UTF-8."""
-        return json.dumps(self.body(), ensure_ascii=False).encode("utf-8")
 
 
 class Notifier(ABC):
@@ -99,7 +77,7 @@ class HttpNotifier(Notifier):
         self.target = self.url = url
 
     def send(self, notification: Notification) -> None:
-        body = json.dumps(push_body(notification)).encode("utf-8")
+        body = json.dumps(push_body(notification.data(), subscription=PUSH_SUBSCRIPTION)).encode("utf-8")
         request = urllib.request.Request(self.url, data=body, method="POST",
                                          headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
@@ -112,38 +90,32 @@ class InlineNotifier(Notifier):
 
     target = "inline"
 
-    def __init__(self, warehouse_url: str) -> None:
+    def __init__(self, warehouse_url: str, options: Any = None, target_dataset: str | None = None) -> None:
         self.warehouse_url = warehouse_url
+        self.options = options
+        self.target_dataset = target_dataset
 
     def send(self, notification: Notification) -> None:
+        from uniview.plan import GeneratorOptions
         from uniview.refresh import RefreshRequest, refresh
         from uniview.warehouse import open_warehouse
 
         request = RefreshRequest(notification.dataset, tables=(notification.table,),
+                                 target_dataset=self.target_dataset, options=self.options or GeneratorOptions(),
                                  required_tables=(notification.table_name,))
         with open_warehouse(self.warehouse_url) as warehouse:
-            refresh(warehouse, request)
+            (outcome,) = refresh(warehouse, request)
+        if outcome.error is not None:
+            raise outcome.error
 
 
-def push_body(notification: Notification, now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> dict:
-    """The body Pub/Sub push delivers to an endpoint, carrying `notification`."""
-    return {
-        "message": {
-            "data": base64.b64encode(notification.data()).decode("ascii"),
-            "messageId": uuid.uuid4().hex,
-            "publishTime": now().strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            "attributes": {},
-        },
-        "subscription": PUSH_SUBSCRIPTION,
-    }
-
-
-def make_notifier(target: str, warehouse_url: str) -> Notifier:
-    """The notifier for a --notify value; ConfigError for anything else."""
+def make_notifier(target: str, warehouse_url: str, options: Any = None, target_dataset: str | None = None) -> Notifier:
+    """The notifier for a --notify value; ConfigError for anything else.  `inline` refreshes with the
+    given generator options (a uniview.plan.GeneratorOptions) into `target_dataset`."""
     if target == "none":
         return NoNotifier()
     if target == "inline":
-        return InlineNotifier(warehouse_url)
+        return InlineNotifier(warehouse_url, options, target_dataset)
     parsed = urlparse(target)
     if parsed.scheme in ("http", "https") and parsed.netloc:
         return HttpNotifier(target)

@@ -98,7 +98,7 @@ class HadoopFilePendingStore(PendingStore):
         self._write(set(self.pending()) - {notification})
 
     def _write(self, items: set[Notification]) -> None:
-        text = json.dumps([vars(n) for n in sorted(items)], ensure_ascii=False)
+        text = json.dumps([n.as_record() for n in sorted(items)], ensure_ascii=False)
         stream = self._fs.create(self._path, True)
         try:
             stream.write(bytearray(text.encode("utf-8")))

@@ -32,10 +32,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from uniview.errors import TypeParseError
-from uniview.types import Array, BQType, Scalar, Struct
+from uniview.types import (
+    BIGNUMERIC_MAX_INTEGER_DIGITS, DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct, decimal_parameters,
+)
 
 _SPARK_MAX_PRECISION = 38
-_DEFAULT_DECIMALS = {"NUMERIC": (38, 9), "BIGNUMERIC": (76, 38)}
 _INTEGER = r"^-?[0-9]{1,19}$"
 _DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _DATETIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?$"
@@ -52,16 +53,9 @@ _SCALAR_LANDING = {
 }
 
 
-def decimal_parameters(bq_type: Scalar) -> tuple[int, int]:
-    """(precision, scale) of a NUMERIC/BIGNUMERIC, defaults filled in."""
-    if not bq_type.params:
-        return _DEFAULT_DECIMALS[bq_type.name]
-    return bq_type.params[0], bq_type.params[1] if len(bq_type.params) > 1 else 0
-
-
 def spark_decimal(bq_type: BQType) -> T.DecimalType | None:
     """The Spark decimal for a NUMERIC/BIGNUMERIC that fits 38 digits, else None."""
-    if not (isinstance(bq_type, Scalar) and bq_type.name in _DEFAULT_DECIMALS):
+    if not (isinstance(bq_type, Scalar) and bq_type.name in DEFAULT_DECIMAL_PARAMETERS):
         return None
     precision, scale = decimal_parameters(bq_type)
     return T.DecimalType(precision, scale) if precision <= _SPARK_MAX_PRECISION else None
@@ -75,7 +69,7 @@ def landing_type(bq_type: BQType) -> T.DataType:
         return T.StructType([T.StructField(f.name, landing_type(f.type)) for f in bq_type.fields])
     if not isinstance(bq_type, Scalar):
         raise TypeParseError(f"{bq_type} cannot be landed by the sink")
-    if bq_type.name in _DEFAULT_DECIMALS:
+    if bq_type.name in DEFAULT_DECIMAL_PARAMETERS:
         return spark_decimal(bq_type) or T.StringType()
     if bq_type.name in _STRING_LANDED:
         return T.StringType()
@@ -146,6 +140,6 @@ def _boolean(carried: Column) -> Column:
 
 def _wide_decimal_pattern(bq_type: Scalar) -> str:
     precision, scale = decimal_parameters(bq_type)
-    integer_digits = min(precision - scale, 38)
+    integer_digits = min(precision - scale, BIGNUMERIC_MAX_INTEGER_DIGITS)
     fraction = rf"(\.[0-9]{{1,{scale}}})?" if scale else ""
     return rf"^[+-]?[0-9]{{1,{integer_digits}}}{fraction}$"

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from typing import Iterable
 
-VERSION_PATTERN = re.compile(r"[a-z0-9]{1,16}")
+from uniview.schema import VERSION_ID
+
 HASH_LENGTH = 12
 
 
@@ -57,7 +57,7 @@ def compute_version(table_name: str, columns: Iterable[SourceColumn]) -> str:
 
 def is_valid_version(version: object) -> bool:
     """True for 1-16 lowercase letters or digits, the versions a producer may declare."""
-    return isinstance(version, str) and VERSION_PATTERN.fullmatch(version) is not None
+    return isinstance(version, str) and VERSION_ID.fullmatch(version) is not None
 
 
 def schema_signature(columns: Iterable[SourceColumn]) -> tuple[tuple[str, str], ...]:

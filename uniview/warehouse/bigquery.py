@@ -29,6 +29,7 @@ from uniview.identifiers import quote_path, validate_dataset, validate_project, 
 from uniview.plan import PART_FINGERPRINT, is_part_view_name
 from uniview.schema import ColumnRecord, split_version_table, version_table_prefix
 from uniview.warehouse.base import Applied, ViewChange, Warehouse
+from uniview.warehouse.url import BIGQUERY, WarehouseURL
 from uniview.warehouse.bigquery_schema import record_from_row, records_from_table, table_names
 from uniview.warehouse.bigquery_views import change_statement, pack_scripts, referenced_datasets, stored_fingerprint, \
     version_tables_statement
@@ -93,7 +94,7 @@ class BigQueryWarehouse(Warehouse):
         from uniview.warehouse import bigquery_retry
 
         self.project = validate_project(project)
-        self.url = f"bigquery://{project}"
+        self.url = str(WarehouseURL(BIGQUERY, self.project))
         self.retry_deadline = float(retry_deadline)
         self.jobs_started = 0
         self.recent_jobs: deque[str] = deque(maxlen=RECENT_JOBS_KEPT)

@@ -23,10 +23,12 @@ import duckdb
 
 from uniview.errors import ConfigError, NotFoundError, TransientWarehouseError, TypeParseError, WarehouseError
 from uniview.identifiers import validate_dataset, validate_table
+from uniview.render import render
 from uniview.schema import ColumnRecord, split_version_table
 from uniview.types import BQType
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
-from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quote_identifier, quote_string, to_duckdb
+from uniview.warehouse.duckdb_connection import open_connection, quote_identifier
+from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quote_string, to_duckdb
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb
 from uniview.warehouse.url import duckdb_url
 
@@ -39,7 +41,6 @@ LEDGER_SCHEMA = "_uniview"
 LEDGER_TABLE = "created_tables"
 DEFAULT_LOCK_TIMEOUT_SECONDS = 20.0
 _COMMENT = re.compile(r"uniview:sha256:(?P<digest>[0-9a-f]{64}) duckdb-translation:(?P<version>\d+)")
-_LOCK_HOLDER = re.compile(r"PID (\d+)")
 # A double-quoted name (kept as is), or the type TIMESTAMP without time zone.
 _PLAIN_TIMESTAMP = re.compile(r'("(?:[^"]|"")*")|\bTIMESTAMP\b(?! WITH TIME ZONE)')
 
@@ -201,30 +202,12 @@ class DuckDBWarehouse(Warehouse):
             raise WarehouseError(f"cannot open {self.url}: directory {self.path.parent} does not exist")
         if not self.path.exists() and not create:
             return None
-        connection = self._open_with_retry()
-        try:
-            connection.execute("SET TimeZone = 'UTC'")
-        except duckdb.Error as error:
-            connection.close()
-            raise WarehouseError(f"cannot use {self.url}: {_one_line(error)}") from None
-        self._connection = connection
-        return connection
+        self._connection = self._open_with_retry()
+        return self._connection
 
     def _open_with_retry(self) -> duckdb.DuckDBPyConnection:
         """duckdb.connect, retried with backoff while another process holds the file's lock."""
-        deadline = time.monotonic() + self.lock_timeout
-        delay = 0.05
-        while True:
-            try:
-                return duckdb.connect(str(self.path))
-            except duckdb.Error as error:
-                if not _is_lock_error(error):
-                    raise WarehouseError(f"cannot open {self.url}: {_one_line(error)}") from None
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TransientWarehouseError(_lock_message(self.url, error, self.lock_timeout)) from None
-                time.sleep(min(delay, remaining))
-                delay = min(delay * 2, 1.0)
+        return open_connection(self.path, lock_timeout=self.lock_timeout)
 
 
 def record_created_tables(connection: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, int]:
@@ -287,7 +270,7 @@ def _rollback_quietly(connection: duckdb.DuckDBPyConnection) -> None:
 
 def _statements(view: str, change: ViewChange, table_types: TableColumns) -> list[str]:
     if change.is_drop:
-        return [f"DROP VIEW IF EXISTS {view}"]
+        return [render("drop_view.sql.j2", view=view)]
     return [
         f"CREATE OR REPLACE VIEW {view} AS\n{to_duckdb(change.body, table_types)}",
         f"COMMENT ON VIEW {view} IS {quote_string(view_comment(change.body))}",
@@ -391,17 +374,6 @@ def _guarded(url: str, action):
         raise TransientWarehouseError(f"{url}: {_one_line(error)}") from None
     except duckdb.Error as error:
         raise WarehouseError(f"{url}: {_one_line(error)}") from None
-
-
-def _is_lock_error(error: duckdb.Error) -> bool:
-    text = str(error)
-    return "Could not set lock" in text or "Conflicting lock" in text
-
-
-def _lock_message(url: str, error: duckdb.Error, waited: float) -> str:
-    holder = _LOCK_HOLDER.search(str(error))
-    who = f"process {holder.group(1)}" if holder else "another process"
-    return f"{url} is locked by {who}; gave up after waiting {waited:g} s (DuckDB allows one writer process per file)"
 
 
 def _one_line(error: BaseException) -> str:

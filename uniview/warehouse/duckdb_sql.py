@@ -36,6 +36,7 @@ from uniview.warehouse.duckdb_text import (
     timestamp_in_zone,
     to_json_string,
 )
+from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.duckdb_types import duckdb_type
 
 #: Bump when the DuckDB SQL for the same BigQuery body changes: stored views written by an
@@ -97,9 +98,6 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-def quote_identifier(name: str) -> str:
-    """A DuckDB double-quoted identifier."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _raw(sql: str, like: exp.Expression | None = None) -> exp.Expression:

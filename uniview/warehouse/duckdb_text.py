@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from uniview.types import Array, BQType, Scalar, Struct
+from uniview.warehouse.duckdb_connection import string_literal
 
 #: The UTC zone as a DuckDB string literal.
 UTC_LITERAL = "'UTC'"
@@ -33,9 +34,7 @@ _JSON_PLAIN_RUN = r'[^\x00-\x1F"\\\x{2028}\x{2029}]+'
 _JSON_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def quote_string(value: str) -> str:
-    """A DuckDB string literal (a backslash is an ordinary character in DuckDB strings)."""
-    return "'" + value.replace("'", "''") + "'"
+quote_string = string_literal
 
 
 def _let(value: str, name: str, body: str) -> str:

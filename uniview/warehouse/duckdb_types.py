@@ -12,7 +12,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from uniview.errors import TypeParseError
-from uniview.types import Array, BQType, Field, Scalar, Struct
+from uniview.types import Array, BQType, Field, Scalar, Struct, decimal_parameters, decimal_type
+from uniview.warehouse.duckdb_connection import quote_identifier
 
 T = exp.DataType.Type
 _SCALARS_FROM_DUCKDB = {
@@ -32,8 +33,6 @@ _SCALARS_TO_DUCKDB = {
     "TIMESTAMP": "TIMESTAMP WITH TIME ZONE", "JSON": "JSON", "INTERVAL": "INTERVAL",
     "GEOGRAPHY": "VARCHAR",
 }
-_NUMERIC_MAX_INTEGER_DIGITS = 29
-_NUMERIC_MAX_SCALE = 9
 _DUCKDB_MAX_PRECISION = 38
 
 
@@ -66,8 +65,7 @@ def _from_duckdb(data_type: exp.DataType) -> BQType:
 
 def _decimal_from_duckdb(params: list[int]) -> Scalar:
     precision, scale = params[0], params[1] if len(params) > 1 else 0
-    fits_numeric = scale <= _NUMERIC_MAX_SCALE and precision - scale <= _NUMERIC_MAX_INTEGER_DIGITS
-    return Scalar("NUMERIC" if fits_numeric else "BIGNUMERIC", (precision, scale))
+    return decimal_type(precision, scale) or Scalar("BIGNUMERIC", (precision, scale))
 
 
 def duckdb_type(bq_type: BQType) -> str:
@@ -75,7 +73,7 @@ def duckdb_type(bq_type: BQType) -> str:
     if isinstance(bq_type, Array):
         return duckdb_type(bq_type.element) + "[]"
     if isinstance(bq_type, Struct):
-        fields = ", ".join(f"{_duckdb_quote(f.name)} {duckdb_type(f.type)}" for f in bq_type.fields)
+        fields = ", ".join(f"{quote_identifier(f.name)} {duckdb_type(f.type)}" for f in bq_type.fields)
         return f"STRUCT({fields})"
     if not isinstance(bq_type, Scalar):
         raise TypeParseError(f"{bq_type} has no DuckDB equivalent")
@@ -87,13 +85,10 @@ def duckdb_type(bq_type: BQType) -> str:
 
 
 def _decimal_to_duckdb(bq_type: Scalar) -> str:
-    default = (38, 9) if bq_type.name == "NUMERIC" else (76, 38)
-    precision = bq_type.params[0] if bq_type.params else default[0]
-    scale = bq_type.params[1] if len(bq_type.params) > 1 else (0 if bq_type.params else default[1])
+    precision, scale = decimal_parameters(bq_type)
     if precision > _DUCKDB_MAX_PRECISION:
         return "DOUBLE"
     return f"DECIMAL({precision}, {scale})"
 
 
-def _duckdb_quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+
