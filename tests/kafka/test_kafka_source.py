@@ -67,6 +67,7 @@ def test_kafka_input_options():
     assert options["startingOffsets"] == "latest" and options["failOnDataLoss"] == "true"
     assert options["kafka.security.protocol"] == "SASL_SSL"
     assert KafkaInput.parse("kafka://a:9092/?pattern=shop%5C..*").reader_options()["subscribePattern"] == r"shop\..*"
+    assert KafkaInput.parse(r"kafka://a:9092/?pattern=shop[0-9]+\.public\..*").pattern == r"shop[0-9]+\.public\..*"
     with pytest.raises(ConfigError, match="set by uniview"):
         source.reader_options({"subscribe": "other"})
 

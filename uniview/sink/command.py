@@ -57,6 +57,8 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
 @click.option("--input", "input_path", required=True,
               help="NDJSON file, directory or glob (local path or gs://), or Kafka: kafka://BROKER[,BROKER]/TOPIC[,TOPIC] "
                    "or 'kafka://BROKER/?pattern=REGEX' (with --stream).")
+@click.option("--format", "format", type=click.Choice(["uniview", "debezium"]), default="uniview", show_default=True,
+              help="Record format: uniview's envelope, or Debezium change events (JSON with schemas).")
 @click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE",
               help="duckdb:///file.duckdb (relative), duckdb:////abs/file.duckdb, or bigquery://PROJECT.")
 @click.option("--dataset", default=None, help="Dataset for every record [default: each record's database_name].")

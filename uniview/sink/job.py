@@ -31,12 +31,14 @@ from uniview.sink.landing import BatchCounts, BatchKey, Landing, StagedBatch, St
 from uniview.sink.notify import Notification, Notifier, make_notifier
 from uniview.sink.pending import FlushResult, flush
 from uniview.sink.routing import Lookup, RoutingPlan, plan_routes
+from uniview.sink.debezium import debezium_lines
 from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
 
 logger = logging.getLogger(__name__)
 
 #: Where records without a usable dataset are quarantined when --dataset is not given.
 DEFAULT_FALLBACK_DATASET = "uniview"
+INPUT_FORMATS = ("uniview", "debezium")
 SESSION_SETTINGS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
@@ -61,6 +63,8 @@ class SinkOptions:
     staging_dir: str | None = None
     bigquery_options: tuple[tuple[str, str], ...] = ()
     kafka_options: tuple[tuple[str, str], ...] = ()
+    #: The record format: uniview's envelope, or Debezium's change events (uniview.sink.debezium).
+    format: str = "uniview"
     cache: bool = False
     #: How `--notify inline` generates views (a uniview.plan.GeneratorOptions; None: the defaults).
     generator_options: object = None
@@ -74,6 +78,8 @@ class SinkOptions:
             raise ConfigError("--stream needs --checkpoint DIR (where Spark records its progress)")
         if not self.stream and (self.checkpoint or self.available_now):
             raise ConfigError("--checkpoint and --available-now are only used with --stream")
+        if self.format not in INPUT_FORMATS:
+            raise ConfigError(f"invalid --format {self.format!r}: choose one of {', '.join(INPUT_FORMATS)}")
         if self.max_files_per_trigger is not None and self.max_files_per_trigger < 1:
             raise ConfigError("--max-files-per-trigger must be at least 1")
         if is_kafka(self.input):
@@ -216,6 +222,8 @@ class Sink:
         return counts
 
     def _land(self, lines: DataFrame, key: BatchKey) -> BatchCounts:
+        if self.options.format == "debezium":
+            lines = debezium_lines(lines)
         envelopes = parse_envelopes(lines)
         if self.options.cache:
             envelopes = envelopes.persist(StorageLevel.MEMORY_AND_DISK)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Mapping
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from uniview.errors import ConfigError
 
@@ -53,13 +53,13 @@ class KafkaInput:
         if not brokers or not all(_BROKER.fullmatch(b) for b in brokers):
             raise ConfigError(f"invalid Kafka input {location!r}: expected kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC] "
                               "or kafka://HOST:PORT/?pattern=REGEX")
-        query = parse_qs(parts.query, keep_blank_values=True)
         path = parts.path.strip("/")
-        if set(query) - {"pattern"} or (query and path) or (not query and not path):
+        has_pattern = parts.query.startswith("pattern=")
+        if (parts.query and not has_pattern) or (has_pattern and path) or (not parts.query and not path):
             raise ConfigError(f"invalid Kafka input {location!r}: name topics in the path or a pattern in "
                               "?pattern=REGEX, not both")
-        if query:
-            pattern = query["pattern"][-1]
+        if has_pattern:  # percent-escapes are decoded; '+' stays a regex '+', never a space
+            pattern = unquote(parts.query[len("pattern="):])
             _check_pattern(pattern)
             return cls(",".join(brokers), pattern=pattern)
         topics = tuple(path.split(","))
