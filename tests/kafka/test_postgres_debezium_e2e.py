@@ -14,13 +14,14 @@ import shutil
 import subprocess
 import sys
 import time
-from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from uniview.demo.postgres_source import latest_rows_sql, normalized
 from uniview.local.function_server import function_server
+from uniview.local.kafka import wait_for_change_events
 from uniview.warehouse.url import duckdb_url
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
@@ -77,24 +78,8 @@ def stack(postgres, kafka_bootstrap, tmp_path_factory):
                    "postgres": postgres}
 
 
-def wait_for_events(bootstrap, count, timeout=90):
-    """Until the topics of both databases hold `count` change events (tombstones not counted)."""
-    consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=1000, auto_offset_reset="earliest")
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            topics = [t for t in consumer.topics() if t.split(".")[0] in DATABASES and t.count(".") == 2]
-            partitions = [kafka.TopicPartition(t, 0) for t in topics]
-            if partitions:
-                consumer.assign(partitions)
-                consumer.seek_to_beginning(*partitions)
-                seen = sum(1 for message in consumer if message.value is not None)
-                if seen >= count:
-                    return seen
-            time.sleep(0.5)
-    finally:
-        consumer.close()
-    raise AssertionError(f"fewer than {count} change events arrived within {timeout}s")
+def wait_for_events(bootstrap, count):
+    wait_for_change_events(bootstrap, DATABASES, count)
 
 
 def land(stack):
@@ -110,14 +95,10 @@ def land(stack):
 
 def latest_through_view(warehouse, database, table, columns):
     """The latest row per id read through `<database>_unified.<table>_unified`, deletes removed."""
-    wanted = ", ".join(columns)
-    sql = (f"SELECT {wanted} FROM (SELECT *, row_number() OVER (PARTITION BY id ORDER BY "
-           f"CAST(_cdc_position AS BIGINT) DESC, _cdc_timestamp DESC, _cdc_ingested_at DESC) AS latest "
-           f"FROM {database}_unified.{table}_unified) WHERE latest = 1 AND _cdc_operation <> 'DELETE' ORDER BY id")
     for _ in range(100):  # the function refreshes the view right after the sink's announcement
         try:
             with duckdb.connect(str(warehouse), read_only=True) as connection:
-                return [tuple(row) for row in connection.execute(sql).fetchall()]
+                return [tuple(row) for row in connection.execute(latest_rows_sql(database, table, columns)).fetchall()]
         except duckdb.Error:
             time.sleep(0.2)
     raise AssertionError(f"{database}_unified.{table}_unified could not be read")
@@ -126,10 +107,6 @@ def latest_through_view(warehouse, database, table, columns):
 def changes_in_view(warehouse, database, table):
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         return connection.execute(f"SELECT count(*) FROM {database}_unified.{table}_unified").fetchone()[0]
-
-
-def normalized(rows):
-    return [tuple(Decimal(str(v)) if isinstance(v, (Decimal, float)) else v for v in row) for row in rows]
 
 
 def assert_views_match_sources(stack, events):
@@ -176,3 +153,12 @@ def test_postgres_changes_reach_the_unified_views_step_by_step(stack):
     wait_for_events(stack["bootstrap"], sum(events.values()))
     land(stack)
     assert_views_match_sources(stack, events)
+
+
+def test_the_postgres_demo_shows_views_equal_to_the_source(kafka_bootstrap, tmp_path):
+    """`uniview demo --source postgres` starts its own stack and says, after each step, that they agree."""
+    done = subprocess.run([sys.executable, "-m", "uniview.cli", "demo", "--source", "postgres", "--workdir",
+                           str(tmp_path / "demo")], capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    agreed = done.stdout.count("the view's latest rows equal the source table")
+    assert agreed == 7 and "differ" not in done.stdout

@@ -21,9 +21,14 @@ from uniview.errors import UniviewError
 @click.command("demo")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=Path(".uniview-demo"),
               show_default=True, help="Where the demo writes its input, its DuckDB warehouse and the servers' logs.")
-def demo_command(workdir: Path) -> None:
+@click.option("--source", type=click.Choice(["stream", "postgres"]), default="stream", show_default=True,
+              help="stream: a generated CDC stream of files; postgres: a real PostgreSQL through Debezium and Kafka.")
+def demo_command(workdir: Path, source: str) -> None:
     """Run the whole pipeline locally and show what uniview made of a changing CDC stream."""
     console = Console()
+    if source == "postgres":
+        _postgres_demo(workdir, console)
+        return
     paths = DemoPaths(workdir.absolute())
     try:
         seconds = run_demo(paths, console)
@@ -39,6 +44,20 @@ def demo_command(workdir: Path) -> None:
         f"--source-column {SOURCE_COLUMN}",
         soft_wrap=True,
     )
+
+
+def _postgres_demo(workdir: Path, console: Console) -> None:
+    from uniview.demo.postgres_source import PostgresDemo
+
+    demo = PostgresDemo(workdir.absolute(), console)
+    demo.workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        seconds = demo.run()
+    except (UniviewError, FileNotFoundError) as error:
+        console.print(f"[red]uniview demo failed:[/red] {error}")
+        sys.exit(1)
+    console.print(timings_table(seconds))
+    console.print(f"\nThe warehouse is left at [bold]{demo.warehouse}[/bold].", soft_wrap=True)
 
 
 def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:

@@ -14,7 +14,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import duckdb
 
@@ -114,7 +114,7 @@ def _subscribe_function(function_url: str) -> None:
         )
 
 
-def new_spark_session():
+def new_spark_session(jars: Sequence[str] = ()):
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -124,6 +124,7 @@ def new_spark_session():
         .config("spark.driver.extraJavaOptions", quiet_logging)
         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "2g")
+        .config("spark.jars", ",".join(jars))
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

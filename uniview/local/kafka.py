@@ -147,3 +147,32 @@ def _wait_running(url: str, name: str, timeout: float, log_path: Path) -> None:
         state = ",".join(sorted(states))
         time.sleep(0.2)
     raise UniviewError(f"connector {name} is not running after {timeout:.0f}s (state {state}); see {log_path}")
+
+
+def count_change_events(bootstrap: str, topic_prefixes: Sequence[str]) -> int:
+    """Messages with a value (tombstones not counted) in the Debezium table topics `<prefix>.<schema>.<table>`."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=1000, auto_offset_reset="earliest")
+    try:
+        topics = [t for t in consumer.topics() if t.split(".")[0] in topic_prefixes and t.count(".") == 2]
+        partitions = [TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()]
+        if not partitions:
+            return 0
+        consumer.assign(partitions)
+        consumer.seek_to_beginning(*partitions)
+        return sum(1 for message in consumer if message.value is not None)
+    finally:
+        consumer.close()
+
+
+def wait_for_change_events(bootstrap: str, topic_prefixes: Sequence[str], count: int, timeout: float = 90.0) -> int:
+    """Until the table topics hold at least `count` change events; UniviewError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = count_change_events(bootstrap, topic_prefixes)
+        if seen >= count:
+            return seen
+        if time.monotonic() > deadline:
+            raise UniviewError(f"only {seen} of {count} change events reached Kafka within {timeout:.0f}s")
+        time.sleep(0.3)

@@ -1,0 +1,154 @@
+"""`uniview demo --source postgres`: a real database through the real CDC stack, on this machine.
+
+PostgreSQL (logical decoding) with two source databases -> Debezium's PostgreSQL connector on
+Kafka Connect -> a Kafka broker -> the Spark sink (`--format debezium`, incremental runs) -> DuckDB
+-> the Cloud Function under functions-framework -> `<database>_unified.<table>_unified`.  After each
+step of changes (DML, a new column, a type change) it prints the source table next to the latest
+row per key read through the unified view.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import duckdb
+from rich.console import Console
+from rich.table import Table
+
+from uniview.demo.pipeline import new_spark_session
+from uniview.demo.stages import StageClock
+from uniview.warehouse.url import duckdb_url
+
+DATABASES = ("shop1", "shop2")
+TABLE = "customer"
+
+#: (database, statements, change events they publish), run in order.
+STEPS: tuple[tuple[str, tuple[str, ...], int], ...] = (
+    ("shop1", ("INSERT INTO customer VALUES (1, 'Ann', 10.50), (2, 'Bob', 20.00), (3, 'Cy', 30.25)",
+               "UPDATE customer SET name = 'Bobby' WHERE id = 2", "DELETE FROM customer WHERE id = 3"), 5),
+    ("shop2", ("INSERT INTO customer VALUES (1, 'Other Ann', 99.99)",), 1),
+    ("shop1", ("ALTER TABLE customer ADD COLUMN email text",
+               "INSERT INTO customer VALUES (4, 'Dee', 40, 'dee@example.com')"), 1),
+    ("shop1", ("ALTER TABLE customer ALTER COLUMN balance TYPE numeric(14,4)",
+               "UPDATE customer SET balance = 1234.5678 WHERE id = 1"), 1),
+)
+
+
+def latest_rows_sql(dataset: str, table: str, columns: Sequence[str]) -> str:
+    """The latest row per id read through the unified view, deletes removed (DuckDB SQL)."""
+    return (f"SELECT {', '.join(columns)} FROM (SELECT *, row_number() OVER (PARTITION BY id ORDER BY "
+            f"CAST(_cdc_position AS BIGINT) DESC, _cdc_timestamp DESC, _cdc_ingested_at DESC) AS latest "
+            f"FROM {dataset}_unified.{table}_unified) WHERE latest = 1 AND _cdc_operation <> 'DELETE' ORDER BY id")
+
+
+@dataclass
+class PostgresDemo:
+    """The running stack: the database server, Kafka, the function, a Spark session, the work folder."""
+
+    workdir: Path
+    console: Console
+
+    @property
+    def warehouse(self) -> Path:
+        return self.workdir / "uniview-postgres-demo.duckdb"
+
+    def run(self) -> dict[str, float]:
+        clock = StageClock(self.console)
+        with ExitStack() as stack:
+            with clock.stage("1. Start PostgreSQL, Kafka, Debezium, the function and Spark"):
+                self._start(stack)
+            for number, (database, statements, _) in enumerate(STEPS, start=2):
+                with clock.stage(f"{number}. {database}: " + "; ".join(statements)[:110]):
+                    self._step(database, statements, number - 1)
+        return clock.seconds
+
+    def _start(self, stack: ExitStack) -> None:
+        import psycopg
+
+        from uniview.local.function_server import function_server
+        from uniview.local.java_stack import spark_kafka_jars
+        from uniview.local.kafka import debezium_connect, kafka_broker, postgres_connector
+        from uniview.local.postgres import postgres_server
+
+        for leftover in (self.warehouse, self.workdir / "checkpoint"):
+            if leftover.is_dir():
+                import shutil
+
+                shutil.rmtree(leftover)
+            elif leftover.exists():
+                leftover.unlink()
+        self.postgres = stack.enter_context(postgres_server(self.workdir))
+        with psycopg.connect(self.postgres.dsn(), autocommit=True) as connection:
+            for database in DATABASES:
+                connection.execute(f"CREATE DATABASE {database}")
+        for database in DATABASES:
+            self._sql(database, "CREATE TABLE customer (id int PRIMARY KEY, name text, balance numeric(10,2))")
+        self.bootstrap = stack.enter_context(kafka_broker(self.workdir))
+        connectors = [postgres_connector(db, self.postgres.host, self.postgres.port, db, "postgres") for db in DATABASES]
+        stack.enter_context(debezium_connect(self.workdir, self.bootstrap, connectors))
+        env = {"UNIVIEW_WAREHOUSE": duckdb_url(self.warehouse), "UNIVIEW_POLICY": "widen"}
+        self.function = stack.enter_context(function_server(self.workdir, env))
+        self.spark = new_spark_session(spark_kafka_jars())
+        stack.callback(self.spark.stop)
+        self.console.print(f"PostgreSQL 127.0.0.1:{self.postgres.port}, Kafka {self.bootstrap}, "
+                           f"function {self.function.url}, warehouse {self.warehouse}")
+
+    def _sql(self, database: str, *statements: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.postgres.dsn(database), autocommit=True) as connection:
+            for statement in statements:
+                connection.execute(statement)
+
+    def _step(self, database: str, statements: Sequence[str], done: int) -> None:
+        from uniview.local.kafka import wait_for_change_events
+        from uniview.sink.job import SinkOptions, run
+
+        self._sql(database, *statements)
+        wait_for_change_events(self.bootstrap, DATABASES, sum(events for _, _, events in STEPS[:done]))
+        options = SinkOptions(input=f"kafka://{self.bootstrap}/?pattern=shop[0-9]+\\.public\\..*",
+                              warehouse=duckdb_url(self.warehouse), format="debezium", stream=True,
+                              checkpoint=str(self.workdir / "checkpoint"), available_now=True,
+                              notify=self.function.url)
+        result = run(self.spark, options)
+        self.console.print(f"sink: read {result.counts.read} = written {result.counts.total_written} + "
+                           f"quarantined {result.counts.total_quarantined}; {len(result.sent)} new version(s) announced")
+        for shown in DATABASES:
+            self._compare(shown)
+
+    def _compare(self, database: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.postgres.dsn(database)) as connection:
+            cursor = connection.execute(f"SELECT * FROM {TABLE} ORDER BY id")
+            columns = [column.name for column in cursor.description]
+            source = [tuple(row) for row in cursor.fetchall()]
+        if not source:
+            return
+        with duckdb.connect(str(self.warehouse), read_only=True) as connection:
+            through_view = [tuple(row) for row in connection.execute(latest_rows_sql(database, TABLE, columns)).fetchall()]
+        table = Table(title=f"{database}.{TABLE} in PostgreSQL  |  latest per id through "
+                            f"{database}_unified.{TABLE}_unified", title_justify="left")
+        for column in columns:
+            table.add_column(f"source {column}")
+        for column in columns:
+            table.add_column(f"view {column}", style="cyan")
+        for index in range(max(len(source), len(through_view))):
+            left = source[index] if index < len(source) else ("",) * len(columns)
+            right = through_view[index] if index < len(through_view) else ("",) * len(columns)
+            table.add_row(*map(str, left), *map(str, right))
+        self.console.print(table)
+        same = normalized(source) == normalized(through_view)
+        self.console.print("[green]the view's latest rows equal the source table[/green]" if same else
+                           "[red]the view's latest rows differ from the source table[/red]")
+
+
+def normalized(rows: Sequence[tuple]) -> list[tuple]:
+    """Rows with every number as a Decimal, so 10.5 (NUMERIC(10,2)) equals 10.500000000 (widened NUMERIC)."""
+    from decimal import Decimal
+
+    return [tuple(Decimal(str(v)) if isinstance(v, (Decimal, float, int)) and not isinstance(v, bool) else v
+                  for v in row) for row in rows]
