@@ -58,6 +58,7 @@ locals {
     UNIVIEW_MAX_VIEW_CHARS        = tostring(var.max_view_chars)
     UNIVIEW_DATETIME_TIMEZONE     = var.datetime_timezone
     UNIVIEW_SOURCE_COLUMN         = var.source_column
+    UNIVIEW_CURRENT               = tostring(var.current_views)
     UNIVIEW_MAX_EVENT_AGE_SECONDS = tostring(var.max_event_age_seconds)
   }
   function_env = { for key, value in local.function_env_all : key => value if value != null }

@@ -160,6 +160,12 @@ variable "datetime_timezone" {
   }
 }
 
+variable "current_views" {
+  description = "Also keep <table>_current, the latest row per (_cdc_database, primary key), for every family (UNIVIEW_CURRENT)."
+  type        = bool
+  default     = false
+}
+
 variable "source_column" {
   description = "Name of an extra column in every unified view holding the version table a row came from (UNIVIEW_SOURCE_COLUMN). null = no such column."
   type        = string

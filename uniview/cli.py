@@ -1,4 +1,4 @@
-"""The `uniview` command: plan | refresh | sink | demo.
+"""The `uniview` command: plan | refresh | migrate-landing | sink | demo.
 
 Every deliberate failure (bad name, unknown table, unreachable warehouse, a family over
 BigQuery's limits) is one line on stderr and exit code 1; nothing is changed half-way.
@@ -82,10 +82,11 @@ def view_options(command: Callable) -> Callable:
 
 
 def build_request(dataset: str, tables: tuple[str, ...], all_families: bool, target_dataset: str | None,
-                  policy: str, max_view_chars: int, datetime_timezone: str | None, source_column: str | None) -> RefreshRequest:
+                  policy: str, max_view_chars: int, datetime_timezone: str | None, source_column: str | None,
+                  current: bool = False) -> RefreshRequest:
     if bool(tables) == all_families:
         raise click.UsageError("give either --table NAME (repeatable) or --all")
-    options = make_generator_options(policy, max_view_chars, datetime_timezone, source_column)
+    options = make_generator_options(policy, max_view_chars, datetime_timezone, source_column, current)
     return RefreshRequest(dataset=dataset, tables=tables or None, target_dataset=target_dataset, options=options)
 
 
@@ -111,11 +112,15 @@ def plan(warehouse: str, as_json: bool, **request_options: object) -> None:
         plans = plan_families(connection, request, failures)
         stored = None if as_json or not plans else stored_fingerprints(connection, plans)
     if as_json:
-        views = [{"name": view.qualified_name, "sql": view.statement} for p in plans for view in p.views]
+        views = [{"name": view.qualified_name, "sql": view.statement} for p in plans for view in p.all_views]
         click.echo(json.dumps({"views": views}, indent=2, ensure_ascii=False))
     elif plans:
         print_plan(plans, stored)
-    exit_on_failures([(failure.family, failure.error) for failure in failures])
+    notes = [plan.current_note for plan in plans if plan.current_note]
+    for note in notes:
+        click.echo(f"uniview: note: {note}", err=True)
+    exit_on_failures([(failure.family, failure.error) for failure in failures]
+                     + [(plan.family, plan.current_error) for plan in plans if plan.current_error])
 
 
 @main.command()
@@ -130,8 +135,34 @@ def refresh(warehouse: str, **request_options: object) -> None:
     request = build_request(**request_options)
     with open_warehouse(warehouse) as connection:
         outcomes = run_refresh(connection, request)
-    print_outcomes([outcome for outcome in outcomes if not outcome.failed])
+    print_outcomes([outcome for outcome in outcomes if not outcome.failed or outcome.changed])
+    for outcome in outcomes:
+        if outcome.note:
+            click.echo(f"uniview: note: {outcome.note}", err=True)
     exit_on_failures([(outcome.family, outcome.error) for outcome in outcomes if outcome.failed])
+
+
+@main.command("migrate-landing")
+@click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE", help="duckdb:///file.duckdb or bigquery://PROJECT.")
+@click.option("--dataset", required=True, help="Dataset holding the <table>_v_<version> tables.")
+@click.option("--apply", "apply_changes", is_flag=True, help="Add the columns; without it, only print what would be added.")
+@fail_cleanly
+def migrate_landing(warehouse: str, dataset: str, apply_changes: bool) -> None:
+    """Append the CDC columns (_cdc_database, _cdc_sequence) that version tables landed by an older uniview lack."""
+    from uniview.migrate_landing import plan_migration
+    from uniview.warehouse import open_warehouse
+
+    with open_warehouse(warehouse) as connection:
+        additions = plan_migration(connection.read_columns(dataset))
+        for table, columns in additions.items():
+            click.echo(f"{dataset}.{table}: add {', '.join(f'{name} {bq_type}' for name, bq_type in columns)}")
+        if not additions:
+            click.echo(f"every version table in {dataset} has today's landing layout")
+        elif apply_changes:
+            connection.add_columns(dataset, additions)
+            click.echo(f"added the columns to {len(additions)} table(s); run `uniview refresh` to update the views")
+        else:
+            click.echo(f"{len(additions)} table(s) to migrate; run again with --apply to add the columns")
 
 
 def exit_on_failures(failures: list[tuple[str, UniviewError]]) -> None:

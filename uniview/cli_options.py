@@ -20,6 +20,8 @@ def generator_options(command: Callable) -> Callable:
                      help="Split into part views beyond this many characters of SQL per view."),
         click.option("--datetime-timezone", default=None, help="Read DATETIME as this IANA zone when it becomes TIMESTAMP [default: UTC]."),
         click.option("--source-column", default=None, help="Add a column naming each row's version table."),
+        click.option("--current", is_flag=True,
+                     help="Also keep <table>_current: the latest row per (_cdc_database, primary key), deletes left out."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -27,6 +29,6 @@ def generator_options(command: Callable) -> Callable:
 
 
 def make_generator_options(policy: str, max_view_chars: int, datetime_timezone: str | None,
-                           source_column: str | None) -> GeneratorOptions:
+                           source_column: str | None, current: bool = False) -> GeneratorOptions:
     return GeneratorOptions(policy=policy, max_view_chars=max_view_chars, datetime_timezone=datetime_timezone,
-                            source_column=source_column, caller="cli")
+                            source_column=source_column, current=current, caller="cli")

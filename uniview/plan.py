@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from uniview import limits
+from uniview.current_view import current_view_body, current_view_name, family_primary_key
 from uniview.errors import ConfigError, PlanError
 from uniview.identifiers import identifier, identifier_path, string_literal, validate_column_name, validate_dataset, \
     validate_table
@@ -38,6 +39,7 @@ SETTING_NAMES = {
     "max_view_chars": ("--max-view-chars", "UNIVIEW_MAX_VIEW_CHARS"),
     "datetime_timezone": ("--datetime-timezone", "UNIVIEW_DATETIME_TIMEZONE"),
     "source_column": ("--source-column", "UNIVIEW_SOURCE_COLUMN"),
+    "current": ("--current", "UNIVIEW_CURRENT"),
 }
 CALLERS = ("cli", "function")
 PART_HASH_LENGTH = 12
@@ -52,6 +54,8 @@ class GeneratorOptions:
     max_view_chars: int = DEFAULT_MAX_VIEW_CHARS
     datetime_timezone: str | None = None
     source_column: str | None = None
+    #: Also keep `<table>_current`, the latest row per primary key (uniview.current_view).
+    current: bool = False
     #: BigQuery's query-time limits (resources, resolved size) are enforced; benchmarks lift them.
     enforce_query_limits: bool = True
     caller: str = field(default="cli", compare=False)
@@ -74,6 +78,8 @@ class GeneratorOptions:
                 not MIN_MAX_VIEW_CHARS <= self.max_view_chars <= limits.MAX_VIEW_CHARS:
             problems.append(("max_view_chars", f"must be a whole number from {MIN_MAX_VIEW_CHARS} to "
                                                f"{limits.MAX_VIEW_CHARS} (BigQuery's limit), not {self.max_view_chars!r}"))
+        if not isinstance(self.current, bool):
+            problems.append(("current", f"must be true or false, not {self.current!r}"))
         for name, check in (("datetime_timezone", validate_timezone), ("source_column", _source_column)):
             try:
                 check(getattr(self, name))
@@ -133,6 +139,12 @@ class FamilyPlan:
     columns: tuple[UnifiedColumn, ...]
     views: tuple[ViewDefinition, ...]
     footprint: limits.FamilyFootprint | None = None
+    #: `<table>_current` when asked for; it reads the top view (its cost is within limits' reserve).
+    current: ViewDefinition | None = None
+    #: Why no current view was planned although one was asked for: versions that disagree on the
+    #: primary key (an error, reported after the unified view is applied), or none recording one (a note).
+    current_error: PlanError | None = None
+    current_note: str | None = None
 
     @property
     def top_view(self) -> ViewDefinition:
@@ -141,6 +153,11 @@ class FamilyPlan:
     @property
     def parts(self) -> tuple[ViewDefinition, ...]:
         return self.views[:-1]
+
+    @property
+    def all_views(self) -> tuple[ViewDefinition, ...]:
+        """Every view of the family in creation order: parts, the top view, the current view if asked for."""
+        return self.views + ((self.current,) if self.current else ())
 
     @property
     def output_types(self) -> list[BQType]:
@@ -266,7 +283,22 @@ def plan_family(
     footprint.check_definition(options.max_view_chars)
     if options.enforce_query_limits:
         footprint.check_queries()
-    return FamilyPlan(family, source_dataset, target_dataset, tuple(versions), columns, tuple(views), footprint)
+    planned = FamilyPlan(family, source_dataset, target_dataset, tuple(versions), columns, tuple(views), footprint)
+    return _with_current_view(planned) if options.current else planned
+
+
+def _with_current_view(plan: FamilyPlan) -> FamilyPlan:
+    """The plan with its current view, or with the reason it has none: no version records a primary key
+    (a note), or the versions disagree or the key cannot be partitioned by (an error)."""
+    if not any(version.primary_key for version in plan.versions):
+        return replace(plan, current_note=f"no version of {plan.family!r} records a primary key: no current view")
+    types = {column.name: column.type for column in plan.columns}
+    try:
+        key = family_primary_key(plan.family, plan.versions)
+        body = current_view_body(plan.family, plan.target_dataset, top_view_name(plan.family), types, key)
+    except PlanError as error:
+        return replace(plan, current_error=error)
+    return replace(plan, current=ViewDefinition(plan.target_dataset, current_view_name(plan.family), body))
 
 
 def _column_count(columns: Sequence[UnifiedColumn], options: GeneratorOptions) -> int:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from uniview.errors import NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError
 from uniview.identifiers import validate_dataset, validate_table
+from uniview.current_view import current_view_name
 from uniview.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_family
 from uniview.schema import discover_families, split_version_table
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
@@ -57,6 +58,8 @@ class FamilyOutcome:
     jobs: list[str] = field(default_factory=list)
     rounds: int = 1
     error: UniviewError | None = None
+    #: Something the user should know that is not an error (e.g. why no current view was made).
+    note: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -88,7 +91,11 @@ def plan_families(warehouse: Warehouse, request: RefreshRequest,
     the other families are still planned.
     """
     records = warehouse.read_columns(request.dataset, request.tables, request.required_tables)
-    families = discover_families(records, request.tables)
+    primary_keys = None
+    if request.options.current:
+        tables = sorted({r.table_name for r in records if split_version_table(r.table_name)})
+        primary_keys = warehouse.read_primary_keys(request.dataset, tables)
+    families = discover_families(records, request.tables, primary_keys)
     missing = [table for table in request.tables or () if table not in families]
     if missing:
         raise NotFoundError(
@@ -111,12 +118,16 @@ def plan_families(warehouse: Warehouse, request: RefreshRequest,
 
 def changes_for(plan: FamilyPlan, stored: dict[str, str]) -> list[ViewChange]:
     """Blue-green: part views missing (a part's name is its SQL's hash), the top view if it differs,
-    then the family's views that the new top view no longer reads."""
+    the current view if it differs or the top view is replaced (so its schema follows), then the
+    family's views that the new top view no longer reads.  A current view is never dropped."""
     wanted = {view.name for view in plan.views}
     creates = [ViewChange(part.dataset, part.name, part.body) for part in plan.parts if part.name not in stored]
     top = plan.top_view
     if creates or stored.get(top.name) != fingerprint(top.body):
         creates.append(ViewChange(top.dataset, top.name, top.body))
+    current = plan.current
+    if current is not None and (creates or stored.get(current.name) != fingerprint(current.body)):
+        creates.append(ViewChange(current.dataset, current.name, current.body))
     drops = [
         ViewChange(plan.target_dataset, name, None)
         for name in sorted(stored)
@@ -152,15 +163,19 @@ def _refresh_family(warehouse: Warehouse, request: RefreshRequest, plan: FamilyP
         outcome.versions, outcome.rounds = list(_version_names(plan)), round_number
         changes = changes_for(plan, stored)
         if not changes:
-            return
+            break
         applied = warehouse.apply(changes, recheck=(plan.source_dataset, plan.family))
         _record(outcome, changes, applied)
         if applied.version_tables is None or applied.version_tables <= set(_version_names(plan)):
-            return
-        stored = {view.name: fingerprint(view.body) for view in plan.views}
+            break
+        stored = {view.name: fingerprint(view.body) for view in plan.all_views}
         required = tuple(t for t in request.required_tables if (split_version_table(t) or ("",))[0] == plan.family)
         plan = plan_families(warehouse, replace(request, tables=(plan.family,), required_tables=required))[0]
-    raise TransientWarehouseError(f"versions of {plan.family} kept changing during {MAX_ROUNDS} refresh rounds")
+    else:
+        raise TransientWarehouseError(f"versions of {plan.family} kept changing during {MAX_ROUNDS} refresh rounds")
+    outcome.note = plan.current_note
+    if plan.current_error is not None:
+        raise plan.current_error  # the unified view is applied; the current view could not be planned
 
 
 def _record(outcome: FamilyOutcome, changes: list[ViewChange], applied: Applied) -> None:
@@ -174,10 +189,11 @@ def stored_fingerprints(warehouse: Warehouse, plans: list[FamilyPlan]) -> dict[s
     by_family: dict[str, dict[str, str]] = {}
     for target in sorted({plan.target_dataset for plan in plans}):
         in_target = [plan for plan in plans if plan.target_dataset == target]
-        prefix = f"{in_target[0].family}_unified" if len(in_target) == 1 else ""
+        prefix = f"{in_target[0].family}_" if len(in_target) == 1 else ""
         stored = warehouse.read_view_fingerprints(target, prefix)
         for plan in in_target:
-            by_family[plan.family] = {n: d for n, d in stored.items() if is_family_view(plan.family, n)}
+            mine = {current_view_name(plan.family)}
+            by_family[plan.family] = {n: d for n, d in stored.items() if is_family_view(plan.family, n) or n in mine}
     return by_family
 
 

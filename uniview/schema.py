@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from uniview.types import BQType, parse_type
 
@@ -51,6 +51,8 @@ class TableVersion:
     version: str
     created: float
     columns: tuple[Column, ...]
+    #: The primary key the table's description records (None when it records none, or was not read).
+    primary_key: tuple[str, ...] | None = None
 
 
 def split_version_table(table_name: str) -> tuple[str, str] | None:
@@ -69,11 +71,12 @@ def version_table_name(family: str, version: str) -> str:
 
 
 def discover_families(
-    records: Iterable[ColumnRecord], families: Iterable[str] | None = None
+    records: Iterable[ColumnRecord], families: Iterable[str] | None = None,
+    primary_keys: Mapping[str, tuple[str, ...] | None] | None = None,
 ) -> dict[str, list[TableVersion]]:
     """Group column records into families of versions ordered by (creation, table name).
 
-    `families`, when given, keeps only those families.  Pseudo and hidden columns are left out;
+    `families`, when given, keeps only those families; `primary_keys` gives each table's recorded key.  Pseudo and hidden columns are left out;
     a table whose every column is hidden is left out too.  Unparseable types raise
     TypeParseError naming the table and column.
     """
@@ -100,7 +103,8 @@ def discover_families(
             for r in table_records
         )
         created = min(r.created for r in table_records)
-        result[family].append(TableVersion(table_name, family, version, created, columns))
+        primary_key = (primary_keys or {}).get(table_name)
+        result[family].append(TableVersion(table_name, family, version, created, columns, primary_key))
     for versions in result.values():
         versions.sort(key=lambda v: (v.created, v.table_name))
     return dict(sorted(result.items()))

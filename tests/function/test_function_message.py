@@ -82,7 +82,7 @@ def test_malformed_message_error_is_a_uniview_error_with_a_reason():
 def test_env_vars_are_the_documented_set():
     assert ENV_VARS == (
         "UNIVIEW_WAREHOUSE", "UNIVIEW_TARGET_DATASET", "UNIVIEW_POLICY", "UNIVIEW_MAX_VIEW_CHARS",
-        "UNIVIEW_DATETIME_TIMEZONE", "UNIVIEW_SOURCE_COLUMN", "UNIVIEW_MAX_EVENT_AGE_SECONDS",
+        "UNIVIEW_DATETIME_TIMEZONE", "UNIVIEW_SOURCE_COLUMN", "UNIVIEW_CURRENT", "UNIVIEW_MAX_EVENT_AGE_SECONDS",
     )
 
 
@@ -97,8 +97,9 @@ def test_config_with_every_variable():
     config = load_config({
         "UNIVIEW_WAREHOUSE": "duckdb:///local.duckdb", "UNIVIEW_TARGET_DATASET": "views_{dataset}",
         "UNIVIEW_POLICY": "widen", "UNIVIEW_MAX_VIEW_CHARS": "50000", "UNIVIEW_DATETIME_TIMEZONE": "Europe/Paris",
-        "UNIVIEW_SOURCE_COLUMN": "_version", "UNIVIEW_MAX_EVENT_AGE_SECONDS": "600",
+        "UNIVIEW_SOURCE_COLUMN": "_version", "UNIVIEW_MAX_EVENT_AGE_SECONDS": "600", "UNIVIEW_CURRENT": "True",
     })
+    assert config.options.current is True
     assert config.target_dataset("cdc") == "views_cdc"
     assert (config.options.policy, config.options.max_view_chars, config.options.datetime_timezone,
             config.options.source_column, config.max_event_age_seconds) == ("widen", 50_000, "Europe/Paris", "_version", 600)
@@ -109,7 +110,7 @@ def test_config_reports_every_problem_at_once():
         load_config({
             "UNIVIEW_TARGET_DATASET": "{dataset.__class__}", "UNIVIEW_POLICY": "newest",
             "UNIVIEW_MAX_VIEW_CHARS": "12", "UNIVIEW_DATETIME_TIMEZONE": "Mars/Olympus",
-            "UNIVIEW_SOURCE_COLUMN": "bad name", "UNIVIEW_MAX_EVENT_AGE_SECONDS": "-5",
+            "UNIVIEW_SOURCE_COLUMN": "bad name", "UNIVIEW_MAX_EVENT_AGE_SECONDS": "-5", "UNIVIEW_CURRENT": "yes",
         })
     message = str(raised.value)
     for variable in ENV_VARS:

@@ -38,7 +38,8 @@ def test_version_table_schema_is_exact_and_round_trips():
         ("id", "NUMERIC(20, 0)"), ("amount", "NUMERIC(10, 2)"), ("doc", "JSON"), ("at", "DATETIME"),
         ("seen", "TIMESTAMP"), ("t", "TIME"), ("address", "STRUCT<street STRING, tags ARRAY<STRING>>"),
         ("_cdc_ingestion_method", "STRING"), ("_cdc_operation", "STRING"), ("_cdc_position", "STRING"),
-        ("_cdc_timestamp", "TIMESTAMP"), ("_cdc_ingested_at", "TIMESTAMP")]
+        ("_cdc_timestamp", "TIMESTAMP"), ("_cdc_ingested_at", "TIMESTAMP"),
+        ("_cdc_database", "STRING"), ("_cdc_sequence", "STRING")]
     assert fields[1].description == "source type: decimal(10,2)"
     assert all(f.mode == "NULLABLE" for f in fields if f.name != "address")
 
@@ -81,7 +82,8 @@ def test_frames_handed_to_the_connector(spark, tmp_path):
                                   T.StructField("tags", T.ArrayType(T.StringType()))]))]
     assert rows.schema["doc"].metadata == {"sqlType": "JSON"}
     assert [f.name for f in rows.schema.fields][7:] == [
-        "_cdc_ingestion_method", "_cdc_operation", "_cdc_position", "_cdc_timestamp", "_cdc_ingested_at"]
+        "_cdc_ingestion_method", "_cdc_operation", "_cdc_position", "_cdc_timestamp", "_cdc_ingested_at",
+        "_cdc_database", "_cdc_sequence"]
     (row,) = rows.collect()
     assert (row["id"], row["amount"], row["doc"], row["t"]) == (Decimal("18446744073709551615"), Decimal("2.50"), '{"a":1}',
                                                                 "10:00:00")

@@ -133,7 +133,8 @@ def test_all_null_columns_keep_their_declared_types(mixed):
     assert columns_of(warehouse, "shop", f"products_v_{version_of('products', PRODUCTS_V1)}") == [
         ("id", "BIGINT"), ("price", "DECIMAL(10,2)"), ("picture", "BLOB"), ("shipped_at", "TIMESTAMP WITH TIME ZONE"),
         ("_cdc_ingestion_method", "VARCHAR"), ("_cdc_operation", "VARCHAR"), ("_cdc_position", "VARCHAR"),
-        ("_cdc_timestamp", "TIMESTAMP WITH TIME ZONE"), ("_cdc_ingested_at", "TIMESTAMP WITH TIME ZONE")]
+        ("_cdc_timestamp", "TIMESTAMP WITH TIME ZONE"), ("_cdc_ingested_at", "TIMESTAMP WITH TIME ZONE"),
+        ("_cdc_database", "VARCHAR"), ("_cdc_sequence", "VARCHAR")]
     assert columns_of(warehouse, "shop", f"orders_v_{version_of('orders', ORDERS_V2)}")[:4] == [
         ("id", "DECIMAL(20,0)"), ("amount", "DECIMAL(12,2)"), ("created_at", "TIMESTAMP WITH TIME ZONE"), ("note", "JSON")]
 

@@ -109,3 +109,16 @@ def test_new_versions_are_ordered_by_their_first_timestamp():
     seen = {late: datetime(2024, 5, 2, tzinfo=timezone.utc), early: datetime(2024, 5, 1, tzinfo=timezone.utc), undated: None}
     plan = plan_routes([undated, late, early], None, "uniview", no_tables, first_seen=seen)
     assert [route.columns[0].name for route in plan.routes] == ["a", "b", "c"]
+
+
+def test_two_primary_keys_for_one_new_version_reject_both_and_an_existing_key_wins():
+    first = RecordKey("shop", "customer", "v1", schema_text(SCHEMA), json.dumps(["id"]))
+    second = RecordKey("shop", "customer", "v1", schema_text(SCHEMA), json.dumps(["name"]))
+    plan = plan_routes([first, second], None, "uniview", no_tables)
+    assert plan.routes == [] and {plan.decisions[k].reason for k in (first, second)} == {reasons.VERSION_CONFLICT}
+    recorded = tuple(SourceColumn(n, t) for n, t in SCHEMA)
+    known = {("shop", "customer_v_v1"): KnownVersion(recorded, (("id", Scalar("INT64")), ("name", Scalar("STRING"))),
+                                                     ("ID",))}
+    plan = plan_routes([first, second], None, "uniview", lambda tables: known)
+    assert plan.decisions[first].route == 0 and plan.routes[0].primary_key == ("ID",)
+    assert plan.decisions[second].reason == reasons.VERSION_CONFLICT

@@ -61,6 +61,7 @@ def test_env_with_defaults_sets_no_optional_variable(evaluator: Evaluator) -> No
         "UNIVIEW_POLICY": "uniview",
         "UNIVIEW_MAX_VIEW_CHARS": "250000",
         "UNIVIEW_MAX_EVENT_AGE_SECONDS": "86400",
+        "UNIVIEW_CURRENT": "false",
     }
 
 
@@ -70,6 +71,7 @@ def test_env_sets_optional_variables_when_given(evaluator: Evaluator) -> None:
     assert env["UNIVIEW_DATETIME_TIMEZONE"] == "Europe/Berlin"
     assert env["UNIVIEW_SOURCE_COLUMN"] == "_version_table"
     assert env["UNIVIEW_POLICY"] == "widen"
+    assert evaluator.value("local.function_env", current_views=True)["UNIVIEW_CURRENT"] == "true"
     assert env["UNIVIEW_MAX_VIEW_CHARS"] == "120000"
     assert env["UNIVIEW_TARGET_DATASET"] == "views_{dataset}"
     assert all(value != "" for value in env.values())

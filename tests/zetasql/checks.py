@@ -45,7 +45,7 @@ def check_family(analyzer: Analyzer, plan: FamilyPlan, source_column: str | None
     catalog = catalog or catalog_of(plan)
     expected = [(name.lower(), bq_type) for name, bq_type in expected_columns(plan, source_column)]
     analyzed = 0
-    for view in plan.views:
+    for view in plan.all_views:
         for branch in branches(view.body):
             result = analyzer.analyze(branch, catalog)
             analyzed += 1

@@ -6,6 +6,7 @@ UNIVIEW_POLICY                      uniview | widen; default uniview
 UNIVIEW_MAX_VIEW_CHARS              split views beyond this many characters; default 250000
 UNIVIEW_DATETIME_TIMEZONE           IANA zone DATETIME is read in when it becomes TIMESTAMP
 UNIVIEW_SOURCE_COLUMN               add a column naming each row's version table
+UNIVIEW_CURRENT                     "true": also keep <table>_current; default false
 UNIVIEW_MAX_EVENT_AGE_SECONDS       drop events older than this; default 86400
 
 An empty variable counts as unset.  Every problem is reported at once in one ConfigError.
@@ -29,6 +30,7 @@ ENV_VARS: tuple[str, ...] = (
     "UNIVIEW_MAX_VIEW_CHARS",
     "UNIVIEW_DATETIME_TIMEZONE",
     "UNIVIEW_SOURCE_COLUMN",
+    "UNIVIEW_CURRENT",
     "UNIVIEW_MAX_EVENT_AGE_SECONDS",
 )
 DEFAULT_TARGET_DATASET = "{dataset}_unified"
@@ -116,6 +118,13 @@ def _positive_int(name: str, text: str) -> int:
     return int(text)
 
 
+def _flag(text: str | None) -> Any:
+    """"true"/"false" (any case, or unset: false); anything else is left for GeneratorOptions to reject."""
+    if not text:
+        return False
+    return {"true": True, "false": False}.get(text.strip().lower(), text)
+
+
 def _generator_options(values: Mapping[str, str]) -> Any:
     """GeneratorOptions from the variables, built once: it validates every setting and names each bad
     one by its variable."""
@@ -127,5 +136,6 @@ def _generator_options(values: Mapping[str, str]) -> Any:
         max_view_chars=int(max_view_chars) if re.fullmatch(r"[0-9]{1,12}", max_view_chars) else max_view_chars,
         datetime_timezone=values["UNIVIEW_DATETIME_TIMEZONE"] or None,
         source_column=values["UNIVIEW_SOURCE_COLUMN"] or None,
+        current=_flag(values["UNIVIEW_CURRENT"]),
         caller="function",
     )

@@ -187,6 +187,8 @@ def _log_outcome(outcome: Any, scope: dict, duration_ms: int) -> None:
         versions=list(outcome.versions), version_count=len(outcome.versions), views_replaced=list(outcome.replaced),
         views_dropped=list(outcome.dropped), jobs=list(outcome.jobs), rounds=outcome.rounds, duration_ms=duration_ms,
     )
+    if outcome.note:
+        log_event(logger, logging.WARNING, outcome.note, **family_scope, outcome="note")
 
 
 def _config(ids: dict) -> FunctionConfig:

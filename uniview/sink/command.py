@@ -82,16 +82,16 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
 @click.option("--master", default=None, help="Spark master of a local run [default: local[*]]; ignored under spark-submit.")
 @click.option("--quiet", is_flag=True, help="Only the summary, no per-batch log lines.")
 def sink_command(input_path: str, master: str | None, quiet: bool, target_dataset: str | None, policy: str,
-                 max_view_chars: int, datetime_timezone: str | None, source_column: str | None,
+                 max_view_chars: int, datetime_timezone: str | None, source_column: str | None, current: bool,
                  **options: Any) -> None:
     """Land NDJSON CDC records in typed, hash-versioned tables; quarantine bad records; notify.
 
-    The view options (--policy, --max-view-chars, --datetime-timezone, --source-column,
+    The view options (--policy, --max-view-chars, --datetime-timezone, --source-column, --current,
     --target-dataset) are those of `uniview refresh`, used by --notify inline."""
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
     try:
-        generator = make_generator_options(policy, max_view_chars, datetime_timezone, source_column)
+        generator = make_generator_options(policy, max_view_chars, datetime_timezone, source_column, current)
         sink_options = SinkOptions(input=input_path, generator_options=generator, target_dataset=target_dataset,
                                    **options)
         sink_options.validate()

@@ -6,7 +6,8 @@ routing, versioning, typing, quarantine and accounting are those of every record
 - `payload.after` is the row (`payload.before` for `op = d`, landed with operation DELETE);
   `op` c/u/d/r becomes INSERT/UPDATE/DELETE/SNAPSHOT;
 - `source.db` is the database, `source.table` the table; `_cdc_position` is the PostgreSQL LSN
-  (`lsn`) or the MySQL binlog `file:pos:row`; `_cdc_timestamp` is `source.ts_ms`;
+  (`lsn`) or the MySQL binlog `file:pos:row` (and `_cdc_sequence` their sortable form);
+  `_cdc_timestamp` is `source.ts_ms`; the primary key is the message key's fields (Kafka only);
 - the declared schema comes from the event's value schema (the `after` struct, needs
   `value.converter.schemas.enable=true`), each field mapped to a BigQuery type
   (TYPE_MAPPING below); the version hash is taken over those types with the usual spec;
@@ -129,8 +130,25 @@ def position(source: dict) -> str | None:
     return None
 
 
-def convert_event(text: str | None) -> str | None:
-    """One Debezium event (JSON text) as a uniview record (JSON text); anything else unchanged."""
+def key_columns(key_text: str | None) -> list[str] | None:
+    """The primary key's column names from the Kafka message key: the fields of its schema
+    (`schemas.enable`), else the names of its payload object; None when there is no usable key."""
+    try:
+        key = json.loads(key_text) if key_text else None
+    except ValueError:
+        return None
+    if isinstance(key, dict) and isinstance(key.get("schema"), dict) and "payload" in key:
+        names = [f.get("field") for f in key["schema"].get("fields") or []]
+    elif isinstance(key, dict):
+        names = list(key)
+    else:
+        return None
+    return names if names and all(isinstance(n, str) and n for n in names) else None
+
+
+def convert_event(text: str | None, key_text: str | None = None) -> str | None:
+    """One Debezium event (JSON text) as a uniview record (JSON text); anything else unchanged.
+    The primary key comes from the message key (`key_text`), when there is one."""
     if text is None:
         return None
     try:
@@ -151,6 +169,9 @@ def convert_event(text: str | None) -> str | None:
         "timestamp": (_EPOCH + timedelta(milliseconds=source["ts_ms"])).isoformat() + "Z"
         if isinstance(source.get("ts_ms"), int) else None,
     }
+    primary_key = key_columns(key_text)
+    if primary_key is not None:
+        metadata["primary_key"] = primary_key
     fields = _row_schema(event.get("schema")) if payload is not event else None
     data = row
     if fields is not None and isinstance(row, dict):
@@ -181,4 +202,4 @@ def debezium_lines(lines):
     from pyspark.sql import types as T
 
     converted = F.udf(convert_event, T.StringType())
-    return lines.withColumn("value", converted(F.col("value")))
+    return lines.withColumn("value", converted(F.col("value"), F.col("key")))

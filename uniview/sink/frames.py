@@ -18,33 +18,30 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+
 from uniview.sink import reasons
 from uniview.sink.routing import RecordKey, RoutingPlan, VersionRoute
+from uniview.sink.sequence import sequence_column
 from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value
 
 _TEXT = T.StringType()
 METADATA_SCHEMA = T.StructType([
     T.StructField(name, _TEXT) for name in (
         "ingestion_method", "database_name", "table_name", "table_version", "schema", "operation",
-        "position", "timestamp",
+        "position", "timestamp", "primary_key",
     )
 ])
 _CORRUPT = "_uniview_corrupt_line"
 ENVELOPE_SCHEMA = T.StructType([
     T.StructField("data", _TEXT), T.StructField("metadata", METADATA_SCHEMA), T.StructField(_CORRUPT, _TEXT),
 ])
-KEY_COLUMNS = ("_database", "_table", "_version", "_schema")
+KEY_COLUMNS = ("_database", "_table", "_version", "_schema", "_primary_key")
 _TIMESTAMP_TEXT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 _DECISION_SCHEMA = T.StructType([
     *[T.StructField(f"k{name}", _TEXT) for name in KEY_COLUMNS],
     T.StructField("_target", _TEXT), T.StructField("_route", T.IntegerType()),
     T.StructField("_reject", _TEXT), T.StructField("_reject_detail", _TEXT), T.StructField("_resolved_version", _TEXT),
 ])
-#: CDC metadata columns every version table ends with, and their BigQuery types.
-CDC_COLUMNS = (
-    ("_cdc_ingestion_method", "STRING"), ("_cdc_operation", "STRING"), ("_cdc_position", "STRING"),
-    ("_cdc_timestamp", "TIMESTAMP"), ("_cdc_ingested_at", "TIMESTAMP"),
-)
 #: Staged frames stay under this many typed columns; more versions make more frames.
 MAX_STAGED_COLUMNS = 512
 #: Columns of the quarantine table and their BigQuery types.
@@ -66,6 +63,8 @@ def parse_envelopes(lines: DataFrame) -> DataFrame:
         meta["table_version"].alias("_version"), meta["schema"].alias("_schema"),
         meta["ingestion_method"].alias("_cdc_ingestion_method"), meta["operation"].alias("_cdc_operation"),
         meta["position"].alias("_cdc_position"), meta["timestamp"].alias("_timestamp_text"),
+        meta["database_name"].alias("_cdc_database"), sequence_column(meta["position"]).alias("_cdc_sequence"),
+        meta["primary_key"].alias("_primary_key"),
         F.when(meta["timestamp"].rlike(_TIMESTAMP_TEXT), meta["timestamp"].cast("timestamp")).alias("_cdc_timestamp"),
         F.when(unparseable, F.lit(reasons.UNPARSEABLE)).when(meta.isNull(), F.lit(reasons.MISSING_METADATA)).alias("_reason"),
         F.when(unparseable, F.lit("the line is not a JSON object"))
@@ -78,7 +77,7 @@ def distinct_keys(envelopes: DataFrame) -> tuple[int, dict[RecordKey, datetime |
     reason left out), each with the earliest metadata.timestamp among its records."""
     rows = envelopes.groupBy(*KEY_COLUMNS, F.col("_reason").isNull().alias("_record")).agg(
         F.count(F.lit(1)).alias("_lines"), F.min("_cdc_timestamp").alias("_first")).collect()
-    keys = {RecordKey(*row[:4]): row["_first"] for row in rows if row["_record"]}
+    keys = {RecordKey(*row[:5]): row["_first"] for row in rows if row["_record"]}
     return sum(row["_lines"] for row in rows), keys
 
 
@@ -86,7 +85,8 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
     """Join each row to its key's decision: `_dataset`, `_route`, `_reason`, `_detail`, `_resolved_version`,
     and the typed `_cdc_timestamp` (a metadata.timestamp that is not a timestamp is invalid_metadata)."""
     rows = [
-        (k.database_name, k.table_name, k.table_version, k.schema_text, d.dataset, d.route, d.reason, d.detail, d.version)
+        (k.database_name, k.table_name, k.table_version, k.schema_text, k.primary_key_text, d.dataset, d.route,
+         d.reason, d.detail, d.version)
         for k, d in plan.decisions.items()
     ]
     decisions = spark.createDataFrame(rows, _DECISION_SCHEMA)
@@ -106,7 +106,7 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
               .when(unrouted, F.lit("this record was not read when the batch was routed")))
     return joined.select(
         "_line", "_source_file", "_data", "_table", "_cdc_ingestion_method", "_cdc_operation", "_cdc_position",
-        "_cdc_timestamp", F.coalesce("_target", F.lit(fallback_dataset)).alias("_dataset"),
+        "_cdc_timestamp", "_cdc_database", "_cdc_sequence", F.coalesce("_target", F.lit(fallback_dataset)).alias("_dataset"),
         "_route", reason.alias("_reason"), detail.alias("_detail"),
         F.coalesce("_resolved_version", "_version").alias("_resolved_version"),
     )
@@ -154,7 +154,7 @@ def staged_frame(routed: DataFrame, routes: list[VersionRoute], chunk: list[int]
         *[F.when(route == i, F.struct(*[F.col(f"_t{i}_{j}").alias(f"c{j}") for j in range(len(routes[i].columns))]))
           .alias(f"r{i}") for i in chunk],
         "_cdc_ingestion_method", "_cdc_operation", "_cdc_position", "_cdc_timestamp",
-        F.lit(at).cast("timestamp").alias("_cdc_ingested_at"),
+        F.lit(at).cast("timestamp").alias("_cdc_ingested_at"), "_cdc_database", "_cdc_sequence",
         F.when(bad, F.col("_line")).alias("raw_line"), F.col("_final_reason").alias("reason"), detail.alias("detail"),
         F.when(bad, F.col("_source_file")).alias("source_file"), F.col("_table").alias("table_name"),
         F.col("_resolved_version").alias("table_version"), F.lit(batch).alias("batch"),

@@ -12,14 +12,17 @@ import json
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Collection, Mapping
+from typing import Collection, Mapping, Sequence
 
 from pyspark.sql import DataFrame
 
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
+from uniview.landing_layout import CDC_PREFIX, missing_cdc_columns
 from uniview.sink.routing import KnownVersion, VersionRoute
 from uniview.sink.versioning import SourceColumn
+from uniview.types import BQType
+from uniview.version_description import described_columns, described_primary_key, version_description
 
 QUARANTINE_TABLE = "_uniview_quarantine"
 
@@ -121,15 +124,21 @@ class Landing(ABC):
 
 
 def source_schema_comment(route: VersionRoute) -> str:
-    """The description a version table is created with: its declared source schema, as JSON."""
-    columns = [[c.name, c.declared_type] for c in route.columns]
-    return json.dumps({"uniview_source_schema": {"table": route.table, "columns": columns}}, ensure_ascii=False)
+    """The description a version table is created with (uniview.version_description)."""
+    return version_description(route.table, [(c.name, c.declared_type) for c in route.columns], route.primary_key)
+
+
+def known_version(description: str | None, columns: Sequence[tuple[str, BQType]]) -> KnownVersion:
+    """An existing version table as routing needs it, from its description and all its columns."""
+    return KnownVersion(
+        source_columns_from_comment(description),
+        tuple((name, bq_type) for name, bq_type in columns if not name.lower().startswith(CDC_PREFIX)),
+        described_primary_key(description),
+        tuple(name for name, _ in missing_cdc_columns([name for name, _ in columns])),
+    )
 
 
 def source_columns_from_comment(comment: str | None) -> tuple[SourceColumn, ...] | None:
-    """The declared source columns recorded by `source_schema_comment`, or None."""
-    try:
-        recorded = json.loads(comment or "")["uniview_source_schema"]["columns"]
-        return tuple(SourceColumn(str(name), str(declared)) for name, declared in recorded)
-    except (ValueError, KeyError, TypeError):
-        return None
+    """The declared source columns a version table's description records, or None."""
+    recorded = described_columns(comment)
+    return None if recorded is None else tuple(SourceColumn(name, declared) for name, declared in recorded)

@@ -16,13 +16,14 @@ from pyspark.sql import functions as F
 
 from uniview.errors import NotFoundError
 from uniview.warehouse.url import BIGQUERY, WarehouseURL
-from uniview.sink.frames import CDC_COLUMNS, QUARANTINE_COLUMNS
+from uniview.landing_layout import CDC_COLUMNS
+from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import (
-    QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, source_columns_from_comment, source_schema_comment,
+    QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, known_version, source_schema_comment,
 )
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
-from uniview.sink.routing import CDC_PREFIX, KnownVersion, VersionRoute
+from uniview.sink.routing import KnownVersion, VersionRoute
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
 
 RETRY_DEADLINE = 120.0
@@ -104,8 +105,8 @@ class BigQueryLanding(Landing):
             found = self._call(f"get table {dataset}.{table}", lambda: self._client.get_table(f"{self.project}.{dataset}.{table}"),
                                missing_ok=True)
             if found is not None:
-                columns = tuple((f.name, field_type(f)) for f in found.schema if not f.name.lower().startswith(CDC_PREFIX))
-                known[(dataset, table)] = KnownVersion(source_columns_from_comment(found.description), columns)
+                columns = tuple((f.name, field_type(f)) for f in found.schema)
+                known[(dataset, table)] = known_version(found.description, columns)
         return known
 
     def landed(self, key: BatchKey) -> BatchCounts | None:

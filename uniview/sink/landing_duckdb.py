@@ -20,13 +20,14 @@ from typing import Collection, Iterable, Iterator, Mapping
 import duckdb
 
 from uniview.errors import TransientWarehouseError, WarehouseError
-from uniview.sink.frames import CDC_COLUMNS, QUARANTINE_COLUMNS
+from uniview.landing_layout import CDC_COLUMNS
+from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import (
-    QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, source_columns_from_comment, source_schema_comment,
+    QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, known_version, source_schema_comment,
 )
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
-from uniview.sink.routing import CDC_PREFIX, KnownVersion, VersionRoute
+from uniview.sink.routing import KnownVersion, VersionRoute
 from uniview.types import parse_type
 from uniview.warehouse.duckdb import record_created_tables
 from uniview.warehouse.duckdb_connection import open_connection, qualified
@@ -85,8 +86,7 @@ class DuckDBLanding(Landing):
             known = {}
             for schema, table, comment in found:
                 if (schema, table) in wanted:
-                    known[(schema, table)] = KnownVersion(source_columns_from_comment(comment),
-                                                          _table_columns(connection, schema, table))
+                    known[(schema, table)] = known_version(comment, _table_columns(connection, schema, table))
         return known
 
     def landed(self, key: BatchKey) -> BatchCounts | None:
@@ -119,7 +119,7 @@ def _table_columns(connection: duckdb.DuckDBPyConnection, schema: str, table: st
         "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() "
         "AND schema_name = ? AND table_name = ? ORDER BY column_index", [schema, table]).fetchall()
     return tuple((name, bigquery_type_from_duckdb(data_type, table=table, column=name))
-                 for name, data_type in rows if not name.lower().startswith(CDC_PREFIX))
+                 for name, data_type in rows)
 
 
 def _ledger_entry(connection: duckdb.DuckDBPyConnection, key: BatchKey) -> BatchCounts | None:

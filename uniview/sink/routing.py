@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Collection, Iterable, Mapping
 
-from uniview.errors import IdentifierError
+from uniview.errors import IdentifierError, UniviewError
+from uniview.landing_layout import CDC_PREFIX
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.schema import version_table_name
 from uniview.sink.mysql_types import bigquery_type
@@ -25,7 +26,6 @@ from uniview.sink.reasons import (
 from uniview.sink.versioning import SourceColumn, compute_version, is_valid_version, schema_signature
 from uniview.types import BQType
 
-CDC_PREFIX = "_cdc_"
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class RecordKey:
     table_name: str | None
     table_version: str | None
     schema_text: str | None
+    primary_key_text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class KnownVersion:
 
     source_columns: tuple[SourceColumn, ...] | None
     table_columns: tuple[tuple[str, BQType], ...]
+    primary_key: tuple[str, ...] | None = None
+    #: CDC columns of today's landing layout that the table lacks (landed by an older uniview).
+    missing_cdc_columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class VersionRoute:
     version: str
     columns: tuple[LandingColumn, ...]
     exists: bool
+    primary_key: tuple[str, ...] | None = None
 
     @property
     def table_name(self) -> str:
@@ -100,6 +105,7 @@ class _Candidate:
     table: str
     version: str
     columns: tuple[SourceColumn, ...] | None
+    primary_key: tuple[str, ...] | None = None
 
 
 class SchemaError(ValueError):
@@ -138,7 +144,7 @@ def _earliest(candidates: list[_Candidate], first_seen: Mapping[RecordKey, datet
 
 def _sort_key(key: RecordKey) -> tuple[str, ...]:
     return tuple("" if part is None else "\x01" + part for part in
-                 (key.database_name, key.table_name, key.table_version, key.schema_text))
+                 (key.database_name, key.table_name, key.table_version, key.schema_text, key.primary_key_text))
 
 
 def _resolve(key: RecordKey, dataset: str | None, fallback: str) -> Decision | _Candidate:
@@ -164,9 +170,28 @@ def _resolve(key: RecordKey, dataset: str | None, fallback: str) -> Decision | _
     version = key.table_version or compute_version(key.table_name, columns)
     try:
         validate_table(version_table_name(key.table_name, version), "version table")
-    except IdentifierError as error:
+        primary_key = parse_primary_key(key.primary_key_text, columns)
+    except (IdentifierError, SchemaError) as error:
         return Decision(target, reason=INVALID_METADATA, detail=str(error), version=version)
-    return _Candidate(key, target, key.table_name, version, columns)
+    return _Candidate(key, target, key.table_name, version, columns, primary_key)
+
+
+def parse_primary_key(text: str | None, columns: tuple[SourceColumn, ...] | None) -> tuple[str, ...] | None:
+    """metadata.primary_key (JSON text of a list of column names) -> the names, or None when absent."""
+    if text is None:
+        return None
+    try:
+        names = json.loads(text)
+    except ValueError:
+        raise SchemaError("metadata.primary_key is not JSON") from None
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names) \
+            or len({n.lower() for n in names}) != len(names):
+        raise SchemaError("metadata.primary_key must be a non-empty list of distinct column names")
+    declared = {c.name.lower() for c in columns} if columns is not None else None
+    unknown = [n for n in names if declared is not None and n.lower() not in declared]
+    if unknown:
+        raise SchemaError(f"metadata.primary_key names columns not in metadata.schema: {', '.join(unknown)}")
+    return tuple(names)
 
 
 def parse_schema(schema_text: str) -> tuple[SourceColumn, ...]:
@@ -197,15 +222,22 @@ def _decide_group(plan: RoutingPlan, candidates: list[_Candidate], known: KnownV
     first = candidates[0]
     table_name = version_table_name(first.table, first.version)
     if known is not None:
+        if known.missing_cdc_columns:
+            raise LandingLayoutError(first.dataset, table_name, known.missing_cdc_columns)
         route_columns = _known_columns(known, plan.warnings)
         matches = _matcher(known)
-        conflict = f"{first.dataset}.{table_name} exists with a different schema"
-        accepted = [c for c in candidates if c.columns is None or matches(c.columns)]
-        _add_route(plan, accepted, route_columns, exists=True)
+        conflict = f"{first.dataset}.{table_name} exists with a different schema or primary key"
+        accepted = [c for c in candidates if (c.columns is None or matches(c.columns))
+                    and (c.primary_key is None or known.primary_key is None or _same_key(c.primary_key, known.primary_key))]
+        _add_route(plan, accepted, route_columns, exists=True, primary_key=known.primary_key)
         _reject(plan, [c for c in candidates if c not in accepted], VERSION_CONFLICT, conflict)
         return
     signatures = {schema_signature(c.columns) for c in candidates if c.columns is not None}
-    if not signatures:
+    keys = {tuple(n.lower() for n in c.primary_key) for c in candidates if c.primary_key is not None}
+    if len(keys) > 1:
+        _reject(plan, candidates, VERSION_CONFLICT,
+                f"{len(keys)} different primary keys declare version {first.version} of {first.table}")
+    elif not signatures:
         _reject(plan, candidates, MISSING_SCHEMA,
                 f"no record declares the schema of version {first.version} and {table_name} does not exist")
     elif len(signatures) > 1:
@@ -213,7 +245,23 @@ def _decide_group(plan: RoutingPlan, candidates: list[_Candidate], known: KnownV
                 f"{len(signatures)} different schemas declare version {first.version} of {first.table}")
     else:
         declared = next(c.columns for c in candidates if c.columns is not None)
-        _add_route(plan, candidates, _map_columns(declared, plan.warnings), exists=False)
+        primary_key = next((c.primary_key for c in candidates if c.primary_key is not None), None)
+        _add_route(plan, candidates, _map_columns(declared, plan.warnings), exists=False, primary_key=primary_key)
+
+
+def _same_key(declared: tuple[str, ...], recorded: tuple[str, ...]) -> bool:
+    return tuple(n.lower() for n in declared) == tuple(n.lower() for n in recorded)
+
+
+class LandingLayoutError(UniviewError):
+    """A version table was landed by an older uniview and lacks today's CDC columns: the batch stops
+    before writing anything, and `uniview migrate-landing` adds the columns."""
+
+    def __init__(self, dataset: str, table: str, missing: tuple[str, ...]) -> None:
+        super().__init__(
+            f"{dataset}.{table} was created by an older uniview and lacks {', '.join(missing)}; nothing was "
+            f"written. Run `uniview migrate-landing --dataset {dataset} --apply` (it adds the missing columns "
+            f"as NULLable, existing rows keep NULL), then restart the sink")
 
 
 def _known_columns(known: KnownVersion, warnings: list[str]) -> tuple[LandingColumn, ...]:
@@ -242,11 +290,12 @@ def _map_columns(columns: tuple[SourceColumn, ...], warnings: list[str]) -> tupl
     return tuple(landed)
 
 
-def _add_route(plan: RoutingPlan, candidates: list[_Candidate], columns: tuple[LandingColumn, ...], exists: bool) -> None:
+def _add_route(plan: RoutingPlan, candidates: list[_Candidate], columns: tuple[LandingColumn, ...], exists: bool,
+               primary_key: tuple[str, ...] | None) -> None:
     if not candidates:
         return
     first = candidates[0]
-    plan.routes.append(VersionRoute(first.dataset, first.table, first.version, columns, exists))
+    plan.routes.append(VersionRoute(first.dataset, first.table, first.version, columns, exists, primary_key))
     for candidate in candidates:
         plan.decisions[candidate.key] = Decision(first.dataset, route=len(plan.routes) - 1, version=first.version)
 

@@ -64,6 +64,10 @@ class Warehouse(ABC):
         """
 
     @abstractmethod
+    def read_primary_keys(self, dataset: str, tables: Collection[str]) -> dict[str, tuple[str, ...] | None]:
+        """{table: the primary key its description records, or None} for the version `tables` of `dataset`."""
+
+    @abstractmethod
     def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
         """{view name: fingerprint} of the views in `dataset` whose name starts with `name_prefix`.
 
@@ -80,6 +84,11 @@ class Warehouse(ABC):
         tables are listed again after the last change (on BigQuery in the same job).
         Raises TransientWarehouseError for failures a retry may fix, WarehouseError otherwise.
         """
+
+    @abstractmethod
+    def add_columns(self, dataset: str, additions: dict[str, list[tuple[str, str]]]) -> list[str]:
+        """Append NULLable columns (name, BigQuery type) to tables of `dataset`, all or nothing where the
+        engine allows it; the ids of the jobs run."""
 
     def close(self) -> None:
         """Release connections."""

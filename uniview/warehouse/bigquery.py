@@ -25,8 +25,9 @@ from collections import deque
 from typing import Any, Callable, Collection, TypeVar
 
 from uniview.errors import ConfigError, NotFoundError
-from uniview.identifiers import quote_path, validate_dataset, validate_project, validate_table
+from uniview.identifiers import quote, quote_path, validate_dataset, validate_project, validate_table
 from uniview.plan import PART_FINGERPRINT, is_part_view_name
+from uniview.version_description import described_primary_key, option_text
 from uniview.schema import ColumnRecord, split_version_table, version_table_prefix
 from uniview.warehouse.base import Applied, ViewChange, Warehouse
 from uniview.warehouse.url import BIGQUERY, WarehouseURL
@@ -54,6 +55,10 @@ JOIN {tables} AS t ON t.table_name = c.table_name
 WHERE t.table_type NOT IN ('VIEW', 'MATERIALIZED VIEW'){family_filter}"""
 _FAMILY_FILTER = """
   AND EXISTS (SELECT 1 FROM UNNEST(@prefixes) AS prefix WHERE STARTS_WITH(c.table_name, prefix))"""
+_DESCRIPTIONS_SQL = """SELECT table_name, option_value FROM {options}
+WHERE option_name = 'description' AND table_name IN UNNEST(@tables)"""
+#: Tables INFORMATION_SCHEMA does not list yet whose description is read with tables.get.
+MAX_TABLES_GOT = 20
 _VIEWS_SQL = """SELECT v.table_name, v.view_definition, o.option_value AS description
 FROM {views} AS v
 LEFT JOIN {options} AS o ON o.table_name = v.table_name AND o.option_name = 'description'
@@ -150,6 +155,22 @@ class BigQueryWarehouse(Warehouse):
             records.extend(self._confirm_table(dataset, table))
         return records
 
+    def read_primary_keys(self, dataset: str, tables: Collection[str]) -> dict[str, tuple[str, ...] | None]:
+        """From the tables' descriptions (one INFORMATION_SCHEMA.TABLE_OPTIONS query); a table it does not
+        list yet is read with `tables.get`."""
+        from google.cloud import bigquery
+
+        validate_dataset(dataset)
+        wanted = sorted({validate_table(t) for t in tables})
+        sql = _DESCRIPTIONS_SQL.format(options=self._information_schema(dataset, "TABLE_OPTIONS"))
+        rows, _ = self._query(f"read the table descriptions of {dataset}", sql,
+                              [bigquery.ArrayQueryParameter("tables", "STRING", wanted)])
+        found = {row["table_name"]: option_text(row["option_value"]) for row in rows}
+        keys = {table: described_primary_key(found.get(table)) for table in wanted}
+        for table in [t for t in wanted if t not in found][:MAX_TABLES_GOT]:
+            keys[table] = described_primary_key(self._get_table(dataset, table).description)
+        return keys
+
     def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
         """Views found with `tables.list`; a few are read with `tables.get` (no query job), many with
         one INFORMATION_SCHEMA query."""
@@ -221,6 +242,19 @@ class BigQueryWarehouse(Warehouse):
         family = recheck[1]
         return Applied(jobs, frozenset(row["table_name"] for row in rows
                                        if (split_version_table(row["table_name"]) or ("",))[0] == family))
+
+    def add_columns(self, dataset: str, additions: dict[str, list[tuple[str, str]]]) -> list[str]:
+        """ALTER TABLE ... ADD COLUMN IF NOT EXISTS statements in script jobs of at most 1,024K characters
+        (each statement is idempotent, so a failed job is safe to run again)."""
+        validate_dataset(dataset)
+        statements = [
+            f"ALTER TABLE {quote_path(self.project, dataset, validate_table(table))} "
+            + ", ".join(f"ADD COLUMN IF NOT EXISTS {quote(name)} {bq_type}" for name, bq_type in columns)
+            for table, columns in additions.items()
+        ]
+        location = self._dataset_location(dataset)
+        return [self._call(f"add columns in {dataset}", lambda: self._run_script(script, location))[0]
+                for script in pack_scripts(statements)]
 
     def _ensure_dataset(self, dataset: str, changes: list[ViewChange]) -> str:
         """The location of `dataset`, creating it first (where its views' sources live) when missing."""

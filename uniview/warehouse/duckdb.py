@@ -24,12 +24,13 @@ import duckdb
 from uniview.errors import ConfigError, NotFoundError, TransientWarehouseError, TypeParseError, WarehouseError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.render import render
+from uniview.version_description import described_primary_key
 from uniview.schema import ColumnRecord, split_version_table
-from uniview.types import BQType
+from uniview.types import BQType, parse_type
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
 from uniview.warehouse.duckdb_connection import open_connection, quote_identifier
 from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quote_string, to_duckdb
-from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb
+from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
 from uniview.warehouse.url import duckdb_url
 
 __all__ = ["DuckDBWarehouse", "bigquery_type", "column_types", "record_created_tables", "view_comment"]
@@ -54,6 +55,9 @@ _COLUMNS_SQL = (
     " FROM duckdb_columns() c JOIN duckdb_tables() t USING (database_oid, schema_oid, table_oid)"
     " WHERE c.database_name = current_database() AND c.schema_name = ? AND NOT t.temporary"
     " ORDER BY c.table_name, c.column_index"
+)
+_TABLE_COMMENTS_SQL = (
+    "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?"
 )
 _VIEWS_SQL = (
     "SELECT view_name, comment FROM duckdb_views() WHERE database_name = current_database()"
@@ -130,6 +134,16 @@ class DuckDBWarehouse(Warehouse):
             if not _in_families(table, wanted):
                 raise NotFoundError(f"table {schema}.{table} is not a version of the requested tables in {self.url}")
 
+    def read_primary_keys(self, dataset: str, tables: Collection[str]) -> dict[str, tuple[str, ...] | None]:
+        """From the tables' comments, where the sink records them (uniview.version_description)."""
+        connection = self._connect(create=False)
+        schema = _guarded(self.url, lambda: _schema_name(connection, dataset)) if connection is not None else None
+        if schema is None:
+            raise NotFoundError(f"dataset {dataset!r} not found in {self.url}")
+        rows = _guarded(self.url, lambda: connection.execute(_TABLE_COMMENTS_SQL, [schema]).fetchall())
+        comments = dict(rows)
+        return {table: described_primary_key(comments.get(table)) for table in tables}
+
     def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
         """{view: fingerprint} of the views in `dataset` whose name starts with `name_prefix` (exactly)."""
         connection = self._connect(create=False)
@@ -161,6 +175,25 @@ class DuckDBWarehouse(Warehouse):
             raise
         logger.info("applied %d view change(s) to %s", len(changes), self.url)
         return Applied([], self._version_tables(recheck))
+
+    def add_columns(self, dataset: str, additions: dict[str, list[tuple[str, str]]]) -> list[str]:
+        """One transaction of ALTER TABLE ... ADD COLUMN; runs no jobs."""
+        connection = self._connect(create=False)
+        schema = _guarded(self.url, lambda: _schema_name(connection, dataset)) if connection is not None else None
+        if schema is None:
+            raise NotFoundError(f"dataset {dataset!r} not found in {self.url}")
+        _guarded(self.url, connection.begin)
+        try:
+            for table, columns in additions.items():
+                for name, bq_type in columns:
+                    statement = (f"ALTER TABLE {quote_identifier(schema)}.{quote_identifier(table)} ADD COLUMN "
+                                 f"{quote_identifier(name)} {duckdb_type(parse_type(bq_type))}")
+                    _guarded(self.url, lambda: connection.execute(statement))
+            _guarded(self.url, connection.commit)
+        except BaseException:
+            _rollback_quietly(connection)
+            raise
+        return []
 
     def _version_tables(self, recheck: tuple[str, str] | None) -> frozenset[str] | None:
         if recheck is None:

@@ -1,0 +1,108 @@
+"""`<table>_current` on a real DuckDB file: exactly the latest row per (database, key), through the CLI."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+from scenario import EXPECTED, FAMILY, rows, tables
+
+from uniview.cli import main
+from uniview.warehouse.duckdb_types import duckdb_type
+from uniview.types import parse_type
+from uniview.warehouse.url import duckdb_url
+
+
+def load(path, with_descriptions=True, only=None):
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("SET TimeZone='UTC'")
+        connection.execute("CREATE SCHEMA IF NOT EXISTS cdc")
+        for name, (columns, description) in tables().items():
+            if only and name not in only:
+                continue
+            definitions = ", ".join(f'"{c}" {duckdb_type(parse_type(t))}' for c, t in columns)
+            connection.execute(f"CREATE TABLE cdc.{name} ({definitions})")
+            if with_descriptions:
+                connection.execute(f"COMMENT ON TABLE cdc.{name} IS '" + description.replace("'", "''") + "'")
+            names = [c for c, _ in columns]
+            for row in rows()[name]:
+                connection.execute(f"INSERT INTO cdc.{name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                                   [row[c] for c in names])
+
+
+def cli(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def current_rows(path):
+    with duckdb.connect(str(path), read_only=True) as connection:
+        found = connection.execute(f"SELECT _cdc_database, id, name FROM cdc_unified.{FAMILY}_current").fetchall()
+    return sorted(found, key=repr)
+
+
+def test_current_view_returns_exactly_the_latest_row_per_database_and_key(tmp_path):
+    path = tmp_path / "w.duckdb"
+    load(path)
+    result = cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", FAMILY, "--current")
+    assert result.exit_code == 0, result.output
+    assert current_rows(path) == EXPECTED
+
+
+def test_current_view_follows_a_new_version_and_is_left_alone_when_unchanged(tmp_path):
+    path = tmp_path / "w.duckdb"
+    load(path, only={"customer_v_a1"})
+    url = duckdb_url(path)
+    assert cli("refresh", "--warehouse", url, "--dataset", "cdc", "--table", FAMILY, "--current").exit_code == 0
+    with duckdb.connect(str(path), read_only=True) as connection:
+        assert ("db1", "1", "a1-upd") in [tuple(map(str, r)) for r in connection.execute(
+            "SELECT _cdc_database, id, name FROM cdc_unified.customer_current").fetchall()]
+    load(path, only={"customer_v_b2"})
+    again = cli("refresh", "--warehouse", url, "--dataset", "cdc", "--table", FAMILY, "--current")
+    assert "customer_current" in again.output
+    assert current_rows(path) == EXPECTED
+    unchanged = cli("refresh", "--warehouse", url, "--dataset", "cdc", "--table", FAMILY, "--current")
+    assert unchanged.exit_code == 0 and "customer_current" not in unchanged.output
+
+
+def test_versions_that_disagree_on_the_primary_key_are_an_error_naming_them_after_the_unified_view(tmp_path):
+    path = tmp_path / "w.duckdb"
+    load(path)
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("COMMENT ON TABLE cdc.customer_v_b2 IS NULL")
+    result = cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", FAMILY, "--current")
+    assert result.exit_code == 1
+    assert "customer_v_a1: (id); customer_v_b2: no primary key recorded" in result.output
+    with duckdb.connect(str(path), read_only=True) as connection:
+        views = connection.execute("SELECT view_name FROM duckdb_views() WHERE schema_name = 'cdc_unified'").fetchall()
+    assert views == [("customer_unified",)]
+
+
+def test_a_family_recording_no_primary_key_gets_a_note_and_no_current_view(tmp_path):
+    path = tmp_path / "w.duckdb"
+    load(path, with_descriptions=False)
+    result = cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--all", "--current")
+    assert result.exit_code == 0
+    assert "note: no version of 'customer' records a primary key: no current view" in result.output
+    with duckdb.connect(str(path), read_only=True) as connection:
+        views = connection.execute("SELECT view_name FROM duckdb_views() WHERE schema_name = 'cdc_unified'").fetchall()
+    assert views == [("customer_unified",)]
+
+
+def test_without_current_no_current_view_is_made_and_primary_keys_are_not_needed(tmp_path):
+    path = tmp_path / "w.duckdb"
+    load(path, with_descriptions=False)
+    assert cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--all").exit_code == 0
+    with duckdb.connect(str(path), read_only=True) as connection:
+        views = connection.execute("SELECT view_name FROM duckdb_views() WHERE schema_name = 'cdc_unified'").fetchall()
+    assert views == [("customer_unified",)]
+
+
+@pytest.mark.parametrize("flag", ["--current"])
+def test_plan_json_lists_the_current_view_after_the_unified_view(tmp_path, flag):
+    import json
+
+    path = tmp_path / "w.duckdb"
+    load(path)
+    result = cli("plan", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", FAMILY, flag, "--json")
+    names = [view["name"] for view in json.loads(result.output)["views"]]
+    assert names == ["cdc_unified.customer_unified", "cdc_unified.customer_current"]

@@ -1,0 +1,28 @@
+"""The landing layout: the CDC columns every version table ends with, in order, with their BigQuery types.
+
+The sink writes them, `uniview migrate-landing` adds the ones an older table lacks, and the
+current view orders by them.  Version tables created before `_cdc_database` and `_cdc_sequence`
+existed lack those two; the sink refuses to append to such a table until it is migrated.
+"""
+
+from __future__ import annotations
+
+CDC_PREFIX = "_cdc_"
+DATABASE = "_cdc_database"
+SEQUENCE = "_cdc_sequence"
+OPERATION = "_cdc_operation"
+TIMESTAMP = "_cdc_timestamp"
+INGESTED_AT = "_cdc_ingested_at"
+POSITION = "_cdc_position"
+
+#: CDC metadata columns every version table ends with, and their BigQuery types.
+CDC_COLUMNS = (
+    ("_cdc_ingestion_method", "STRING"), (OPERATION, "STRING"), (POSITION, "STRING"),
+    (TIMESTAMP, "TIMESTAMP"), (INGESTED_AT, "TIMESTAMP"), (DATABASE, "STRING"), (SEQUENCE, "STRING"),
+)
+
+
+def missing_cdc_columns(column_names: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
+    """The CDC columns (name, BigQuery type) a version table with these columns lacks, in layout order."""
+    present = {name.lower() for name in column_names}
+    return [(name, bq_type) for name, bq_type in CDC_COLUMNS if name not in present]

@@ -1,0 +1,59 @@
+"""`_cdc_sequence`: the position of a change in its source database's log, as text that sorts in commit order.
+
+Every shape is fixed-width decimal digits, so plain string order (BigQuery's and DuckDB's
+byte order) is commit order, across binlog files and within one position:
+
+| position as the record carries it            | source                          | `_cdc_sequence`                                   |
+|----------------------------------------------|---------------------------------|---------------------------------------------------|
+| `mysql-bin.000003:1234` or `...:1234:2`       | MySQL/MariaDB binlog file:pos[:row] (uniview envelope, Debezium MySQL) | file number, position, row index: 20 digits each (row 0 when absent) |
+| `23923456` (digits only)                      | PostgreSQL LSN as a number (Debezium PostgreSQL), or any log offset | the number in 20 digits                            |
+| `0/16B3748`                                   | PostgreSQL LSN in its text form | the LSN as a number in 20 digits                  |
+
+Anything else gives NULL (documented: such changes sort before every sequenced change of
+their key).  Sequences compare only within one source database and one source kind.  The
+Spark expression and the Python function below are built from the same patterns; the tests
+hold them to each other.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+WIDTH = 20
+#: binlog `<name>.<number>:<pos>[:<row>]`; the file's number is the digits after its last dot.
+BINLOG = r"^(?:.*\.)?([0-9]{1,20}):([0-9]{1,20})(?::([0-9]{1,20}))?$"
+#: an unsigned number, e.g. a PostgreSQL LSN as Debezium sends it.
+NUMBER = r"^([0-9]{1,20})$"
+#: a PostgreSQL LSN as PostgreSQL prints it: two hexadecimal halves of 32 bits.
+LSN_TEXT = r"^([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})$"
+
+
+def sequence_of(position: str | None) -> str | None:
+    """The `_cdc_sequence` of one position text (the reference the Spark expression follows)."""
+    if position is None:
+        return None
+    if match := re.match(BINLOG, position):
+        return "".join(part.zfill(WIDTH) for part in (match[1], match[2], match[3] or "0"))
+    if match := re.match(NUMBER, position):
+        return match[1].zfill(WIDTH)
+    if match := re.match(LSN_TEXT, position):
+        return str((int(match[1], 16) << 32) | int(match[2], 16)).zfill(WIDTH)
+    return None
+
+
+def sequence_column(position: Column) -> Column:
+    """The Spark expression of `sequence_of` over a position column."""
+    def padded(pattern: str, group: int) -> Column:
+        return F.lpad(F.regexp_extract(position, pattern, group), WIDTH, "0")
+
+    row = F.regexp_extract(position, BINLOG, 3)
+    binlog = F.concat(padded(BINLOG, 1), padded(BINLOG, 2),
+                      F.lpad(F.when(row == "", F.lit("0")).otherwise(row), WIDTH, "0"))
+    lsn_hex = F.concat(F.regexp_extract(position, LSN_TEXT, 1),
+                       F.lpad(F.regexp_extract(position, LSN_TEXT, 2), 8, "0"))
+    return (F.when(position.rlike(BINLOG), binlog)
+            .when(position.rlike(NUMBER), padded(NUMBER, 1))
+            .when(position.rlike(LSN_TEXT), F.lpad(F.conv(lsn_hex, 16, 10), WIDTH, "0")))
