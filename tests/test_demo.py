@@ -27,8 +27,11 @@ def demo_run(tmp_path_factory):
 def test_demo_succeeds_and_accounts_for_every_line(demo_run):
     _, completed = demo_run
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    match = re.search(r"read (\d+) = written (\d+) \+ quarantined (\d+)", completed.stdout)
+    match = re.search(r"uniview: read (\d+) = written (\d+) \+ quarantined (\d+)", completed.stdout)
     assert match and int(match[1]) == int(match[2]) + int(match[3]) and int(match[3]) == 4
+    debezium = re.search(r"debezium: read (\d+) = written (\d+) \+ quarantined (\d+)", completed.stdout)
+    assert debezium and debezium.groups() == ("10", "10", "0")
+    assert "shop_unified.accounts_current (latest row per database and key)" in completed.stdout
     for heading in ("Version tables per family", "resolved columns", "rows per version", "Quarantine", "Time per stage"):
         assert heading in completed.stdout
     assert "Query it with:" in completed.stdout
@@ -39,7 +42,13 @@ def test_demo_leaves_queryable_unified_views(demo_run):
     assert completed.returncode == 0
     with duckdb.connect(str(workdir / "uniview-demo.duckdb"), read_only=True) as connection:
         views = {r[0] for r in connection.execute("SELECT view_name FROM duckdb_views() WHERE schema_name = 'shop_unified'").fetchall()}
-        assert views == {"customer_unified", "orders_unified", "products_unified", "shipments_unified"}
+        assert views == {"customer_unified", "orders_unified", "products_unified", "shipments_unified",
+                         "accounts_unified", "accounts_current"}
+        current = connection.execute(
+            "SELECT _cdc_database, id, email, CAST(balance AS VARCHAR), plan FROM shop_unified.accounts_current "
+            "ORDER BY 1, 2").fetchall()
+        assert current == [("tenant1", 1, "ann@example.com", "20.75", None), ("tenant1", 2, "bob@example.com", "1.00", "free"),
+                           ("tenant1", 3, "cy@example.com", "12.00", "pro"), ("tenant2", 1, "eve@example.org", "1000.00", "pro")]
         types = dict(connection.execute(
             "SELECT column_name, data_type FROM information_schema.columns "
             "WHERE table_schema = 'shop_unified' AND table_name = 'orders_unified'").fetchall())

@@ -1,11 +1,11 @@
 """From a real database to a queryable view: PostgreSQL (logical decoding) -> Debezium's PostgreSQL
 connector on Kafka Connect -> a real Kafka broker -> `uniview sink --format debezium` -> DuckDB ->
-notification -> the Cloud Function under functions-framework -> `<table>_unified`.
+notification -> the Cloud Function under functions-framework -> `<table>_unified` and `<table>_current`.
 
 The test drives the database step by step (DML, ADD COLUMN, a type change to bigint and then
 numeric(12,2), a dropped column, a second source database, a transaction over two tables) and after
-every step checks, per source database, that the latest row per key read through the unified view
-equals the source table, and that the view holds every change.
+every step checks, per source database, that `<table>_current` equals the source table, and that
+the unified view holds every change, each with its source database and its own `_cdc_sequence`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from uniview.demo.postgres_source import latest_rows_sql, normalized
+from uniview.demo.postgres_source import current_rows_sql, normalized
 from uniview.local.function_server import function_server
 from uniview.local.kafka import wait_for_change_events
 from uniview.warehouse.url import duckdb_url
@@ -71,7 +71,7 @@ def stack(postgres, kafka_bootstrap, tmp_path_factory):
     work = tmp_path_factory.mktemp("cdc")
     connectors = [postgres_connector(db, postgres.host, postgres.port, db, "postgres") for db in DATABASES]
     warehouse = work / "warehouse.duckdb"
-    env = {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), "UNIVIEW_POLICY": "widen"}
+    env = {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), "UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
     with debezium_connect(work / "connect", kafka_bootstrap, connectors):
         with function_server(work, env) as function:
             yield {"bootstrap": kafka_bootstrap, "warehouse": warehouse, "function": function, "work": work,
@@ -93,20 +93,23 @@ def land(stack):
     return done.stdout
 
 
-def latest_through_view(warehouse, database, table, columns):
-    """The latest row per id read through `<database>_unified.<table>_unified`, deletes removed."""
-    for _ in range(100):  # the function refreshes the view right after the sink's announcement
+def current_through_view(warehouse, database, table, columns):
+    """The source table's columns read through `<database>_unified.<table>_current`."""
+    for _ in range(100):  # the function refreshes the views right after the sink's announcement
         try:
             with duckdb.connect(str(warehouse), read_only=True) as connection:
-                return [tuple(row) for row in connection.execute(latest_rows_sql(database, table, columns)).fetchall()]
+                return [tuple(row) for row in connection.execute(current_rows_sql(database, table, columns)).fetchall()]
         except duckdb.Error:
             time.sleep(0.2)
-    raise AssertionError(f"{database}_unified.{table}_unified could not be read")
+    raise AssertionError(f"{database}_unified.{table}_current could not be read")
 
 
 def changes_in_view(warehouse, database, table):
+    """(changes, changes with a sequence, distinct sequences, the database column's values) in the unified view."""
     with duckdb.connect(str(warehouse), read_only=True) as connection:
-        return connection.execute(f"SELECT count(*) FROM {database}_unified.{table}_unified").fetchone()[0]
+        return connection.execute(
+            f"SELECT count(*), count(_cdc_sequence), count(DISTINCT _cdc_sequence), list(DISTINCT _cdc_database) "
+            f"FROM {database}_unified.{table}_unified").fetchone()
 
 
 def assert_views_match_sources(stack, events):
@@ -116,9 +119,10 @@ def assert_views_match_sources(stack, events):
             if not source_rows(stack["postgres"], database, table) and events.get((database, table), 0) == 0:
                 continue
             expected = normalized(source_rows(stack["postgres"], database, table))
-            assert normalized(latest_through_view(stack["warehouse"], database, table, columns)) == expected, \
+            assert normalized(current_through_view(stack["warehouse"], database, table, columns)) == expected, \
                 (database, table)
-            assert changes_in_view(stack["warehouse"], database, table) == events[(database, table)]
+            changes = events[(database, table)]
+            assert changes_in_view(stack["warehouse"], database, table) == (changes, changes, changes, [database])
 
 
 def step(stack, events, database, table, statements, changes):
@@ -160,5 +164,5 @@ def test_the_postgres_demo_shows_views_equal_to_the_source(kafka_bootstrap, tmp_
     done = subprocess.run([sys.executable, "-m", "uniview.cli", "demo", "--source", "postgres", "--workdir",
                            str(tmp_path / "demo")], capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    agreed = done.stdout.count("the view's latest rows equal the source table")
+    agreed = done.stdout.count("customer_current equals the source table")
     assert agreed == 7 and "differ" not in done.stdout

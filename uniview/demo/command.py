@@ -14,6 +14,9 @@ from uniview.demo.pipeline import DATASET, SOURCE_COLUMN, DemoPaths, announcemen
 from uniview.demo.report import print_report, timings_table
 from uniview.demo.spark_progress import spark_progress
 from uniview.demo.stages import StageClock
+from uniview.demo.debezium_stream import DATABASES as DEBEZIUM_DATABASES
+from uniview.demo.debezium_stream import TABLE as DEBEZIUM_TABLE
+from uniview.demo.debezium_stream import write_debezium_stream
 from uniview.demo.stream import write_stream
 from uniview.errors import UniviewError
 
@@ -68,6 +71,9 @@ def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:
         paths.reset()
         files, lines = write_stream(paths.input_dir, DATASET)
         console.print(f"{lines} lines in {len(files)} NDJSON files under {paths.input_dir}")
+        debezium_file, events = write_debezium_stream(paths.debezium_dir)
+        console.print(f"{events} Debezium change events of {DEBEZIUM_TABLE} from {' and '.join(DEBEZIUM_DATABASES)} "
+                      f"in {debezium_file}")
     with ExitStack() as running:
         with clock.stage("2. Start Spark, the function and the Pub/Sub emulator"):
             spark = new_spark_session()
@@ -75,13 +81,15 @@ def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:
             route = running.enter_context(announcement_channel(paths))
             console.print(f"announcements: {route.description}")
         with clock.stage("3. Spark sink: land typed version tables, quarantine bad records, announce versions"):
-            options = SinkOptions(input=str(paths.input_dir), warehouse=paths.warehouse_url, dataset=DATASET,
-                                  notify=route.notify, staging_dir=str(paths.workdir / "staging"))
-            with spark_progress(spark, console, "sink"):
-                result = run(spark, options)
-            counts = result.counts
-            console.print(f"read {counts.read} = written {counts.total_written} + quarantined {counts.total_quarantined}; "
-                          f"{len(result.sent)} new version(s) announced")
+            for source, record_format in ((paths.input_dir, "uniview"), (paths.debezium_dir, "debezium")):
+                options = SinkOptions(input=str(source), warehouse=paths.warehouse_url, dataset=DATASET,
+                                      notify=route.notify, staging_dir=str(paths.workdir / "staging"),
+                                      format=record_format)
+                with spark_progress(spark, console, f"sink ({record_format})"):
+                    result = run(spark, options)
+                counts = result.counts
+                console.print(f"{record_format}: read {counts.read} = written {counts.total_written} + quarantined "
+                              f"{counts.total_quarantined}; {len(result.sent)} new version(s) announced")
         with clock.stage("4. Function refreshes the unified views"):
             families = wait_for_views(paths)
             console.print(f"{len(families)} unified views cover {sum(map(len, families.values()))} version tables")

@@ -29,6 +29,8 @@ TARGET_DATASET = f"{DATASET}_unified"
 SOURCE_COLUMN = "_uniview_source"
 PROJECT = "uniview-demo"
 TOPIC = "uniview-table-created"
+#: Families whose records carry a primary key, so the function also keeps `<family>_current`.
+CURRENT_FAMILIES = ("accounts",)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,10 @@ class DemoPaths:
     @property
     def input_dir(self) -> Path:
         return self.workdir / "input"
+
+    @property
+    def debezium_dir(self) -> Path:
+        return self.workdir / "input-debezium"
 
     @property
     def warehouse_file(self) -> Path:
@@ -55,7 +61,7 @@ class DemoPaths:
 
     def reset(self) -> None:
         """Start from nothing: the previous run's input, warehouse and logs are removed."""
-        for folder in (self.input_dir, self.logs, self.workdir / "staging"):
+        for folder in (self.input_dir, self.debezium_dir, self.logs, self.workdir / "staging"):
             shutil.rmtree(folder, ignore_errors=True)
         for leftover in (self.warehouse_file, self.warehouse_file.with_suffix(".duckdb.wal")):
             leftover.unlink(missing_ok=True)
@@ -74,7 +80,7 @@ class Channel:
 @contextmanager
 def announcement_channel(paths: DemoPaths) -> Iterator[Channel]:
     """Serve the function; route announcements through the Pub/Sub emulator when it is installed."""
-    env = {"UNIVIEW_WAREHOUSE": paths.warehouse_url, "UNIVIEW_SOURCE_COLUMN": SOURCE_COLUMN}
+    env = {"UNIVIEW_WAREHOUSE": paths.warehouse_url, "UNIVIEW_SOURCE_COLUMN": SOURCE_COLUMN, "UNIVIEW_CURRENT": "true"}
     with ExitStack() as stack:
         function = stack.enter_context(function_server(paths.logs, env))
         if find_emulator_jar() is None:
@@ -146,7 +152,7 @@ def version_tables(connection: duckdb.DuckDBPyConnection) -> dict[str, list[str]
 def _covered(connection: duckdb.DuckDBPyConnection, family: str, tables: list[str]) -> bool:
     views = {row[0] for row in connection.execute(
         "SELECT view_name FROM duckdb_views() WHERE schema_name = ?", [TARGET_DATASET]).fetchall()}
-    if f"{family}_unified" not in views:
+    if f"{family}_unified" not in views or (family in CURRENT_FAMILIES and f"{family}_current" not in views):
         return False
     sources = connection.execute(
         f'SELECT DISTINCT "{SOURCE_COLUMN}" FROM "{TARGET_DATASET}"."{family}_unified"').fetchall()

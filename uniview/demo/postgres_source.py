@@ -2,9 +2,9 @@
 
 PostgreSQL (logical decoding) with two source databases -> Debezium's PostgreSQL connector on
 Kafka Connect -> a Kafka broker -> the Spark sink (`--format debezium`, incremental runs) -> DuckDB
--> the Cloud Function under functions-framework -> `<database>_unified.<table>_unified`.  After each
-step of changes (DML, a new column, a type change) it prints the source table next to the latest
-row per key read through the unified view.
+-> the Cloud Function under functions-framework -> `<database>_unified.<table>_unified` and
+`<table>_current`.  After each step of changes (DML, a new column, a type change) it prints the
+source table next to `<table>_current`.
 """
 
 from __future__ import annotations
@@ -37,11 +37,9 @@ STEPS: tuple[tuple[str, tuple[str, ...], int], ...] = (
 )
 
 
-def latest_rows_sql(dataset: str, table: str, columns: Sequence[str]) -> str:
-    """The latest row per id read through the unified view, deletes removed (DuckDB SQL)."""
-    return (f"SELECT {', '.join(columns)} FROM (SELECT *, row_number() OVER (PARTITION BY id ORDER BY "
-            f"CAST(_cdc_position AS BIGINT) DESC, _cdc_timestamp DESC, _cdc_ingested_at DESC) AS latest "
-            f"FROM {dataset}_unified.{table}_unified) WHERE latest = 1 AND _cdc_operation <> 'DELETE' ORDER BY id")
+def current_rows_sql(dataset: str, table: str, columns: Sequence[str]) -> str:
+    """The source table's columns read through `<dataset>_unified.<table>_current` (DuckDB SQL)."""
+    return f"SELECT {', '.join(columns)} FROM {dataset}_unified.{table}_current ORDER BY id"
 
 
 @dataclass
@@ -89,7 +87,7 @@ class PostgresDemo:
         self.bootstrap = stack.enter_context(kafka_broker(self.workdir))
         connectors = [postgres_connector(db, self.postgres.host, self.postgres.port, db, "postgres") for db in DATABASES]
         stack.enter_context(debezium_connect(self.workdir, self.bootstrap, connectors))
-        env = {"UNIVIEW_WAREHOUSE": duckdb_url(self.warehouse), "UNIVIEW_POLICY": "widen"}
+        env = {"UNIVIEW_WAREHOUSE": duckdb_url(self.warehouse), "UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
         self.function = stack.enter_context(function_server(self.workdir, env))
         self.spark = new_spark_session(spark_kafka_jars())
         stack.callback(self.spark.stop)
@@ -129,9 +127,9 @@ class PostgresDemo:
         if not source:
             return
         with duckdb.connect(str(self.warehouse), read_only=True) as connection:
-            through_view = [tuple(row) for row in connection.execute(latest_rows_sql(database, TABLE, columns)).fetchall()]
-        table = Table(title=f"{database}.{TABLE} in PostgreSQL  |  latest per id through "
-                            f"{database}_unified.{TABLE}_unified", title_justify="left")
+            through_view = [tuple(row) for row in connection.execute(current_rows_sql(database, TABLE, columns)).fetchall()]
+        table = Table(title=f"{database}.{TABLE} in PostgreSQL  |  {database}_unified.{TABLE}_current",
+                      title_justify="left")
         for column in columns:
             table.add_column(f"source {column}")
         for column in columns:
@@ -142,8 +140,8 @@ class PostgresDemo:
             table.add_row(*map(str, left), *map(str, right))
         self.console.print(table)
         same = normalized(source) == normalized(through_view)
-        self.console.print("[green]the view's latest rows equal the source table[/green]" if same else
-                           "[red]the view's latest rows differ from the source table[/red]")
+        self.console.print(f"[green]{TABLE}_current equals the source table[/green]" if same else
+                           f"[red]{TABLE}_current differs from the source table[/red]")
 
 
 def normalized(rows: Sequence[tuple]) -> list[tuple]:

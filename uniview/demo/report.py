@@ -8,7 +8,7 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
-from uniview.demo.pipeline import DATASET, SOURCE_COLUMN, TARGET_DATASET
+from uniview.demo.pipeline import CURRENT_FAMILIES, DATASET, SOURCE_COLUMN, TARGET_DATASET
 from uniview.plan import FamilyPlan, UnifiedColumn
 
 SAMPLE_ROWS_PER_VERSION = 2
@@ -72,6 +72,25 @@ def sample_table(connection: duckdb.DuckDBPyConnection, plan: FamilyPlan) -> Tab
     return table
 
 
+def history_and_current_tables(connection: duckdb.DuckDBPyConnection, family: str) -> tuple[Table, Table]:
+    """Every change of `family` in log order per source database, and `<family>_current` beside it."""
+    source = f'"{TARGET_DATASET}"."{family}_unified"'
+    shown = ["_cdc_database"] + [c for (c,) in connection.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? ORDER BY column_index",
+        [TARGET_DATASET, f"{family}_current"]).fetchall() if not c.startswith("_")]
+    listed = ", ".join(f'"{c}"' for c in shown)
+    history = _table(f"SELECT ... FROM {TARGET_DATASET}.{family}_unified ORDER BY _cdc_database, _cdc_sequence (history)",
+                     *shown, "_cdc_operation")
+    for row in connection.execute(f"SELECT {listed}, _cdc_operation FROM {source} "
+                                  f"ORDER BY _cdc_database, _cdc_sequence").fetchall():
+        history.add_row(*map(_shown, row))
+    current = _table(f"SELECT ... FROM {TARGET_DATASET}.{family}_current (latest row per database and key)", *shown)
+    for row in connection.execute(f'SELECT {listed} FROM "{TARGET_DATASET}"."{family}_current" '
+                                  f"ORDER BY _cdc_database, id").fetchall():
+        current.add_row(*map(_shown, row))
+    return history, current
+
+
 def quarantine_table(connection: duckdb.DuckDBPyConnection) -> Table:
     table = _table(f"Quarantine ({DATASET}._uniview_quarantine)", "reason", "records", "example")
     exists = connection.execute(
@@ -98,4 +117,6 @@ def print_report(console: Console, connection: duckdb.DuckDBPyConnection, plans:
     for plan in plans:
         console.print(columns_table(plan))
         console.print(sample_table(connection, plan))
+        if plan.family in CURRENT_FAMILIES:
+            console.print(*history_and_current_tables(connection, plan.family))
     console.print(quarantine_table(connection))

@@ -12,7 +12,9 @@ routing, versioning, typing, quarantine and accounting are those of every record
   `value.converter.schemas.enable=true`), each field mapped to a BigQuery type
   (TYPE_MAPPING below); the version hash is taken over those types with the usual spec;
 - values are converted exactly: epoch days/millis/micros/nanos to dates, times and timestamps,
-  Connect decimals from base64 two's complement with their scale.
+  Connect decimals from base64 two's complement with their scale;
+- in files, a line may also be a Kafka message as `kcat -C -J` prints it (`topic`, `partition`,
+  `offset`, `key` and `payload` as JSON text), which carries the message key.
 
 An event without a schema is refused, not guessed: it keeps its metadata and lands in the
 quarantine as `missing_schema`.  A tombstone (a null value) stays a null line, and heartbeat or
@@ -157,6 +159,8 @@ def convert_event(text: str | None, key_text: str | None = None) -> str | None:
         return text
     if not isinstance(event, dict):
         return text
+    if _is_kcat_message(event):
+        return convert_event(event["payload"], event.get("key"))
     payload = event.get("payload") if "payload" in event and "schema" in event else event
     if not isinstance(payload, dict) or payload.get("op") not in OPERATIONS:
         return text
@@ -183,6 +187,12 @@ def convert_event(text: str | None, key_text: str | None = None) -> str | None:
             metadata["schema"] = [{"name": name, "type": bq} for name, bq, _ in typed]
             data = {name: _converted(convert, row.get(name)) for name, _, convert in typed}
     return json.dumps({"data": data, "metadata": metadata}, ensure_ascii=False)
+
+
+def _is_kcat_message(event: dict) -> bool:
+    """A Kafka message as `kcat -C -J` prints it: topic, partition, offset, and key and value as text."""
+    return {"topic", "partition", "offset", "payload"} <= event.keys() and \
+        (event["payload"] is None or isinstance(event["payload"], str))
 
 
 def _converted(convert: Callable[[Any], Any], value: Any) -> Any:
