@@ -52,7 +52,7 @@ def test_a_run_prints_its_totals(spark, tmp_path):
     result = CliRunner().invoke(sink_command, ["--input", str(tmp_path / "in"), "--warehouse",
                                                duckdb_url(tmp_path / "w.duckdb"), "--quiet"])
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[0] == "read=2 written=1 quarantined=1 batches=1 replayed=0"
+    assert result.stdout.splitlines()[0] == "read=2 written=1 quarantined=1 skipped=0 batches=1 replayed=0"
     assert "unparseable" in result.stdout
 
 

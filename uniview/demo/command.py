@@ -89,7 +89,7 @@ def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:
                     result = run(spark, options)
                 counts = result.counts
                 console.print(f"{record_format}: read {counts.read} = written {counts.total_written} + quarantined "
-                              f"{counts.total_quarantined}; {len(result.sent)} new version(s) announced")
+                              f"{counts.total_quarantined} + skipped {counts.total_skipped}; {len(result.sent)} new version(s) announced")
         with clock.stage("4. Function refreshes the unified views"):
             families = wait_for_views(paths)
             console.print(f"{len(families)} unified views cover {sum(map(len, families.values()))} version tables")

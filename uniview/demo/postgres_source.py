@@ -113,7 +113,7 @@ class PostgresDemo:
                               notify=self.function.url)
         result = run(self.spark, options)
         self.console.print(f"sink: read {result.counts.read} = written {result.counts.total_written} + "
-                           f"quarantined {result.counts.total_quarantined}; {len(result.sent)} new version(s) announced")
+                           f"quarantined {result.counts.total_quarantined} + skipped {result.counts.total_skipped}; {len(result.sent)} new version(s) announced")
         for shown in DATABASES:
             self._compare(shown)
 

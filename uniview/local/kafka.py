@@ -61,7 +61,9 @@ def kafka_broker(work_dir: Path) -> Iterator[str]:
     port, controller_port = free_port(), free_port()
     config = _write_properties(work_dir / "kafka-server.properties", broker_settings(data_dir, port, controller_port))
     cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-    _run_java(["kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)], work_dir / "kafka-format.log")
+    # `--cluster-id=ID`, not `-t ID`: an id may start with "-", which the tool would read as an option
+    _run_java(["kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "--config", str(config)],
+              work_dir / "kafka-format.log")
     command = [*_JAVA, "-cp", broker_classpath(), "kafka.Kafka", str(config)]
     with running_server(command, port, work_dir / "kafka.log", timeout=60):
         yield f"127.0.0.1:{port}"

@@ -140,7 +140,8 @@ def key_columns(key_text: str | None) -> list[str] | None:
     except ValueError:
         return None
     if isinstance(key, dict) and isinstance(key.get("schema"), dict) and "payload" in key:
-        names = [f.get("field") for f in key["schema"].get("fields") or []]
+        # Connect's JsonConverter names a field `field`; Debezium's documentation shows `name` too
+        names = [f.get("field", f.get("name")) for f in key["schema"].get("fields") or [] if isinstance(f, dict)]
     elif isinstance(key, dict):
         names = list(key)
     else:
@@ -211,5 +212,7 @@ def debezium_lines(lines):
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    from uniview.sink.frames import ORIGINAL_LINE
+
     converted = F.udf(convert_event, T.StringType())
-    return lines.withColumn("value", converted(F.col("value"), F.col("key")))
+    return lines.withColumn(ORIGINAL_LINE, F.col("value")).withColumn("value", converted(F.col("value"), F.col("key")))

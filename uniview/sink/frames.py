@@ -51,10 +51,17 @@ QUARANTINE_COLUMNS = (
 )
 
 
+#: A column of lines whose `value` was rewritten (Debezium): the text as read, kept for the quarantine.
+ORIGINAL_LINE = "_original_line"
+
+
 def parse_envelopes(lines: DataFrame) -> DataFrame:
-    """(value, source_file) lines -> envelope columns plus `_reason` for lines that are not records."""
+    """(value, source_file) lines -> envelope columns plus `_reason` for lines that are not records.
+    The quarantine keeps the line as read (ORIGINAL_LINE when the value was rewritten)."""
     envelope = F.from_json("value", ENVELOPE_SCHEMA, {"columnNameOfCorruptRecord": _CORRUPT})
-    parsed = lines.select(F.col("value").alias("_line"), "source_file", envelope.alias("e"))
+    original = F.col(ORIGINAL_LINE) if ORIGINAL_LINE in lines.columns else F.col("value")
+    parsed = lines.select(original.alias("_line"), F.col("value").isNull().alias("_null_value"), "source_file",
+                          envelope.alias("e"))
     meta = F.col("e.metadata")
     unparseable = F.col("e").isNull() | F.col(f"e.{_CORRUPT}").isNotNull()
     return parsed.select(
@@ -66,8 +73,10 @@ def parse_envelopes(lines: DataFrame) -> DataFrame:
         meta["database_name"].alias("_cdc_database"), sequence_column(meta["position"]).alias("_cdc_sequence"),
         meta["primary_key"].alias("_primary_key"),
         F.when(meta["timestamp"].rlike(_TIMESTAMP_TEXT), meta["timestamp"].cast("timestamp")).alias("_cdc_timestamp"),
-        F.when(unparseable, F.lit(reasons.UNPARSEABLE)).when(meta.isNull(), F.lit(reasons.MISSING_METADATA)).alias("_reason"),
-        F.when(unparseable, F.lit("the line is not a JSON object"))
+        F.when(F.col("_null_value"), F.lit(reasons.TOMBSTONE)).when(unparseable, F.lit(reasons.UNPARSEABLE))
+        .when(meta.isNull(), F.lit(reasons.MISSING_METADATA)).alias("_reason"),
+        F.when(F.col("_null_value"), F.lit("a message with a null value (tombstone)"))
+        .when(unparseable, F.lit("the line is not a JSON object"))
         .when(meta.isNull(), F.lit("no metadata object")).alias("_envelope_detail"),
     )
 

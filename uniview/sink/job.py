@@ -211,13 +211,14 @@ class Sink:
         if counts is None:
             counts = self._land(lines, key)
         if not counts.balanced:
-            raise UniviewError(f"batch {key.label}: read {counts.read} lines but wrote {counts.total_written} "
-                               f"and quarantined {counts.total_quarantined}")
+            raise UniviewError(f"batch {key.label}: read {counts.read} lines but wrote {counts.total_written}, "
+                               f"quarantined {counts.total_quarantined} and skipped {counts.total_skipped}")
         self.result.counts.add(counts)
         self.result.batches += 1
         self.result.replayed += counts.replayed
-        logger.info("batch %s: read %d, written %d, quarantined %d%s", key.label, counts.read, counts.total_written,
-                    counts.total_quarantined, " (already landed: skipped)" if counts.replayed else "")
+        logger.info("batch %s: read %d, written %d, quarantined %d, skipped %d%s", key.label, counts.read,
+                    counts.total_written, counts.total_quarantined, counts.total_skipped,
+                    " (already landed: not written again)" if counts.replayed else "")
         self.flush()
         return counts
 

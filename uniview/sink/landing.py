@@ -17,6 +17,7 @@ from typing import Collection, Mapping, Sequence
 from pyspark.sql import DataFrame
 
 from uniview.sink.notify import Notification
+from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.landing_layout import CDC_PREFIX, missing_cdc_columns
 from uniview.sink.routing import KnownVersion, VersionRoute
@@ -41,13 +42,15 @@ class BatchKey:
 
 @dataclass
 class BatchCounts:
-    """What a batch did: rows read, rows written per version table, rows quarantined per reason."""
+    """What a batch did: rows read, rows written per version table, rows quarantined per reason, and
+    messages skipped per kind (tombstones: no change in them, stored nowhere)."""
 
     read: int = 0
     written: Counter = field(default_factory=Counter)
     quarantined: Counter = field(default_factory=Counter)
     created: list[Notification] = field(default_factory=list)
     replayed: bool = False
+    skipped: Counter = field(default_factory=Counter)
 
     @property
     def total_written(self) -> int:
@@ -58,26 +61,35 @@ class BatchCounts:
         return sum(self.quarantined.values())
 
     @property
+    def total_skipped(self) -> int:
+        return sum(self.skipped.values())
+
+    @property
     def balanced(self) -> bool:
-        return self.read == self.total_written + self.total_quarantined
+        return self.read == self.total_written + self.total_quarantined + self.total_skipped
+
+    def count_reason(self, reason: str, rows: int) -> None:
+        """Rows that carry `reason`: skipped (tombstones) or quarantined."""
+        (self.skipped if reason in SKIPPED else self.quarantined)[reason] += rows
 
     def add(self, other: BatchCounts) -> None:
         self.read += other.read
         self.written.update(other.written)
         self.quarantined.update(other.quarantined)
+        self.skipped.update(other.skipped)
         self.created.extend(other.created)
 
     def to_json(self) -> str:
         return json.dumps({
             "read": self.read, "written": dict(self.written), "quarantined": dict(self.quarantined),
-            "created": [n.as_record() for n in self.created],
+            "skipped": dict(self.skipped), "created": [n.as_record() for n in self.created],
         }, ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str, replayed: bool = False) -> BatchCounts:
         data = json.loads(text)
         return cls(data["read"], Counter(data["written"]), Counter(data["quarantined"]),
-                   [Notification(**n) for n in data["created"]], replayed)
+                   [Notification(**n) for n in data["created"]], replayed, Counter(data.get("skipped", {})))
 
 
 @dataclass(frozen=True)

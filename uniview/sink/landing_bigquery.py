@@ -22,6 +22,7 @@ from uniview.sink.landing import (
     QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, known_version, source_schema_comment,
 )
 from uniview.sink.notify import Notification
+from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.sink.routing import KnownVersion, VersionRoute
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
@@ -73,7 +74,8 @@ def rows_for_table(frame: DataFrame, route: VersionRoute, index: int) -> DataFra
 
 def quarantine_rows(frame: DataFrame) -> DataFrame:
     """The rows with a reason, as quarantine rows plus the `_dataset` whose quarantine they go to."""
-    return frame.where(F.col("_reason").isNotNull()).select(*[name for name, _ in QUARANTINE_COLUMNS], "_dataset")
+    stored = F.col("_reason").isNotNull() & ~F.col("_reason").isin(*sorted(SKIPPED))
+    return frame.where(stored).select(*[name for name, _ in QUARANTINE_COLUMNS], "_dataset")
 
 
 def write_options(project: str, dataset: str, table: str, extra: Mapping[str, str]) -> dict[str, str]:
@@ -136,12 +138,12 @@ class BigQueryLanding(Landing):
             self._append(rows_for_table(frame, route, index), route.dataset, route.table_name)
             counts.written[f"{route.dataset}.{route.table_name}"] += good
         quarantined = quarantine_rows(frame)
-        for dataset in sorted({row["_dataset"] for row in tally if row["_reason"] is not None}):
+        for dataset in sorted({row["_dataset"] for row in tally if row["_reason"] not in (None, *SKIPPED)}):
             self.create_quarantine_table(dataset)
             self._append(quarantined.where(F.col("_dataset") == dataset).drop("_dataset"), dataset, QUARANTINE_TABLE)
         for row in tally:
             if row["_reason"] is not None:
-                counts.quarantined[row["_reason"]] += row["count"]
+                counts.count_reason(row["_reason"], row["count"])
 
     def create_version_table(self, route: VersionRoute) -> bool:
         """Create the route's table (and dataset) with its exact schema if missing; True if it was missing."""

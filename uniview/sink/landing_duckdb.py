@@ -26,6 +26,7 @@ from uniview.sink.landing import (
     QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, known_version, source_schema_comment,
 )
 from uniview.sink.notify import Notification
+from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.sink.routing import KnownVersion, VersionRoute
 from uniview.types import parse_type
@@ -198,12 +199,13 @@ def _load_quarantine(connection, catalog: str, source: str, counts: BatchCounts)
     by_dataset = connection.execute(
         f"SELECT _dataset, reason, count(*) FROM {source} WHERE _reason IS NOT NULL GROUP BY 1, 2").fetchall()
     columns = ", ".join(name for name, _ in QUARANTINE_COLUMNS)
-    for dataset in sorted({row[0] for row in by_dataset}):
+    kept = " AND ".join(f"_reason <> {literal(reason)}" for reason in sorted(SKIPPED))
+    for dataset in sorted({row[0] for row in by_dataset if row[1] not in SKIPPED}):
         _ensure_quarantine(connection, catalog, dataset)
         connection.execute(f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} SELECT {columns} FROM {source} "
-                           "WHERE _reason IS NOT NULL AND _dataset = ?", [dataset])
+                           f"WHERE _reason IS NOT NULL AND {kept} AND _dataset = ?", [dataset])
     for _, reason, rows in by_dataset:
-        counts.quarantined[reason] += rows
+        counts.count_reason(reason, rows)
 
 
 def _create_version_table(connection, catalog: str, route: VersionRoute) -> bool:

@@ -3,6 +3,10 @@
 Checks run in this order and the first failing one is recorded.
 """
 
+#: Not a quarantine reason: a Kafka message with a null value (Debezium's tombstone after a delete) carries
+#: no change; it is counted as skipped and stored nowhere, so read = written + quarantined + skipped.
+TOMBSTONE = "tombstone"
+SKIPPED = frozenset({TOMBSTONE})
 UNPARSEABLE = "unparseable"  # the line is not a JSON object
 MISSING_METADATA = "missing_metadata"  # no metadata object, no metadata.table_name, or no dataset (no database_name and no --dataset)
 INVALID_METADATA = "invalid_metadata"  # a dataset, table name or table_version that is not valid, or a metadata.timestamp that is not a timestamp

@@ -1,5 +1,5 @@
 """What `uniview sink` prints when it ends: the totals line, rows per table, quarantine per reason,
-notifications.  The first line is stable for scripts: `read=N written=W quarantined=Q`."""
+notifications.  The first line is stable for scripts: `read=N written=W quarantined=Q skipped=S`."""
 
 from __future__ import annotations
 
@@ -15,14 +15,16 @@ from uniview.sink.job import RunResult
 
 def totals_line(result: RunResult) -> str:
     counts = result.counts
-    return f"read={counts.read} written={counts.total_written} quarantined={counts.total_quarantined}"
+    return (f"read={counts.read} written={counts.total_written} quarantined={counts.total_quarantined}"
+            f" skipped={counts.total_skipped}")
 
 
 def print_summary(result: RunResult) -> None:
     click.echo(totals_line(result) + f" batches={result.batches} replayed={result.replayed}")
     console = Console(width=120)
     for title, heading, counts in (("written", "version table", result.counts.written),
-                                   ("quarantined", "reason", result.counts.quarantined)):
+                                   ("quarantined", "reason", result.counts.quarantined),
+                                   ("skipped", "kind", result.counts.skipped)):
         if counts:
             console.print(_counts_table(title, heading, counts))
     for notification in result.sent:
