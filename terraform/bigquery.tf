@@ -99,7 +99,7 @@ resource "google_bigquery_dataset_access" "function_source_authorizer" {
   role          = google_project_iam_custom_role.authorized_view_writer.name
   user_by_email = google_service_account.function.email
 
-  depends_on = [google_bigquery_dataset.source]
+  depends_on = [google_bigquery_dataset.source, time_sleep.custom_roles_propagated]
 }
 
 # The sink creates version tables and appends rows to them.

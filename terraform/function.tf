@@ -106,3 +106,10 @@ resource "google_cloud_run_v2_service_iam_member" "push_invoker" {
   role     = "roles/run.invoker"
   member   = local.members.push
 }
+
+# The build reads the function's source archive from this bucket, and nothing else of the module's.
+resource "google_storage_bucket_iam_member" "build_source_reader" {
+  bucket = google_storage_bucket.function_source.name
+  role   = "roles/storage.objectViewer"
+  member = local.members.build
+}

@@ -54,6 +54,42 @@ resource "google_project_iam_member" "project_roles" {
   project = var.project_id
   role    = each.value.role
   member  = local.members[each.value.account]
+
+  dynamic "condition" {
+    for_each = each.value.condition == null ? [] : [each.value.condition]
+    content {
+      title      = condition.value.title
+      expression = condition.value.expression
+    }
+  }
+
+  depends_on = [time_sleep.custom_roles_propagated]
+}
+
+# roles/dataproc.worker without its storage.* permissions (see local.project_roles). The list is
+# the predefined role's (https://cloud.google.com/iam/docs/understanding-roles#dataproc.worker)
+# less storage.buckets.get and storage.objects.create/delete/get/list/update.
+resource "google_project_iam_custom_role" "dataproc_worker" {
+  count = var.dataproc_mode == "none" ? 0 : 1
+
+  project     = var.project_id
+  role_id     = "${replace(var.name_prefix, "-", "_")}_dataproc_worker"
+  title       = "uniview Dataproc worker without storage"
+  description = "roles/dataproc.worker without storage permissions; the sink reaches only its own buckets, through bucket-level grants."
+  permissions = local.dataproc_worker_permissions
+
+  depends_on = [google_project_service.enabled]
+}
+
+# A custom role can be refused for a short while after it is created (IAM is eventually
+# consistent), so grants and dataset access entries that name one wait for this.
+resource "time_sleep" "custom_roles_propagated" {
+  create_duration = "60s"
+
+  triggers = {
+    authorized_view_writer = google_project_iam_custom_role.authorized_view_writer.id
+    dataproc_worker        = join(",", google_project_iam_custom_role.dataproc_worker[*].id)
+  }
 }
 
 # BigQuery lets only principals holding bigquery.datasets.update on a shared dataset create or

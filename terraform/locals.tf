@@ -72,19 +72,45 @@ locals {
       "function-jobuser" = { role = "roles/bigquery.jobUser", account = "function" }
       # The sink's load/query jobs, same reason.
       "sink-jobuser" = { role = "roles/bigquery.jobUser", account = "sink" }
-      # Google's documented minimum for a custom Cloud Functions build identity (logs, image push,
-      # source read). The image repository (gcf-artifacts) and the service's own source buckets
-      # are created by Cloud Functions on first deploy, so no narrower binding can name them.
-      "build-logwriter"     = { role = "roles/logging.logWriter", account = "build" }
-      "build-artifacts"     = { role = "roles/artifactregistry.writer", account = "build" }
-      "build-source-reader" = { role = "roles/storage.objectViewer", account = "build" }
+      # Google's documented minimum for a custom Cloud Functions build identity: logs, image push,
+      # source read. Cloud Functions creates the image repository (gcf-artifacts) and its source
+      # bucket (gcf-v2-sources-<project number>-<region>) on first deploy, so the two grants are
+      # project-level with an IAM condition naming exactly those resources.
+      "build-logwriter" = { role = "roles/logging.logWriter", account = "build", condition = null }
+      "build-artifacts" = {
+        role = "roles/artifactregistry.writer", account = "build",
+        condition = {
+          title      = "gcf-artifacts repository only"
+          expression = "resource.name.startsWith(\"projects/${var.project_id}/locations/${var.region}/repositories/gcf-artifacts\")"
+        }
+      }
+      "build-source-reader" = {
+        role = "roles/storage.objectViewer", account = "build",
+        condition = {
+          title      = "Cloud Functions source bucket only"
+          expression = "resource.name.startsWith(\"projects/_/buckets/gcf-v2-sources-\")"
+        }
+      }
     },
     var.dataproc_mode == "none" ? {} : {
-      # Dataproc VMs and Serverless batches must run as an account holding roles/dataproc.worker
-      # on the project (agent heartbeats, task leasing, driver output); it cannot be granted lower.
-      "sink-dataproc-worker" = { role = "roles/dataproc.worker", account = "sink" }
+      # Dataproc VMs and Serverless batches must run as an account holding the Dataproc worker
+      # permissions on the project (agent heartbeats, task leasing, metrics, logs). roles/dataproc.worker
+      # also carries storage.objects.*, project-wide; this custom role has its permissions without
+      # storage (iam.tf), and the sink reaches storage only through bucket-level grants (sink.tf).
+      "sink-dataproc-worker" = { role = local.dataproc_worker_role, account = "sink", condition = null }
     },
   )
+  dataproc_worker_permissions = [
+    "compute.machineTypes.get", "compute.machineTypes.list", "compute.networks.get", "compute.networks.list",
+    "compute.projects.get", "compute.regions.get", "compute.regions.list", "compute.zones.get", "compute.zones.list",
+    "dataproc.agents.create", "dataproc.agents.delete", "dataproc.agents.get", "dataproc.agents.list",
+    "dataproc.agents.update", "dataproc.tasks.lease", "dataproc.tasks.listInvalidatedLeases",
+    "dataproc.tasks.reportStatus", "logging.logEntries.create", "monitoring.metricDescriptors.create",
+    "monitoring.metricDescriptors.get", "monitoring.metricDescriptors.list",
+    "monitoring.monitoredResourceDescriptors.get", "monitoring.monitoredResourceDescriptors.list",
+    "monitoring.timeSeries.create",
+  ]
+  dataproc_worker_role = "projects/${var.project_id}/roles/${replace(var.name_prefix, "-", "_")}_dataproc_worker"
 
   # Self-healing message per source dataset (Cloud Scheduler publishes it to the topic).
   full_refresh_messages = {

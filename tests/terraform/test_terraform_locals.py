@@ -100,16 +100,65 @@ def _roles_by_account(grants: dict) -> dict[str, set[str]]:
     return accounts
 
 
+WORKER_ROLE = f"projects/{PROJECT}/roles/uniview_dataproc_worker"
+#: Permissions of the predefined roles the module may grant at project level, as Google documents them
+#: (https://cloud.google.com/iam/docs/understanding-roles); storage.* is what matters here.
+PREDEFINED_ROLE_PERMISSIONS = {
+    "roles/bigquery.jobUser": {"bigquery.jobs.create", "bigquery.config.get", "resourcemanager.projects.get",
+                               "resourcemanager.projects.list"},
+    "roles/logging.logWriter": {"logging.logEntries.create", "logging.logEntries.route"},
+    "roles/artifactregistry.writer": {"artifactregistry.repositories.uploadArtifacts",
+                                      "artifactregistry.repositories.downloadArtifacts", "artifactregistry.tags.create"},
+    "roles/storage.objectViewer": {"storage.objects.get", "storage.objects.list", "resourcemanager.projects.get"},
+    "roles/dataproc.worker": {"dataproc.agents.create", "dataproc.tasks.lease", "logging.logEntries.create",
+                              "storage.buckets.get", "storage.objects.create", "storage.objects.delete",
+                              "storage.objects.get", "storage.objects.list", "storage.objects.update"},
+}
+
+
 def test_project_level_grants_are_the_unscopable_minimum(evaluator: Evaluator) -> None:
     accounts = _roles_by_account(evaluator.value("local.project_roles"))
     assert accounts == {
         "function": {"roles/bigquery.jobUser"},
-        "sink": {"roles/bigquery.jobUser", "roles/dataproc.worker"},
+        "sink": {"roles/bigquery.jobUser", WORKER_ROLE},
         "build": {"roles/logging.logWriter", "roles/artifactregistry.writer", "roles/storage.objectViewer"},
     }
     granted = set().union(*accounts.values())
     assert not granted & PRIMITIVE_ROLES
     assert not granted & SCOPABLE_ROLES
+
+
+def _permissions(role: str, evaluator: Evaluator) -> set[str]:
+    if role == WORKER_ROLE:
+        return set(evaluator.value("local.dataproc_worker_permissions"))
+    assert role in PREDEFINED_ROLE_PERMISSIONS, f"{role}: add its documented permissions to this test"
+    return PREDEFINED_ROLE_PERMISSIONS[role]
+
+
+@pytest.mark.parametrize("mode", ["cluster", "serverless", "none"])
+def test_no_identity_holds_storage_objects_project_wide(evaluator: Evaluator, mode: str) -> None:
+    """Unconditional project-level grants carry no storage.objects.* (so no account can overwrite the
+    function's source archive); the build's storage grant is conditioned to Cloud Functions' source buckets."""
+    for name, grant in evaluator.value("local.project_roles", dataproc_mode=mode).items():
+        storage = {p for p in _permissions(grant["role"], evaluator) if p.startswith("storage.objects.")}
+        if storage:
+            assert grant["condition"] is not None, f"{name}: {grant['role']} grants {sorted(storage)} project-wide"
+            assert grant["condition"]["expression"] == 'resource.name.startsWith("projects/_/buckets/gcf-v2-sources-")'
+
+
+def test_the_build_reaches_only_its_bucket_and_repository(evaluator: Evaluator) -> None:
+    grants = {g["role"]: g for g in evaluator.value("local.project_roles").values() if g["account"] == "build"}
+    assert grants["roles/logging.logWriter"]["condition"] is None
+    assert grants["roles/artifactregistry.writer"]["condition"]["expression"] == \
+        f'resource.name.startsWith("projects/{PROJECT}/locations/us-central1/repositories/gcf-artifacts")'
+    assert grants["roles/storage.objectViewer"]["condition"]["title"] == "Cloud Functions source bucket only"
+
+
+def test_the_dataproc_worker_role_is_the_predefined_one_without_storage(evaluator: Evaluator) -> None:
+    permissions = set(evaluator.value("local.dataproc_worker_permissions"))
+    assert not {p for p in permissions if p.startswith("storage.")}
+    documented = PREDEFINED_ROLE_PERMISSIONS["roles/dataproc.worker"]
+    assert documented - permissions == {p for p in documented if p.startswith("storage.")}
 
 
 def test_no_dataproc_role_without_dataproc(evaluator: Evaluator) -> None:

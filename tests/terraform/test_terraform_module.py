@@ -131,7 +131,27 @@ def test_pubsub_service_agent_can_forward_dead_letters_and_sign_push_tokens(modu
     token = module.resource("google_service_account_iam_member", "pubsub_push_token_creator")
     assert (token["service_account_id"], token["role"], token["member"]) == (
         _ref("google_service_account.push.name"), "roles/iam.serviceAccountTokenCreator", agent)
-    assert "gcp-sa-pubsub.iam.gserviceaccount.com" in module.locals["pubsub_service_agent"]
+    # the agent is created explicitly before it is granted anything (first apply on a new project)
+    assert module.locals["pubsub_service_agent"] == "serviceAccount:${google_project_service_identity.pubsub.email}"
+    identity = module.resource("google_project_service_identity", "pubsub")
+    assert (identity["service"], identity["provider"]) == ("pubsub.googleapis.com", "google-beta")
+
+
+def test_grants_naming_custom_roles_wait_for_them_to_propagate(module: Module) -> None:
+    wait = module.resource("time_sleep", "custom_roles_propagated")
+    assert wait["create_duration"] == "60s"
+    assert set(wait["triggers"]) == {"authorized_view_writer", "dataproc_worker"}
+    for kind, name in (("google_project_iam_member", "project_roles"),
+                       ("google_bigquery_dataset_access", "function_source_authorizer")):
+        assert "${time_sleep.custom_roles_propagated}" in module.resource(kind, name)["depends_on"]
+
+
+@pytest.mark.parametrize("directory", [MODULE_DIR, EXAMPLES_DIR])
+def test_provider_floor_avoids_the_permanent_function_diff(directory) -> None:
+    """google < 5.38 shows a permanent diff on service_config.environment_variables (LOG_EXECUTION_ID)."""
+    text = "\n".join(path.read_text() for path in directory.glob("*.tf"))
+    floors = re.findall(r'source\s*=\s*"hashicorp/google(?:-beta)?"\s*\n\s*(?:#.*\n\s*)*version\s*=\s*">= ([0-9.]+)', text)
+    assert floors and all(tuple(map(int, f.split("."))) >= (5, 38) for f in floors), floors
 
 
 def test_push_identity_may_invoke_only_the_function_service(module: Module) -> None:
