@@ -74,7 +74,7 @@ def test_frames_handed_to_the_connector(spark, tmp_path):
     options = SinkOptions(input="unused", warehouse="bigquery://p-123456")
     batch, _ = stage_batch(spark, envelopes, BatchKey("s", 0), options, lambda tables: {}, notify=True)
     frame = batch.chunks[0].frame
-    rows = rows_for_table(frame, batch.routes[0], 0)
+    rows = rows_for_table(frame, batch, 0)
     assert [(f.name, f.dataType) for f in rows.schema.fields][:7] == [
         ("id", T.DecimalType(20, 0)), ("amount", T.DecimalType(10, 2)), ("doc", T.StringType()),
         ("at", T.TimestampNTZType()), ("seen", T.TimestampType()), ("t", T.StringType()),

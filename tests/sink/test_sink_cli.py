@@ -110,3 +110,24 @@ def test_the_spark_extra_alone_runs_the_sink_into_duckdb(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert query(warehouse, "SELECT id FROM shop_unified.customer_unified") == [(1,)]
+
+
+def test_the_summary_of_a_run_over_many_tables_fits_a_terminal_and_json_lists_them_all(spark, tmp_path):
+    import json
+
+    from uniview.sink.summary import SHOWN
+
+    lines = [record("customer", {"id": n}, [("id", "int")], database=f"db{n % 25:02d}") for n in range(60)]
+    write_ndjson(tmp_path / "in" / "a.json", lines)
+    arguments = ["--input", str(tmp_path / "in"), "--quiet", "--notify", "none"]
+    shown = CliRunner().invoke(sink_command, [*arguments, "--warehouse", duckdb_url(tmp_path / "a.duckdb")])
+    assert shown.exit_code == 0, shown.output
+    output = shown.stdout.splitlines()
+    assert output[0] == "read=60 written=60 quarantined=0 skipped=0 batches=1 replayed=0"
+    assert f"the {SHOWN} largest of 25" in shown.stdout and "15 more (--json lists them all)" in shown.stdout
+    assert len(output) < 25 and "db00.customer_v_" in shown.stdout   # db00..db09 have 3 rows, the rest 2
+    listed = CliRunner().invoke(sink_command, [*arguments, "--json", "--warehouse", duckdb_url(tmp_path / "b.duckdb")])
+    document = json.loads(listed.stdout)
+    assert (document["read"], document["written"], len(document["written_by_table"])) == (60, 60, 25)
+    assert sorted(set(document["written_by_table"].values())) == [2, 3]
+    assert sum(document["written_by_table"].values()) == 60

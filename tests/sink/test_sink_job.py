@@ -204,11 +204,6 @@ def test_values_outside_a_type_are_quarantined(spark, tmp_path):
     assert details == sorted(f"values that do not fit: {name} ({declared[name]})" for name in cases)
 
 
-class _Width:
-    def __init__(self, width):
-        self.columns = [None] * width
-
-
 def test_many_versions_are_staged_in_chunks(spark, tmp_path, monkeypatch):
     monkeypatch.setattr(frames, "MAX_STAGED_COLUMNS", 3)
     customers = [r for r in good_records() if r["metadata"]["table_name"] == "customer"]
@@ -216,8 +211,8 @@ def test_many_versions_are_staged_in_chunks(spark, tmp_path, monkeypatch):
     write_ndjson(tmp_path / "in" / "all.json", [*customers, *(line for line, _ in bad)])
     warehouse = tmp_path / "w.duckdb"
     result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse)))
-    assert frames.chunk_routes([_Width(2)] * 3) == [[0], [1], [2]]
-    assert frames.chunk_routes([_Width(1)] * 3) == [[0, 1, 2]] and frames.chunk_routes([_Width(5)]) == [[0]]
+    assert frames.chunk_shapes([2] * 3) == [[0], [1], [2]]
+    assert frames.chunk_shapes([1] * 3) == [[0, 1, 2]] and frames.chunk_shapes([5]) == [[0]]
     assert dict(result.counts.written) == {f"shop.customer_v_{version_of('customer', CUSTOMER_V1)}": 3,
                                            f"shop.customer_v_{version_of('customer', CUSTOMER_V2)}": 2,
                                            "shop.customer_v_5b6ffe5fb": 3}

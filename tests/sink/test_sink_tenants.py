@@ -137,3 +137,50 @@ def test_debezium_primary_key_comes_from_the_message_key(key, expected):
     converted = json.loads(convert_event(json.dumps(DEBEZIUM_VALUE), key_text))
     assert converted["metadata"].get("primary_key") == expected
     assert converted["metadata"]["position"] == "24023128"
+
+
+TENANTS = 150
+
+
+@pytest.fixture(scope="module")
+def many_tenants(spark, tmp_path_factory):
+    """One table at one schema in TENANTS source databases, each landing in its own dataset, in two runs:
+    the second appends to the tables the first created."""
+    root = tmp_path_factory.mktemp("many")
+    first = [record("customer", {"id": n, "name": f"t{n}"}, SCHEMA, database=f"tenant{n:03d}") for n in range(TENANTS)]
+    second = [record("customer", {"id": n + 1000, "name": f"t{n}-again"}, SCHEMA, database=f"tenant{n:03d}")
+              for n in range(TENANTS)]
+    write_ndjson(root / "first" / "a.json", [*first, "junk"])
+    write_ndjson(root / "second" / "b.json", second)
+    warehouse = root / "w.duckdb"
+    results = [run(spark, SinkOptions(input=str(root / folder), warehouse=duckdb_url(warehouse)))
+               for folder in ("first", "second")]
+    return spark, root, warehouse, results
+
+
+def test_one_version_in_many_datasets_is_typed_once(many_tenants):
+    from uniview.sink.frames import parse_envelopes
+    from uniview.sink.job import stage_batch
+    from uniview.sink.landing import BatchKey
+
+    spark, root, _, _ = many_tenants
+    lines = spark.read.text(str(root / "first")).selectExpr("value", "_metadata.file_path AS source_file")
+    options = SinkOptions(input="unused", warehouse="duckdb:///unused.duckdb")
+    batch, _ = stage_batch(spark, parse_envelopes(lines), BatchKey("s", 0), options, lambda tables: {}, notify=False)
+    assert len(batch.routes) == TENANTS and len(batch.chunks) == 1
+    typed = [name for name in batch.chunks[0].frame.columns if name[0] == "s" and name[1:].isdigit()]
+    assert typed == ["s0"] and {batch.typed_field(i, 1) for i in range(TENANTS)} == {"s0.c1"}
+
+
+def test_every_tenant_gets_exactly_its_own_rows_in_its_own_dataset(many_tenants):
+    _, _, warehouse, (first, second) = many_tenants
+    assert (first.counts.total_written, dict(first.counts.quarantined)) == (TENANTS, {"unparseable": 1})
+    assert len(first.counts.created) == TENANTS and second.counts.created == []
+    assert second.counts.total_written == TENANTS
+    for n in (0, 77, TENANTS - 1):
+        assert query(warehouse, f'SELECT id, name, _cdc_database FROM tenant{n:03d}."{TABLE}" ORDER BY id') == [
+            (n, f"t{n}", f"tenant{n:03d}"), (n + 1000, f"t{n}-again", f"tenant{n:03d}")]
+    assert query(warehouse, "SELECT count(DISTINCT schema_name) FROM duckdb_tables() WHERE table_name = ?",
+                 [TABLE]) == [(TENANTS,)]
+    assert query(warehouse, "SELECT count(*), count(DISTINCT dataset) FROM _uniview.created_tables") == [
+        (TENANTS, TENANTS)]

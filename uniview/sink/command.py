@@ -81,7 +81,9 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
 @generator_options
 @click.option("--master", default=None, help="Spark master of a local run [default: local[*]]; ignored under spark-submit.")
 @click.option("--quiet", is_flag=True, help="Only the summary, no per-batch log lines.")
-def sink_command(input_path: str, master: str | None, quiet: bool, target_dataset: str | None, policy: str,
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary as one JSON document listing every table [default: totals and the busiest tables].")
+def sink_command(input_path: str, master: str | None, quiet: bool, as_json: bool, target_dataset: str | None, policy: str,
                  max_view_chars: int, datetime_timezone: str | None, source_column: str | None, current: bool,
                  **options: Any) -> None:
     """Land NDJSON CDC records in typed, hash-versioned tables; quarantine bad records; notify.
@@ -100,7 +102,7 @@ def sink_command(input_path: str, master: str | None, quiet: bool, target_datase
         raise OneLineError(str(error)) from None
     from uniview.sink.summary import print_summary
 
-    print_summary(result)
+    print_summary(result, as_json)
 
 
 def _session_jars(options: SinkOptions) -> list[str]:

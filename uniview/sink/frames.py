@@ -2,8 +2,9 @@
 
 All per-row work is native Spark (from_json, json_object_keys, casts, regular expressions);
 Python only runs on the driver over the few distinct routing keys.  A staged frame holds the
-typed rows of many versions at once (version i in struct column `r<i>`) plus the quarantine
-rows, so one Spark job stages a whole batch.  Typed columns are named by position (`c0`, `c1`,
+typed rows of many versions at once plus the quarantine rows, so one Spark job stages a whole
+batch.  Rows are typed per *shape* (a version's columns): one version landing in a thousand
+datasets is one shape, typed by one set of expressions into struct column `s<k>`.  Typed columns are named by position (`c0`, `c1`,
 ...) because Parquet and Spark restrict column names that MySQL allows; warehouses rename them
 when loading.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import reduce
-from typing import Callable
+from typing import Callable, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -20,11 +21,13 @@ from pyspark.sql import types as T
 
 
 from uniview.sink import reasons
-from uniview.sink.routing import RecordKey, RoutingPlan, VersionRoute
+from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, route_shapes
 from uniview.sink.sequence import sequence_column
 from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value
 
 _TEXT = T.StringType()
+#: The columns of one shape: every route with these columns is typed by the same expressions.
+Shape = tuple[LandingColumn, ...]
 METADATA_SCHEMA = T.StructType([
     T.StructField(name, _TEXT) for name in (
         "ingestion_method", "database_name", "table_name", "table_version", "schema", "operation",
@@ -39,7 +42,7 @@ KEY_COLUMNS = ("_database", "_table", "_version", "_schema", "_primary_key")
 _TIMESTAMP_TEXT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 _DECISION_SCHEMA = T.StructType([
     *[T.StructField(f"k{name}", _TEXT) for name in KEY_COLUMNS],
-    T.StructField("_target", _TEXT), T.StructField("_route", T.IntegerType()),
+    T.StructField("_target", _TEXT), T.StructField("_route", T.IntegerType()), T.StructField("_shape", T.IntegerType()),
     T.StructField("_reject", _TEXT), T.StructField("_reject_detail", _TEXT), T.StructField("_resolved_version", _TEXT),
 ])
 #: Staged frames stay under this many typed columns; more versions make more frames.
@@ -91,11 +94,13 @@ def distinct_keys(envelopes: DataFrame) -> tuple[int, dict[RecordKey, datetime |
 
 
 def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPlan, fallback_dataset: str) -> DataFrame:
-    """Join each row to its key's decision: `_dataset`, `_route`, `_reason`, `_detail`, `_resolved_version`,
-    and the typed `_cdc_timestamp` (a metadata.timestamp that is not a timestamp is invalid_metadata)."""
+    """Join each row to its key's decision: `_dataset`, `_route`, `_shape` (routing.route_shapes), `_reason`,
+    `_detail`, `_resolved_version`, and the typed `_cdc_timestamp` (a metadata.timestamp that is not a
+    timestamp is invalid_metadata)."""
+    shapes = route_shapes(plan.routes)
     rows = [
         (k.database_name, k.table_name, k.table_version, k.schema_text, k.primary_key_text, d.dataset, d.route,
-         d.reason, d.detail, d.version)
+         None if d.route is None else shapes[d.route], d.reason, d.detail, d.version)
         for k, d in plan.decisions.items()
     ]
     decisions = spark.createDataFrame(rows, _DECISION_SCHEMA)
@@ -116,52 +121,58 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
     return joined.select(
         "_line", "_source_file", "_data", "_table", "_cdc_ingestion_method", "_cdc_operation", "_cdc_position",
         "_cdc_timestamp", "_cdc_database", "_cdc_sequence", F.coalesce("_target", F.lit(fallback_dataset)).alias("_dataset"),
-        "_route", reason.alias("_reason"), detail.alias("_detail"),
+        "_route", "_shape", reason.alias("_reason"), detail.alias("_detail"),
         F.coalesce("_resolved_version", "_version").alias("_resolved_version"),
     )
 
 
-def chunk_routes(routes: list[VersionRoute], max_columns: int | None = None) -> list[list[int]]:
-    """Route indexes grouped so each staged frame has at most `max_columns` (default MAX_STAGED_COLUMNS)
-    typed columns, unless one route alone has more; at least one group."""
+def chunk_shapes(widths: Sequence[int], max_columns: int | None = None) -> list[list[int]]:
+    """Shape indexes grouped so each staged frame has at most `max_columns` (default MAX_STAGED_COLUMNS)
+    typed columns, unless one shape alone has more; at least one group.  `widths`: columns per shape."""
     max_columns = max_columns or MAX_STAGED_COLUMNS
     chunks: list[list[int]] = [[]]
-    width = 0
-    for index, route in enumerate(routes):
-        if chunks[-1] and width + len(route.columns) > max_columns:
+    total = 0
+    for index, width in enumerate(widths):
+        if chunks[-1] and total + width > max_columns:
             chunks.append([])
-            width = 0
+            total = 0
         chunks[-1].append(index)
-        width += len(route.columns)
+        total += width
     return chunks
 
 
-def staged_frame(routed: DataFrame, routes: list[VersionRoute], chunk: list[int], with_rejected: bool,
+def typed_struct(shape: int) -> str:
+    """The staged column holding the typed values of the rows of `shape`: a struct c0..cN by position."""
+    return f"s{shape}"
+
+
+def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], with_rejected: bool,
                  batch: str, at: datetime) -> DataFrame:
-    """One frame for the routes in `chunk` (and, when `with_rejected`, the rows rejected before typing).
+    """One frame for the rows whose shape is in `chunk` (and, when `with_rejected`, the rows rejected
+    before typing).  `shapes[k]` is the columns of shape k (routing.route_shapes).
 
     Columns: `_route` (-1 for rows without one), `_reason`/`_detail` (NULL for rows to write),
-    `r<i>` (a struct c0..cN of typed values, set on rows of route i), the _cdc_ columns, and the
+    `s<k>` (typed_struct: c0..cN typed values, set on rows of shape k), the _cdc_ columns, and the
     quarantine columns (`raw_line`, ..., `quarantined_at`, `_dataset`).  Each step is its own
-    projection, so every expression is computed once per row, and only for the row's own route."""
-    route, ok = F.col("_route"), F.col("_reason").isNull()
-    member = route.isin(chunk) if chunk else F.lit(False)
-    rows = routed.where(member | route.isNull() if with_rejected else member)
-    parsed = rows.select("*", F.when(ok & route.isNotNull(), F.json_object_keys("_data")).alias("_keys"), *[
-        expression for i in chunk for expression in _parse_columns(routes[i], i, ok)])
+    projection, so every expression is computed once per row, and only for the row's own shape."""
+    shape, ok = F.col("_shape"), F.col("_reason").isNull()
+    member = shape.isin(chunk) if chunk else F.lit(False)
+    rows = routed.where(member | shape.isNull() if with_rejected else member)
+    parsed = rows.select("*", F.when(ok & shape.isNotNull(), F.json_object_keys("_data")).alias("_keys"), *[
+        expression for k in chunk for expression in _parse_columns(shapes[k], k, ok)])
     typed = parsed.select(
-        "*", *[typed_value(c.bq_type, F.col(f"_p{i}")[c.name]).alias(f"_t{i}_{j}")
-               for i in chunk for j, c in enumerate(routes[i].columns)],
-        _per_route(chunk, lambda i: F.array_except("_keys", F.array(*[F.lit(c.name) for c in routes[i].columns])))
+        "*", *[typed_value(c.bq_type, F.col(f"_p{k}")[c.name]).alias(f"_t{k}_{j}")
+               for k in chunk for j, c in enumerate(shapes[k])],
+        _per_shape(chunk, lambda k: F.array_except("_keys", F.array(*[F.lit(c.name) for c in shapes[k]])))
         .alias("_unknown"))
-    judged = typed.select("*", F.coalesce(F.col("_reason"), _per_route(chunk, lambda i: _data_reason(routes[i], i)))
+    judged = typed.select("*", F.coalesce(F.col("_reason"), _per_shape(chunk, lambda k: _data_reason(shapes[k], k)))
                           .alias("_final_reason"))
     bad = F.col("_final_reason").isNotNull()
-    detail = F.when(bad, F.coalesce(F.col("_detail"), _per_route(chunk, lambda i: _data_detail(routes[i], i))))
+    detail = F.when(bad, F.coalesce(F.col("_detail"), _per_shape(chunk, lambda k: _data_detail(shapes[k], k))))
     return judged.select(
-        F.coalesce(route, F.lit(-1)).alias("_route"), F.col("_final_reason").alias("_reason"), detail.alias("_detail"),
-        *[F.when(route == i, F.struct(*[F.col(f"_t{i}_{j}").alias(f"c{j}") for j in range(len(routes[i].columns))]))
-          .alias(f"r{i}") for i in chunk],
+        F.coalesce("_route", F.lit(-1)).alias("_route"), F.col("_final_reason").alias("_reason"), detail.alias("_detail"),
+        *[F.when(shape == k, F.struct(*[F.col(f"_t{k}_{j}").alias(f"c{j}") for j in range(len(shapes[k]))]))
+          .alias(typed_struct(k)) for k in chunk],
         "_cdc_ingestion_method", "_cdc_operation", "_cdc_position", "_cdc_timestamp",
         F.lit(at).cast("timestamp").alias("_cdc_ingested_at"), "_cdc_database", "_cdc_sequence",
         F.when(bad, F.col("_line")).alias("raw_line"), F.col("_final_reason").alias("reason"), detail.alias("detail"),
@@ -171,47 +182,47 @@ def staged_frame(routed: DataFrame, routes: list[VersionRoute], chunk: list[int]
     )
 
 
-def _per_route(chunk: list[int], make: Callable[[int], Column]) -> Column:
-    """`make(i)` for the rows of route i (NULL for rows of no route in `chunk`)."""
+def _per_shape(chunk: list[int], make: Callable[[int], Column]) -> Column:
+    """`make(k)` for the rows of shape k (NULL for rows of no shape in `chunk`)."""
     result = F.lit(None)
     for index in reversed(chunk):
-        result = F.when(F.col("_route") == index, make(index)).otherwise(result)
+        result = F.when(F.col("_shape") == index, make(index)).otherwise(result)
     return result
 
 
-def _parse_columns(route: VersionRoute, index: int, ok: Column) -> list[Column]:
-    """`_p<i>`: the data parsed with the route's carrier schema; `_w<i>`: raw text of the columns
-    whose parsing may fail.  Only computed on the route's own rows."""
-    mine = ok & (F.col("_route") == index)
-    carrier = T.StructType([T.StructField(c.name, carrier_type(c.bq_type)) for c in route.columns])
-    fragile = [c for c in route.columns if parse_may_fail(c.bq_type)]
-    columns = [F.when(mine, F.from_json("_data", carrier)).alias(f"_p{index}")]
+def _parse_columns(columns: Shape, index: int, ok: Column) -> list[Column]:
+    """`_p<k>`: the data parsed with the shape's carrier schema; `_w<k>`: raw text of the columns
+    whose parsing may fail.  Only computed on the shape's own rows."""
+    mine = ok & (F.col("_shape") == index)
+    carrier = T.StructType([T.StructField(c.name, carrier_type(c.bq_type)) for c in columns])
+    fragile = [c for c in columns if parse_may_fail(c.bq_type)]
+    parsed = [F.when(mine, F.from_json("_data", carrier)).alias(f"_p{index}")]
     if fragile:
         raw = T.StructType([T.StructField(c.name, _TEXT) for c in fragile])
-        columns.append(F.when(mine, F.from_json("_data", raw)).alias(f"_w{index}"))
-    return columns
+        parsed.append(F.when(mine, F.from_json("_data", raw)).alias(f"_w{index}"))
+    return parsed
 
 
-def _misfits(route: VersionRoute, index: int) -> list[Column]:
+def _misfits(columns: Shape, index: int) -> list[Column]:
     """Per column: a non-null JSON value whose typed value is NULL."""
     return [
         F.col(f"_w{index}" if parse_may_fail(column.bq_type) else f"_p{index}")[column.name].isNotNull()
         & F.col(f"_t{index}_{j}").isNull()
-        for j, column in enumerate(route.columns)
+        for j, column in enumerate(columns)
     ]
 
 
-def _data_reason(route: VersionRoute, index: int) -> Column:
+def _data_reason(columns: Shape, index: int) -> Column:
     """Why a row of route `index` cannot be written: data missing, unknown keys, values that do not fit."""
     return (F.when(F.col("_keys").isNull(), F.lit(reasons.INVALID_DATA))
             .when(F.size("_unknown") > 0, F.lit(reasons.UNKNOWN_COLUMN))
-            .when(reduce(lambda a, b: a | b, _misfits(route, index)), F.lit(reasons.TYPE_MISMATCH)))
+            .when(reduce(lambda a, b: a | b, _misfits(columns, index)), F.lit(reasons.TYPE_MISMATCH)))
 
 
-def _data_detail(route: VersionRoute, index: int) -> Column:
+def _data_detail(columns: Shape, index: int) -> Column:
     """The detail of `_data_reason`, naming the unknown keys or the columns that do not fit."""
     labels = [F.when(misfit, F.lit(f"{column.name} ({column.declared_type or column.bq_type})"))
-              for misfit, column in zip(_misfits(route, index), route.columns)]
+              for misfit, column in zip(_misfits(columns, index), columns)]
     return (F.when(F.col("_keys").isNull(), F.lit("data is missing or not a JSON object"))
             .when(F.size("_unknown") > 0, F.concat(F.lit("keys not in the schema: "), F.array_join("_unknown", ", ")))
             .otherwise(F.concat(F.lit("values that do not fit: "), F.concat_ws(", ", *labels))))

@@ -4,7 +4,8 @@
 `uniview sink` (a local session) and as a Dataproc PySpark job.  Per batch: one pass counts the
 lines and collects the distinct routing keys (Spark parses only the metadata), routing is
 resolved on the driver, a second pass parses every record with its version's declared schema
-and stages all versions in one frame (a few frames for very many versions), and the landing
+and stages all versions in one frame (a few frames for very many versions; versions of the same
+columns in many datasets are typed once), and the landing
 writes rows and quarantine together.  `cache=True` keeps the parsed batch in memory between the
 two passes instead of reading the input twice.  Every line read is either written or
 quarantined; a batch whose counts do not add up stops the job.
@@ -26,11 +27,11 @@ from pyspark.sql import functions as F
 from uniview.errors import ConfigError, UniviewError
 from uniview.identifiers import validate_dataset
 from uniview.warehouse.url import WarehouseURL
-from uniview.sink.frames import attach_decisions, chunk_routes, distinct_keys, parse_envelopes, staged_frame
+from uniview.sink.frames import attach_decisions, chunk_shapes, distinct_keys, parse_envelopes, staged_frame
 from uniview.sink.landing import BatchCounts, BatchKey, Landing, StagedBatch, StagedChunk
 from uniview.sink.notify import Notification, Notifier, make_notifier
 from uniview.sink.pending import FlushResult, flush
-from uniview.sink.routing import Lookup, RoutingPlan, plan_routes
+from uniview.sink.routing import Lookup, RoutingPlan, distinct_shapes, plan_routes, route_shapes
 from uniview.sink.debezium import debezium_lines
 from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
 
@@ -250,9 +251,11 @@ def stage_batch(spark: SparkSession, envelopes: DataFrame, key: BatchKey, option
     plan = plan_routes(keys, options.dataset, options.quarantine_dataset, lookup, first_seen=keys)
     routed = attach_decisions(spark, envelopes, plan, options.quarantine_dataset)
     now = datetime.now(timezone.utc)
+    shapes, shape_of = distinct_shapes(plan.routes), route_shapes(plan.routes)
     chunks = [
-        StagedChunk(chunk, staged_frame(routed, plan.routes, chunk, number == 0, key.label, now))
-        for number, chunk in enumerate(chunk_routes(plan.routes))
+        StagedChunk([i for i, shape in enumerate(shape_of) if shape in group],
+                    staged_frame(routed, shapes, group, number == 0, key.label, now))
+        for number, group in enumerate(chunk_shapes([len(columns) for columns in shapes]))
     ]
     return StagedBatch(key, read, plan.routes, chunks, notify), plan
 

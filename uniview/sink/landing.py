@@ -1,7 +1,8 @@
 """The interface a warehouse offers the sink: which versions exist, and land one batch.
 
 A batch arrives as staged frames: each row is either typed for its version table (struct
-column `r<i>` of route i) or carries a `_reason` and goes to its dataset's quarantine.  `land` writes all of it
+column `s<k>` of its route's shape k, see frames.typed_struct) or carries a `_reason` and goes to its
+dataset's quarantine.  `land` writes all of it
 and returns exact counts; a landing that keeps a batch ledger makes `land` idempotent per
 BatchKey, so a batch replayed after a crash is not written twice.
 """
@@ -12,6 +13,7 @@ import json
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Collection, Mapping, Sequence
 
 from pyspark.sql import DataFrame
@@ -20,7 +22,8 @@ from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.landing_layout import CDC_PREFIX, missing_cdc_columns
-from uniview.sink.routing import KnownVersion, VersionRoute
+from uniview.sink.frames import typed_struct
+from uniview.sink.routing import KnownVersion, VersionRoute, route_shapes
 from uniview.sink.versioning import SourceColumn
 from uniview.types import BQType
 from uniview.version_description import described_columns, described_primary_key, version_description
@@ -110,6 +113,15 @@ class StagedBatch:
     routes: list[VersionRoute]
     chunks: list[StagedChunk]
     notify: bool
+
+    @cached_property
+    def route_shape(self) -> list[int]:
+        """The shape of each route (routing.route_shapes), as staged_frame typed it."""
+        return route_shapes(self.routes)
+
+    def typed_field(self, route: int, position: int) -> str:
+        """The staged field holding column `position` of route `route`'s rows."""
+        return f"{typed_struct(self.route_shape[route])}.c{position}"
 
 
 class Landing(ABC):

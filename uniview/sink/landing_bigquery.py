@@ -61,12 +61,12 @@ def quarantine_table_schema() -> list[dict]:
     return [schema_field(name, parse_type(bq)) for name, bq in QUARANTINE_COLUMNS]
 
 
-def rows_for_table(frame: DataFrame, route: VersionRoute, index: int) -> DataFrame:
+def rows_for_table(frame: DataFrame, batch: StagedBatch, index: int) -> DataFrame:
     """The rows of route `index` that fit, with the version table's column names; JSON columns
     carry the connector's `sqlType: JSON` marker."""
     columns = [
-        F.col(f"r{index}.c{j}").alias(c.name, metadata={"sqlType": "JSON"} if _is_json(c.bq_type) else {})
-        for j, c in enumerate(route.columns)
+        F.col(batch.typed_field(index, j)).alias(c.name, metadata={"sqlType": "JSON"} if _is_json(c.bq_type) else {})
+        for j, c in enumerate(batch.routes[index].columns)
     ]
     selected = (F.col("_route") == index) & F.col("_reason").isNull()
     return frame.where(selected).select(*columns, *[name for name, _ in CDC_COLUMNS])
@@ -135,7 +135,7 @@ class BigQueryLanding(Landing):
                 continue
             if self.create_version_table(route):
                 counts.created.append(Notification(route.dataset, route.table, route.version))
-            self._append(rows_for_table(frame, route, index), route.dataset, route.table_name)
+            self._append(rows_for_table(frame, batch, index), route.dataset, route.table_name)
             counts.written[f"{route.dataset}.{route.table_name}"] += good
         quarantined = quarantine_rows(frame)
         for dataset in sorted({row["_dataset"] for row in tally if row["_reason"] not in (None, *SKIPPED)}):

@@ -30,7 +30,7 @@ from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.sink.routing import KnownVersion, VersionRoute
 from uniview.types import parse_type
-from uniview.warehouse.duckdb import record_created_tables
+from uniview.warehouse.duckdb import record_created_tables_of
 from uniview.warehouse.duckdb_connection import open_connection, qualified
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
 from uniview.warehouse.duckdb_connection import string_literal as literal
@@ -39,6 +39,8 @@ from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_typ
 
 LEDGER_TABLE = "_uniview_batches"
 PENDING_TABLE = "_uniview_pending_notifications"
+#: The temporary table a batch's staged files are read into (per connection, dropped before commit).
+STAGED = "_uniview_staged"
 _LEDGER_DDL = """CREATE TABLE IF NOT EXISTS {table} (
   stream VARCHAR, batch_id BIGINT, read BIGINT, written BIGINT, quarantined BIGINT, counts VARCHAR,
   landed_at TIMESTAMP WITH TIME ZONE, PRIMARY KEY (stream, batch_id))"""
@@ -79,16 +81,20 @@ class DuckDBLanding(Landing):
             connection.close()
 
     def known_versions(self, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
+        """Two catalog reads however many tables are asked for."""
         wanted = set(tables)
         with self.connect(read_only=True) as connection:
-            found = connection.execute(
-                "SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = current_database()"
-            ).fetchall()
-            known = {}
-            for schema, table, comment in found:
-                if (schema, table) in wanted:
-                    known[(schema, table)] = known_version(comment, _table_columns(connection, schema, table))
-        return known
+            found = {(schema, table): comment for schema, table, comment in connection.execute(
+                "SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = current_database() "
+                "AND NOT temporary").fetchall() if (schema, table) in wanted}
+            columns: dict[tuple[str, str], list] = {key: [] for key in found}
+            for schema, table, name, data_type in connection.execute(
+                    "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+                    "WHERE database_name = current_database() "
+                    "ORDER BY schema_name, table_name, column_index").fetchall():
+                if (schema, table) in columns:
+                    columns[(schema, table)].append((name, bigquery_type_from_duckdb(data_type, table=table, column=name)))
+        return {key: known_version(comment, tuple(columns[key])) for key, comment in found.items()}
 
     def landed(self, key: BatchKey) -> BatchCounts | None:
         with self.connect(read_only=True) as connection:
@@ -115,14 +121,6 @@ def _stage(frame, directory: Path) -> str | None:
     return str(directory / "*.parquet") if any(directory.glob("*.parquet")) else None
 
 
-def _table_columns(connection: duckdb.DuckDBPyConnection, schema: str, table: str) -> tuple:
-    rows = connection.execute(
-        "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() "
-        "AND schema_name = ? AND table_name = ? ORDER BY column_index", [schema, table]).fetchall()
-    return tuple((name, bigquery_type_from_duckdb(data_type, table=table, column=name))
-                 for name, data_type in rows)
-
-
 def _ledger_entry(connection: duckdb.DuckDBPyConnection, key: BatchKey) -> BatchCounts | None:
     exists = connection.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
@@ -136,7 +134,9 @@ def _ledger_entry(connection: duckdb.DuckDBPyConnection, key: BatchKey) -> Batch
 
 
 def _load(connection: duckdb.DuckDBPyConnection, batch: StagedBatch, files: list[str | None]) -> BatchCounts:
-    """One transaction: everything of the batch, or nothing (and a replayed batch is skipped)."""
+    """One transaction: everything of the batch, or nothing (and a replayed batch is skipped).  The
+    staged files are read once into a temporary table; each version table then gets one INSERT from it,
+    so a batch that feeds a thousand tables costs a thousand small statements, not a thousand scans."""
     connection.execute("BEGIN TRANSACTION")
     try:
         catalog = catalog_of(connection)
@@ -147,18 +147,15 @@ def _load(connection: duckdb.DuckDBPyConnection, batch: StagedBatch, files: list
             connection.execute("ROLLBACK")
             return previous
         counts = BatchCounts(read=batch.read)
-        _check_staged_rows(connection, batch, files)
-        for chunk, chunk_files in zip(batch.chunks, files):
-            if chunk_files:
-                source = f"read_parquet({literal(chunk_files)})"
-                for index in chunk.routes:
-                    _load_route(connection, catalog, batch.routes[index], index, source, counts)
-                _load_quarantine(connection, catalog, source, counts)
+        _read_staged(connection, batch, [f for f in files if f])
+        _load_routes(connection, catalog, batch, counts)
+        _load_quarantine(connection, catalog, counts)
         if batch.notify:
             _record_pending(connection, catalog, counts.created)
         connection.execute(f"INSERT INTO {path(catalog, 'main', LEDGER_TABLE)} VALUES (?, ?, ?, ?, ?, ?, ?)", [
             batch.key.stream, batch.key.batch_id, counts.read, counts.total_written, counts.total_quarantined,
             counts.to_json(), datetime.now(timezone.utc)])
+        connection.execute(f"DROP TABLE {STAGED}")
         connection.execute("COMMIT")
     except duckdb.Error as error:
         connection.execute("ROLLBACK")
@@ -166,62 +163,64 @@ def _load(connection: duckdb.DuckDBPyConnection, batch: StagedBatch, files: list
     except WarehouseError:
         connection.execute("ROLLBACK")
         raise
-    for dataset in sorted({notification.dataset for notification in counts.created}):
-        record_created_tables(connection, dataset)
+    record_created_tables_of(connection, {notification.dataset for notification in counts.created})
     return counts
 
 
-def _check_staged_rows(connection, batch: StagedBatch, files: list[str | None]) -> None:
-    """Every line read was staged exactly once, or the input changed between the two passes."""
-    staged = sum(connection.execute(f"SELECT count(*) FROM read_parquet({literal(f)})").fetchone()[0]
-                 for f in files if f)
+def _read_staged(connection, batch: StagedBatch, files: list[str]) -> None:
+    """The staged rows as the temporary table STAGED; every line read was staged exactly once, or the
+    input changed between the two passes and nothing is written."""
+    if files:
+        paths = ", ".join(literal(f) for f in files)
+        connection.execute(f"CREATE TEMPORARY TABLE {STAGED} AS SELECT * FROM read_parquet([{paths}], union_by_name = true)")
+    else:
+        columns = ", ".join(f"{name} {duckdb_type(parse_type(bq))}" for name, bq in QUARANTINE_COLUMNS)
+        connection.execute(f"CREATE TEMPORARY TABLE {STAGED} (_route INTEGER, _reason VARCHAR, _dataset VARCHAR, {columns})")
+    staged = connection.execute(f"SELECT count(*) FROM {STAGED}").fetchone()[0]
     if staged != batch.read:
         raise WarehouseError(f"batch {batch.key.label}: {batch.read} lines were routed but {staged} were staged "
                              "(the input changed while the batch was processed); nothing was written")
 
 
-def _load_route(connection, catalog: str, route: VersionRoute, index: int, source: str, counts: BatchCounts) -> None:
-    """Insert the route's rows that fit, creating its table first if it is new."""
-    where = f"WHERE _route = {index} AND _reason IS NULL"
-    good = connection.execute(f"SELECT count(*) FROM {source} {where}").fetchone()[0]
-    if not good:
-        return
-    if _create_version_table(connection, catalog, route):
-        counts.created.append(Notification(route.dataset, route.table, route.version))
-    casts = [f"CAST(r{index}.c{j} AS {duckdb_type(c.bq_type)})" for j, c in enumerate(route.columns)]
-    columns = ", ".join(casts + [name for name, _ in CDC_COLUMNS])
-    connection.execute(f"INSERT INTO {path(catalog, route.dataset, route.table_name)} SELECT {columns} FROM {source} {where}")
-    counts.written[f"{route.dataset}.{route.table_name}"] += good
+def _load_routes(connection, catalog: str, batch: StagedBatch, counts: BatchCounts) -> None:
+    """Insert each route's rows that fit, creating the version tables that are missing first."""
+    good = dict(connection.execute(f"SELECT _route, count(*) FROM {STAGED} WHERE _reason IS NULL GROUP BY 1").fetchall())
+    existing = set(connection.execute("SELECT schema_name, table_name FROM duckdb_tables() "
+                                      "WHERE database_name = current_database()").fetchall())
+    for index, rows in sorted(good.items()):
+        route = batch.routes[index]
+        if (route.dataset, route.table_name) not in existing:
+            _create_version_table(connection, catalog, route)
+            counts.created.append(Notification(route.dataset, route.table, route.version))
+        casts = [f"CAST({batch.typed_field(index, j)} AS {duckdb_type(c.bq_type)})" for j, c in enumerate(route.columns)]
+        columns = ", ".join(casts + [name for name, _ in CDC_COLUMNS])
+        connection.execute(f"INSERT INTO {path(catalog, route.dataset, route.table_name)} "
+                           f"SELECT {columns} FROM {STAGED} WHERE _route = {index} AND _reason IS NULL")
+        counts.written[f"{route.dataset}.{route.table_name}"] += rows
 
 
-def _load_quarantine(connection, catalog: str, source: str, counts: BatchCounts) -> None:
+def _load_quarantine(connection, catalog: str, counts: BatchCounts) -> None:
     """Insert the rows with a reason into their dataset's quarantine table."""
     by_dataset = connection.execute(
-        f"SELECT _dataset, reason, count(*) FROM {source} WHERE _reason IS NOT NULL GROUP BY 1, 2").fetchall()
+        f"SELECT _dataset, reason, count(*) FROM {STAGED} WHERE _reason IS NOT NULL GROUP BY 1, 2").fetchall()
     columns = ", ".join(name for name, _ in QUARANTINE_COLUMNS)
     kept = " AND ".join(f"_reason <> {literal(reason)}" for reason in sorted(SKIPPED))
     for dataset in sorted({row[0] for row in by_dataset if row[1] not in SKIPPED}):
         _ensure_quarantine(connection, catalog, dataset)
-        connection.execute(f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} SELECT {columns} FROM {source} "
+        connection.execute(f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} SELECT {columns} FROM {STAGED} "
                            f"WHERE _reason IS NOT NULL AND {kept} AND _dataset = ?", [dataset])
     for _, reason, rows in by_dataset:
         counts.count_reason(reason, rows)
 
 
-def _create_version_table(connection, catalog: str, route: VersionRoute) -> bool:
-    """Create the version table (declared types, then the CDC columns) if missing; True if created."""
-    exists = connection.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-        "AND schema_name = ? AND table_name = ?", [route.dataset, route.table_name]).fetchone()[0]
-    if exists:
-        return False
+def _create_version_table(connection, catalog: str, route: VersionRoute) -> None:
+    """Create the version table: declared types, then the CDC columns, described by its source schema."""
     definitions = [f"{quote(c.name)} {duckdb_type(c.bq_type)}" for c in route.columns]
     definitions += [f"{name} {duckdb_type(parse_type(bq))}" for name, bq in CDC_COLUMNS]
     target = path(catalog, route.dataset, route.table_name)
     connection.execute(f"CREATE SCHEMA IF NOT EXISTS {path(catalog, route.dataset)}")
     connection.execute(f"CREATE TABLE {target} ({', '.join(definitions)})")
     connection.execute(f"COMMENT ON TABLE {target} IS {literal(source_schema_comment(route))}")
-    return True
 
 
 def _ensure_quarantine(connection, catalog: str, dataset: str) -> None:

@@ -13,7 +13,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Collection, Iterable, Mapping
+from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from uniview.errors import IdentifierError, UniviewError
 from uniview.landing_layout import CDC_PREFIX
@@ -89,6 +89,18 @@ class Decision:
     reason: str | None = None
     detail: str | None = None
     version: str | None = None
+
+
+def route_shapes(routes: Sequence[VersionRoute]) -> list[int]:
+    """Each route's shape: routes with the same columns (one version landing in many datasets) share a
+    shape, and the staged frame types each shape once, however many tables of it a batch feeds."""
+    shapes: dict[tuple[LandingColumn, ...], int] = {}
+    return [shapes.setdefault(route.columns, len(shapes)) for route in routes]
+
+
+def distinct_shapes(routes: Sequence[VersionRoute]) -> list[tuple[LandingColumn, ...]]:
+    """The columns of each shape, indexed as route_shapes numbers them (by first appearance)."""
+    return list(dict.fromkeys(route.columns for route in routes))
 
 
 @dataclass

@@ -33,7 +33,7 @@ from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quot
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
 from uniview.warehouse.url import duckdb_url
 
-__all__ = ["DuckDBWarehouse", "bigquery_type", "column_types", "record_created_tables", "view_comment"]
+__all__ = ["DuckDBWarehouse", "bigquery_type", "column_types", "record_created_tables", "record_created_tables_of", "view_comment"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,9 +46,9 @@ _COMMENT = re.compile(r"uniview:sha256:(?P<digest>[0-9a-f]{64}) duckdb-translati
 _PLAIN_TIMESTAMP = re.compile(r'("(?:[^"]|"")*")|\bTIMESTAMP\b(?! WITH TIME ZONE)')
 
 _SCHEMAS_SQL = "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()"
-_TABLES_SQL = (
-    "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
-    " AND schema_name = ? AND NOT temporary ORDER BY table_oid"
+_ALL_TABLES_SQL = (
+    "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
+    " AND NOT temporary ORDER BY table_oid"
 )
 _COLUMNS_SQL = (
     "SELECT c.table_name, c.column_name, c.column_index, c.data_type"
@@ -252,41 +252,64 @@ def record_created_tables(connection: duckdb.DuckDBPyConnection, dataset: str) -
     version tables can call this (outside a transaction) before closing the file to record
     their exact order.  Records of dropped tables are removed.
     """
-    present = [name for (name,) in connection.execute(_TABLES_SQL, [dataset]).fetchall() if split_version_table(name)]
-    recorded = _recorded_tables(connection, dataset)
-    new = [name for name in present if name not in recorded]
-    gone = [name for name in recorded if name not in set(present)]
-    if new or gone:
-        _write_ledger(connection, dataset, new, gone)
-        recorded = _recorded_tables(connection, dataset)
+    return record_created_tables_of(connection, [dataset])[dataset]
+
+
+def record_created_tables_of(connection: duckdb.DuckDBPyConnection,
+                             datasets: Collection[str]) -> dict[str, dict[str, int]]:
+    """record_created_tables for many datasets at once: one catalog read, at most one transaction."""
+    wanted = sorted(set(datasets))
+    if not wanted:
+        return {}
+    present: dict[str, list[str]] = {dataset: [] for dataset in wanted}
+    for schema, name in connection.execute(_ALL_TABLES_SQL).fetchall():
+        if schema in present and split_version_table(name):
+            present[schema].append(name)
+    recorded = _recorded_tables(connection, wanted)
+    changes = {}
+    for dataset in wanted:
+        new = [name for name in present[dataset] if name not in recorded[dataset]]
+        gone = [name for name in recorded[dataset] if name not in set(present[dataset])]
+        if new or gone:
+            changes[dataset] = (new, gone)
+    if changes:
+        _write_ledger(connection, changes)
+        recorded = _recorded_tables(connection, wanted)
     return recorded
 
 
-def _recorded_tables(connection: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, int]:
+def _recorded_tables(connection: duckdb.DuckDBPyConnection, datasets: list[str]) -> dict[str, dict[str, int]]:
+    recorded: dict[str, dict[str, int]] = {dataset: {} for dataset in datasets}
     exists = connection.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
         " AND schema_name = ? AND table_name = ?",
         [LEDGER_SCHEMA, LEDGER_TABLE],
     ).fetchone()[0]
     if not exists:
-        return {}
+        return recorded
     rows = connection.execute(
-        f"SELECT table_name, seq FROM {LEDGER_SCHEMA}.{LEDGER_TABLE} WHERE dataset = ?", [dataset]
+        f"SELECT dataset, table_name, seq FROM {LEDGER_SCHEMA}.{LEDGER_TABLE} WHERE list_contains(?, dataset)"
+        " ORDER BY seq", [datasets]
     ).fetchall()
-    return dict(rows)
+    for dataset, name, seq in rows:
+        recorded[dataset][name] = seq
+    return recorded
 
 
-def _write_ledger(connection: duckdb.DuckDBPyConnection, dataset: str, new: list[str], gone: list[str]) -> None:
+def _write_ledger(connection: duckdb.DuckDBPyConnection, changes: Mapping[str, tuple[list[str], list[str]]]) -> None:
+    """Record `changes` ({dataset: (new tables, dropped tables)}) in one transaction."""
     ledger = f"{LEDGER_SCHEMA}.{LEDGER_TABLE}"
     connection.begin()
     try:
         connection.execute(f"CREATE SCHEMA IF NOT EXISTS {LEDGER_SCHEMA}")
         connection.execute(f"CREATE TABLE IF NOT EXISTS {ledger} (dataset VARCHAR, table_name VARCHAR, seq BIGINT)")
-        for name in gone:
-            connection.execute(f"DELETE FROM {ledger} WHERE dataset = ? AND table_name = ?", [dataset, name])
-        last = connection.execute(f"SELECT coalesce(max(seq), 0) FROM {ledger}").fetchone()[0]
-        for rank, name in enumerate(new, start=last + 1):
-            connection.execute(f"INSERT INTO {ledger} VALUES (?, ?, ?)", [dataset, name, rank])
+        rank = connection.execute(f"SELECT coalesce(max(seq), 0) FROM {ledger}").fetchone()[0]
+        for dataset, (new, gone) in changes.items():
+            for name in gone:
+                connection.execute(f"DELETE FROM {ledger} WHERE dataset = ? AND table_name = ?", [dataset, name])
+            for name in new:
+                rank += 1
+                connection.execute(f"INSERT INTO {ledger} VALUES (?, ?, ?)", [dataset, name, rank])
         connection.commit()
     except BaseException:
         _rollback_quietly(connection)
