@@ -269,3 +269,25 @@ def test_records_that_appear_after_routing_are_never_dropped(spark, tmp_path):
     assert landing.land(batch).total_written == 2
     landing.close()
     assert query(tmp_path / "w.duckdb", "SELECT count(*) FROM main._uniview_batches") == [(1,)]
+
+
+def test_json_numbers_of_more_digits_than_a_double_holds_land_exactly(spark, tmp_path):
+    schema = [("id", "int"), ("amount", "decimal(20,2)"), ("total", "decimal(38,9)"), ("small", "decimal(12,2)"),
+              ("item", "STRUCT<price NUMERIC(20, 2)>")]
+    metadata = json.dumps(record("money", None, schema)["metadata"])
+    lines = [  # written by hand: json.dumps would round these numbers through a double first
+        '{"data": {"id": 1, "amount": 12345678901234567.89, "total": 12345678901234567890123456789.123456789, '
+        '"small": 1234567890.12, "item": {"price": 98765432109876543.21}}, "metadata": ' + metadata + '}',
+        '{"data": {"id": 2, "amount": 1}, "metadata": ' + metadata + '}',
+        '{"data": {"id": 3, "id": 4}, "metadata": ' + metadata + '}',   # which id was meant cannot be known
+    ]
+    write_ndjson(tmp_path / "in" / "exact.json", lines)
+    warehouse = tmp_path / "w.duckdb"
+    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc"))
+    assert (result.counts.total_written, dict(result.counts.quarantined)) == (2, {"invalid_data": 1})
+    assert query(warehouse, "SELECT detail FROM cdc._uniview_quarantine") == [("data names the same key more than once",)]
+    table = f"money_v_{version_of('money', schema)}"
+    assert query(warehouse, f"SELECT id, amount, total, small, item.price FROM cdc.{table} ORDER BY id") == [
+        (1, Decimal("12345678901234567.89"), Decimal("12345678901234567890123456789.123456789"),
+         Decimal("1234567890.12"), Decimal("98765432109876543.21")),
+        (2, Decimal("1.00"), None, None, None)]

@@ -1,6 +1,6 @@
 """The batch as DataFrames: envelopes, routing decisions joined back, staged frames.
 
-All per-row work is native Spark (from_json, json_object_keys, casts, regular expressions);
+All per-row work is native Spark (from_json, map lookups, casts, regular expressions);
 Python only runs on the driver over the few distinct routing keys.  A staged frame holds the
 typed rows of many versions at once plus the quarantine rows, so one Spark job stages a whole
 batch.  Rows are typed per *shape* (a version's columns): one version landing in a thousand
@@ -35,9 +35,13 @@ METADATA_SCHEMA = T.StructType([
     )
 ])
 _CORRUPT = "_uniview_corrupt_line"
+#: Each line is parsed once with `data` as a map of its keys to their values as text, so typing a
+#: column is a lookup; a line whose `data` is not an object is parsed again for its metadata alone.
 ENVELOPE_SCHEMA = T.StructType([
-    T.StructField("data", _TEXT), T.StructField("metadata", METADATA_SCHEMA), T.StructField(_CORRUPT, _TEXT),
+    T.StructField("data", T.MapType(_TEXT, _TEXT)), T.StructField("metadata", METADATA_SCHEMA),
+    T.StructField(_CORRUPT, _TEXT),
 ])
+_METADATA_ENVELOPE_SCHEMA = T.StructType([T.StructField("metadata", METADATA_SCHEMA), T.StructField(_CORRUPT, _TEXT)])
 KEY_COLUMNS = ("_database", "_table", "_version", "_schema", "_primary_key")
 _TIMESTAMP_TEXT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 _DECISION_SCHEMA = T.StructType([
@@ -60,15 +64,22 @@ ORIGINAL_LINE = "_original_line"
 
 def parse_envelopes(lines: DataFrame) -> DataFrame:
     """(value, source_file) lines -> envelope columns plus `_reason` for lines that are not records.
-    The quarantine keeps the line as read (ORIGINAL_LINE when the value was rewritten)."""
-    envelope = F.from_json("value", ENVELOPE_SCHEMA, {"columnNameOfCorruptRecord": _CORRUPT})
+    `_data` is the data object as a map (NULL when data is missing or not an object), `_value` the line
+    the envelope was parsed from (for the columns parsed exactly, see _parse_exact).  The quarantine
+    keeps the line as read (ORIGINAL_LINE when the value was rewritten)."""
+    options = {"columnNameOfCorruptRecord": _CORRUPT}
     original = F.col(ORIGINAL_LINE) if ORIGINAL_LINE in lines.columns else F.col("value")
-    parsed = lines.select(original.alias("_line"), F.col("value").isNull().alias("_null_value"), "source_file",
-                          envelope.alias("e"))
+    parsed = lines.select(original.alias("_line"), "value", F.col("value").isNull().alias("_null_value"), "source_file",
+                          F.from_json("value", ENVELOPE_SCHEMA, options).alias("m"))
+    not_a_map = F.col("m").isNull() | F.col(f"m.{_CORRUPT}").isNotNull()
+    envelope = parsed.select("*", F.when(not_a_map, F.from_json("value", _METADATA_ENVELOPE_SCHEMA, options))
+                             .otherwise(F.struct(F.col("m.metadata").alias("metadata"),
+                                                 F.col(f"m.{_CORRUPT}").alias(_CORRUPT))).alias("e"))
     meta = F.col("e.metadata")
     unparseable = F.col("e").isNull() | F.col(f"e.{_CORRUPT}").isNotNull()
-    return parsed.select(
-        "_line", F.col("source_file").alias("_source_file"), F.col("e.data").alias("_data"),
+    return envelope.select(
+        "_line", F.col("value").alias("_value"), F.col("source_file").alias("_source_file"),
+        F.col("m.data").alias("_data"),
         meta["database_name"].alias("_database"), meta["table_name"].alias("_table"),
         meta["table_version"].alias("_version"), meta["schema"].alias("_schema"),
         meta["ingestion_method"].alias("_cdc_ingestion_method"), meta["operation"].alias("_cdc_operation"),
@@ -119,7 +130,7 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
               .when(bad_timestamp, F.concat(F.lit("metadata.timestamp is not a timestamp: "), text))
               .when(unrouted, F.lit("this record was not read when the batch was routed")))
     return joined.select(
-        "_line", "_source_file", "_data", "_table", "_cdc_ingestion_method", "_cdc_operation", "_cdc_position",
+        "_line", "_value", "_source_file", "_data", "_table", "_cdc_ingestion_method", "_cdc_operation", "_cdc_position",
         "_cdc_timestamp", "_cdc_database", "_cdc_sequence", F.coalesce("_target", F.lit(fallback_dataset)).alias("_dataset"),
         "_route", "_shape", reason.alias("_reason"), detail.alias("_detail"),
         F.coalesce("_resolved_version", "_version").alias("_resolved_version"),
@@ -158,13 +169,11 @@ def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], w
     shape, ok = F.col("_shape"), F.col("_reason").isNull()
     member = shape.isin(chunk) if chunk else F.lit(False)
     rows = routed.where(member | shape.isNull() if with_rejected else member)
-    parsed = rows.select("*", F.when(ok & shape.isNotNull(), F.json_object_keys("_data")).alias("_keys"), *[
-        expression for k in chunk for expression in _parse_columns(shapes[k], k, ok)])
+    parsed = rows.select("*", F.when(ok & shape.isNotNull(), F.map_keys("_data")).alias("_keys"), *[
+        _parse_exact(shapes[k], k, ok) for k in chunk if _exact_columns(shapes[k])])
     typed = parsed.select(
-        "*", *[typed_value(c.bq_type, F.col(f"_p{k}")[c.name]).alias(f"_t{k}_{j}")
-               for k in chunk for j, c in enumerate(shapes[k])],
-        _per_shape(chunk, lambda k: F.array_except("_keys", F.array(*[F.lit(c.name) for c in shapes[k]])))
-        .alias("_unknown"))
+        "*", *[_typed(c, k).alias(f"_t{k}_{j}") for k in chunk for j, c in enumerate(shapes[k])],
+        _per_shape(chunk, lambda k: _declared_keys_present(shapes[k])).alias("_declared"))
     judged = typed.select("*", F.coalesce(F.col("_reason"), _per_shape(chunk, lambda k: _data_reason(shapes[k], k)))
                           .alias("_final_reason"))
     bad = F.col("_final_reason").isNotNull()
@@ -190,39 +199,62 @@ def _per_shape(chunk: list[int], make: Callable[[int], Column]) -> Column:
     return result
 
 
-def _parse_columns(columns: Shape, index: int, ok: Column) -> list[Column]:
-    """`_p<k>`: the data parsed with the shape's carrier schema; `_w<k>`: raw text of the columns
-    whose parsing may fail.  Only computed on the shape's own rows."""
+def _exact_columns(columns: Shape) -> list[LandingColumn]:
+    """The columns whose value text in `_data` may not be exact (see spark_types.parse_may_fail)."""
+    return [c for c in columns if parse_may_fail(c.bq_type)]
+
+
+def _parse_exact(columns: Shape, index: int, ok: Column) -> Column:
+    """`_p<k>`: the shape's exact columns parsed from the line itself with their landing types, only on
+    the shape's own rows (a map's text of a JSON number has been through a double)."""
     mine = ok & (F.col("_shape") == index)
-    carrier = T.StructType([T.StructField(c.name, carrier_type(c.bq_type)) for c in columns])
-    fragile = [c for c in columns if parse_may_fail(c.bq_type)]
-    parsed = [F.when(mine, F.from_json("_data", carrier)).alias(f"_p{index}")]
-    if fragile:
-        raw = T.StructType([T.StructField(c.name, _TEXT) for c in fragile])
-        parsed.append(F.when(mine, F.from_json("_data", raw)).alias(f"_w{index}"))
-    return parsed
+    data = T.StructType([T.StructField(c.name, carrier_type(c.bq_type)) for c in _exact_columns(columns)])
+    envelope = T.StructType([T.StructField("data", data)])
+    return F.when(mine, F.from_json("_value", envelope)["data"]).alias(f"_p{index}")
+
+
+def _typed(column: LandingColumn, index: int) -> Column:
+    """The landing value of one column of shape `index` (NULL on other shapes' rows): from its exact
+    parse, or from its text in `_data`."""
+    if parse_may_fail(column.bq_type):
+        return F.col(f"_p{index}")[column.name]
+    return F.when(F.col("_shape") == index, typed_value(column.bq_type, F.col("_data")[column.name]))
 
 
 def _misfits(columns: Shape, index: int) -> list[Column]:
     """Per column: a non-null JSON value whose typed value is NULL."""
-    return [
-        F.col(f"_w{index}" if parse_may_fail(column.bq_type) else f"_p{index}")[column.name].isNotNull()
-        & F.col(f"_t{index}_{j}").isNull()
-        for j, column in enumerate(columns)
-    ]
+    return [F.col("_data")[column.name].isNotNull() & F.col(f"_t{index}_{j}").isNull()
+            for j, column in enumerate(columns)]
+
+
+def _declared_keys_present(columns: Shape) -> Column:
+    """How many of the shape's columns the data object names.  Fewer than its keys means the object names
+    a key outside the schema, or one key twice: the rare rows that need a closer look."""
+    return reduce(lambda a, b: a + b, [F.map_contains_key("_data", c.name).cast("int") for c in columns])
 
 
 def _data_reason(columns: Shape, index: int) -> Column:
-    """Why a row of route `index` cannot be written: data missing, unknown keys, values that do not fit."""
+    """Why a row of route `index` cannot be written: data missing or naming a key twice (which value was
+    meant is unknowable), unknown keys, values that do not fit."""
     return (F.when(F.col("_keys").isNull(), F.lit(reasons.INVALID_DATA))
-            .when(F.size("_unknown") > 0, F.lit(reasons.UNKNOWN_COLUMN))
+            .when(_odd_keys(), F.when(_repeated_key(), F.lit(reasons.INVALID_DATA)).otherwise(F.lit(reasons.UNKNOWN_COLUMN)))
             .when(reduce(lambda a, b: a | b, _misfits(columns, index)), F.lit(reasons.TYPE_MISMATCH)))
+
+
+def _odd_keys() -> Column:
+    return F.size("_keys") != F.col("_declared")
+
+
+def _repeated_key() -> Column:
+    return F.size("_keys") != F.size(F.array_distinct("_keys"))
 
 
 def _data_detail(columns: Shape, index: int) -> Column:
     """The detail of `_data_reason`, naming the unknown keys or the columns that do not fit."""
     labels = [F.when(misfit, F.lit(f"{column.name} ({column.declared_type or column.bq_type})"))
               for misfit, column in zip(_misfits(columns, index), columns)]
+    unknown = F.array_except("_keys", F.array(*[F.lit(c.name) for c in columns]))
     return (F.when(F.col("_keys").isNull(), F.lit("data is missing or not a JSON object"))
-            .when(F.size("_unknown") > 0, F.concat(F.lit("keys not in the schema: "), F.array_join("_unknown", ", ")))
+            .when(_odd_keys() & _repeated_key(), F.lit("data names the same key more than once"))
+            .when(_odd_keys(), F.concat(F.lit("keys not in the schema: "), F.array_join(unknown, ", ")))
             .otherwise(F.concat(F.lit("values that do not fit: "), F.concat_ws(", ", *labels))))

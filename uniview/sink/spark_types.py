@@ -1,11 +1,12 @@
 """How each BigQuery column type is read from a record's `data` object with Spark's native functions.
 
-Every column is parsed by `from_json` into a *carrier* type and then converted natively into
-its *landing* type (the Spark type written out).  Scalars are carried as text and converted with
-a regular-expression guard, so "1.5" is not silently truncated into an INT64.  Spark reads a
-JSON number given for a text field through a double, which is exact up to 15 significant
-digits: decimals of more precision are carried as DECIMAL instead (exact from JSON numbers and
-strings).  A non-null JSON value whose typed value is NULL did not fit the declared type.
+Every column is read into a *carrier* type and then converted natively into its *landing* type
+(the Spark type written out).  Scalars are carried as text (the value's text in the record's
+`data` map) and converted with a regular-expression guard, so "1.5" is not silently truncated
+into an INT64.  Spark gives a JSON number as text through a double, which is exact up to 15
+significant digits: decimals of more precision, and nested types, are parsed from the line
+itself with their landing type instead (parse_may_fail; exact from JSON numbers and strings).
+A non-null JSON value whose typed value is NULL did not fit the declared type.
 
 | BigQuery type            | JSON value accepted                                   | landing Spark type |
 |--------------------------|-------------------------------------------------------|--------------------|
