@@ -3,6 +3,7 @@ spark-bigquery-connector, connector options.  (The connector jar itself is not a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -131,3 +132,20 @@ def test_version_tables_are_created_with_the_declared_schema(bigquery_landing):
     assert [(name, str(bq)) for name, bq in found.table_columns] == [
         ("id", "NUMERIC(20, 0)"), ("amount", "NUMERIC(10, 2)"), ("doc", "JSON"), ("at", "DATETIME"),
         ("seen", "TIMESTAMP"), ("t", "TIME"), ("address", "STRUCT<street STRING, tags ARRAY<STRING>>")]
+
+
+def test_tables_seen_once_are_not_asked_about_again(bigquery_landing, monkeypatch):
+    """A stream's later batches cost no metadata call for the version tables it has already seen."""
+    version_route = replace(route(), dataset="seen")
+    bigquery_landing.create_version_table(version_route)
+    client = bigquery_landing._client
+    asked = []
+    real_get_table = client.get_table
+    monkeypatch.setattr(client, "get_table", lambda table, **kw: asked.append(str(table)) or real_get_table(table, **kw))
+    wanted = {("seen", version_route.table_name), ("seen", "absent_v_1")}
+    first = bigquery_landing.known_versions(wanted)
+    assert list(first) == [("seen", version_route.table_name)]
+    assert bigquery_landing.known_versions(wanted) == first
+    assert bigquery_landing.create_version_table(version_route) is False
+    absent, found = (f"{bigquery_landing.project}.seen.{name}" for name in ("absent_v_1", version_route.table_name))
+    assert asked == [absent, found, absent]   # a missing table is asked about each time: another writer may create it

@@ -98,17 +98,24 @@ class BigQueryLanding(Landing):
         self.pending = pending
         self.write_extra = dict(write_extra or {})
         self._client = make_client(project)
+        #: Tables seen to exist, kept for the run: a version table's schema never changes, so later
+        #: batches of a stream ask BigQuery only about tables they have not seen yet.
+        self._known: dict[tuple[str, str], KnownVersion] = {}
+        self._existing: set[tuple[str, str]] = set()
 
     def known_versions(self, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
         from uniview.warehouse.bigquery_schema import field_type
 
-        known = {}
-        for dataset, table in sorted(tables):
+        known = {table: self._known[table] for table in tables if table in self._known}
+        for dataset, table in sorted(set(tables) - set(known)):
             found = self._call(f"get table {dataset}.{table}", lambda: self._client.get_table(f"{self.project}.{dataset}.{table}"),
                                missing_ok=True)
             if found is not None:
                 columns = tuple((f.name, field_type(f)) for f in found.schema)
                 known[(dataset, table)] = known_version(found.description, columns)
+                self._existing.add((dataset, table))
+                if not known[(dataset, table)].missing_cdc_columns:   # an older layout is read again once migrated
+                    self._known[(dataset, table)] = known[(dataset, table)]
         return known
 
     def landed(self, key: BatchKey) -> BatchCounts | None:
@@ -157,12 +164,16 @@ class BigQueryLanding(Landing):
         from google.cloud import bigquery
 
         table_id = f"{self.project}.{dataset}.{table}"
+        if (dataset, table) in self._existing:
+            return False
         if self._call(f"get table {dataset}.{table}", lambda: self._client.get_table(table_id), missing_ok=True):
+            self._existing.add((dataset, table))
             return False
         self._call(f"create dataset {dataset}", lambda: self._client.create_dataset(f"{self.project}.{dataset}", exists_ok=True))
         definition = bigquery.Table(table_id, schema=[bigquery.SchemaField.from_api_repr(f) for f in schema])
         definition.description = description
         self._call(f"create table {dataset}.{table}", lambda: self._client.create_table(definition, exists_ok=True))
+        self._existing.add((dataset, table))
         return True
 
     def _append(self, frame: DataFrame, dataset: str, table: str) -> None:
