@@ -15,5 +15,6 @@ bash scripts/setup-bigquery-emulator.sh
 bash scripts/setup-checkov.sh
 bash scripts/setup-kafka-stack.sh >/dev/null
 bash scripts/setup-zetasql.sh >/dev/null
+bash scripts/setup-bigquery-connector.sh >/dev/null
 
 exec .venv/bin/python -m pytest -p no:cacheprovider "$@"

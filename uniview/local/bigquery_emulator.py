@@ -58,9 +58,13 @@ def install_emulator() -> Path:
     return venv
 
 
+#: Runs the emulator with its Storage Write API as strict and complete as BigQuery's (see the module).
+SHIM = Path(__file__).with_name("bigquery_emulator_shim.py")
+
+
 def emulator_command(venv: Path, port: int, grpc_port: int, project: str, data_dir: Path) -> list[str]:
     return [
-        str(venv / "bin" / "local-bigquery"), "serve", "--host", "127.0.0.1", "--port", str(port),
+        str(venv / "bin" / "python"), str(SHIM), "serve", "--host", "127.0.0.1", "--port", str(port),
         "--grpc-port", str(grpc_port), "--project", project, "--data-dir", str(data_dir),
     ]
 
@@ -83,12 +87,14 @@ def wait_until_serving(host: str, project: str, timeout: float = 60.0) -> None:
 
 @contextmanager
 def bigquery_emulator(
-    log_dir: Path, project: str = DEFAULT_PROJECT, port: int | None = None, data_dir: Path | None = None
+    log_dir: Path, project: str = DEFAULT_PROJECT, port: int | None = None, data_dir: Path | None = None,
+    grpc_port: int | None = None,
 ) -> Iterator[str]:
     """Run the emulator until the block ends; yields "127.0.0.1:PORT" for BIGQUERY_EMULATOR_HOST.
 
-    Data lives in `data_dir` (default: a fresh directory under `log_dir`).  FileNotFoundError
-    when the emulator is not installed.
+    Data lives in `data_dir` (default: a fresh directory under `log_dir`); the Storage Write API is
+    served in plaintext on `grpc_port` (default: a free port).  FileNotFoundError when the emulator
+    is not installed.
     """
     venv = find_emulator_venv()
     if venv is None:
@@ -99,7 +105,7 @@ def bigquery_emulator(
     log_dir.mkdir(parents=True, exist_ok=True)
     data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="bigquery-emulator-", dir=log_dir))
     port = port or free_port()
-    command = emulator_command(venv, port, free_port(), project, data_dir)
+    command = emulator_command(venv, port, grpc_port or free_port(), project, data_dir)
     environment = {"HOME": str(venv / "home")}
     with running_server(command, port, log_dir / "bigquery-emulator.log", timeout=60, env=environment):
         host = f"127.0.0.1:{port}"

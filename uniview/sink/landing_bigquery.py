@@ -9,12 +9,12 @@ to BigQuery; the schemas and frames they use are built by the pure functions bel
 
 from __future__ import annotations
 
-from typing import Any, Collection, Mapping
+from typing import Any, Collection, Mapping, Sequence
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from uniview.errors import NotFoundError
+from uniview.errors import NotFoundError, WarehouseError
 from uniview.warehouse.url import BIGQUERY, WarehouseURL
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
@@ -25,6 +25,7 @@ from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.sink.routing import KnownVersion, VersionRoute
+from uniview.sink.spark_types import spark_decimal
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
 
 RETRY_DEADLINE = 120.0
@@ -65,7 +66,7 @@ def rows_for_table(frame: DataFrame, batch: StagedBatch, index: int) -> DataFram
     """The rows of route `index` that fit, with the version table's column names; JSON columns
     carry the connector's `sqlType: JSON` marker."""
     columns = [
-        F.col(batch.typed_field(index, j)).alias(c.name, metadata={"sqlType": "JSON"} if _is_json(c.bq_type) else {})
+        F.col(batch.typed_field(index, j)).alias(c.name, metadata=_sql_type_marker(c.bq_type))
         for j, c in enumerate(batch.routes[index].columns)
     ]
     selected = (F.col("_route") == index) & F.col("_reason").isNull()
@@ -83,8 +84,19 @@ def write_options(project: str, dataset: str, table: str, extra: Mapping[str, st
     return {**DEFAULT_WRITE_OPTIONS, **extra, "table": f"{project}.{dataset}.{table}"}
 
 
-def _is_json(bq_type: BQType) -> bool:
-    return isinstance(bq_type, Scalar) and bq_type.name == "JSON"
+def _sql_type_marker(bq_type: BQType) -> dict[str, str]:
+    """The connector's marker for text columns that BigQuery stores as JSON."""
+    return {"sqlType": "JSON"} if isinstance(bq_type, Scalar) and bq_type.name == "JSON" else {}
+
+
+def direct_write_refusals(routes: Sequence[VersionRoute], options: Mapping[str, str]) -> list[str]:
+    """Columns the connector's direct write (Storage Write API) refuses, as "dataset.table.column TYPE":
+    GEOGRAPHY, and BIGNUMERIC of more than 38 digits (Spark's decimals stop there), both carried as text."""
+    if options.get("writeMethod", "").lower() != "direct":
+        return []
+    return [f"{route.dataset}.{route.table_name}.{column.name} {column.bq_type}" for route in routes
+            for column in route.columns if isinstance(column.bq_type, Scalar)
+            and (column.bq_type.name == "GEOGRAPHY" or (column.bq_type.name == "BIGNUMERIC" and spark_decimal(column.bq_type) is None))]
 
 
 class BigQueryLanding(Landing):
@@ -122,6 +134,12 @@ class BigQueryLanding(Landing):
         return None
 
     def land(self, batch: StagedBatch) -> BatchCounts:
+        refused = direct_write_refusals(batch.routes, {**DEFAULT_WRITE_OPTIONS, **self.write_extra})
+        if refused:
+            raise WarehouseError(
+                f"batch {batch.key.label}: the connector's direct write cannot write {', '.join(refused[:5])}"
+                f"{f' and {len(refused) - 5} more' if len(refused) > 5 else ''}; nothing was written. Land such "
+                "sources with --bigquery-option writeMethod=indirect --bigquery-option temporaryGcsBucket=BUCKET")
         counts = BatchCounts(read=batch.read)
         for chunk in batch.chunks:
             frame = chunk.frame.persist()
