@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import random
 import shutil
 import statistics
 import subprocess

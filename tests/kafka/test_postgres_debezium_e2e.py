@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import duckdb
 import pytest

@@ -4,18 +4,13 @@ spark-bigquery-connector, connector options.  (The connector jar itself is not a
 from __future__ import annotations
 
 from dataclasses import replace
-from decimal import Decimal
 
 import pytest
 from google.cloud import bigquery
-from pyspark.sql import types as T
-from sink_support import record, write_ndjson
 
-from uniview.sink.frames import parse_envelopes
-from uniview.sink.job import SinkOptions, stage_batch
-from uniview.sink.landing import BatchKey, source_columns_from_comment, source_schema_comment
+from uniview.sink.landing import source_columns_from_comment, source_schema_comment
 from uniview.sink.landing_bigquery import (
-    quarantine_rows, quarantine_table_schema, rows_for_table, schema_field, version_table_schema, write_options,
+    quarantine_table_schema, schema_field, version_table_schema, write_options,
 )
 from uniview.sink.routing import LandingColumn, VersionRoute
 from uniview.sink.versioning import SourceColumn
@@ -63,34 +58,6 @@ def test_connector_options():
     assert write_options("p-123456", "cdc", "t_v_1", {}) == {"writeMethod": "direct", "table": "p-123456.cdc.t_v_1"}
     assert write_options("p-123456", "cdc", "t", {"writeMethod": "indirect", "temporaryGcsBucket": "b"}) == {
         "writeMethod": "indirect", "temporaryGcsBucket": "b", "table": "p-123456.cdc.t"}
-
-
-def test_frames_handed_to_the_connector(spark, tmp_path):
-    good = {"id": 18446744073709551615, "amount": 2.5, "doc": {"a": 1}, "at": "2024-05-01 10:00:00",
-            "seen": "2024-05-01T10:00:00Z", "t": "10:00:00", "address": {"street": "Main", "tags": ["x"]}}
-    write_ndjson(tmp_path / "in.json", [record("orders", good, SCHEMA, database="cdc"),
-                                        record("orders", {**good, "amount": "x"}, SCHEMA, database="cdc"), "junk"])
-    lines = spark.read.text(str(tmp_path / "in.json")).selectExpr("value", "_metadata.file_path AS source_file")
-    envelopes = parse_envelopes(lines).cache()
-    options = SinkOptions(input="unused", warehouse="bigquery://p-123456")
-    batch, _ = stage_batch(spark, envelopes, BatchKey("s", 0), options, lambda tables: {}, notify=True)
-    frame = batch.chunks[0].frame
-    rows = rows_for_table(frame, batch, 0)
-    assert [(f.name, f.dataType) for f in rows.schema.fields][:7] == [
-        ("id", T.DecimalType(20, 0)), ("amount", T.DecimalType(10, 2)), ("doc", T.StringType()),
-        ("at", T.TimestampNTZType()), ("seen", T.TimestampType()), ("t", T.StringType()),
-        ("address", T.StructType([T.StructField("street", T.StringType()),
-                                  T.StructField("tags", T.ArrayType(T.StringType()))]))]
-    assert rows.schema["doc"].metadata == {"sqlType": "JSON"}
-    assert [f.name for f in rows.schema.fields][7:] == [
-        "_cdc_ingestion_method", "_cdc_operation", "_cdc_position", "_cdc_timestamp", "_cdc_ingested_at",
-        "_cdc_database", "_cdc_sequence"]
-    (row,) = rows.collect()
-    assert (row["id"], row["amount"], row["doc"], row["t"]) == (Decimal("18446744073709551615"), Decimal("2.50"), '{"a":1}',
-                                                                "10:00:00")
-    quarantined = quarantine_rows(frame).collect()
-    assert sorted((r["reason"], r["_dataset"]) for r in quarantined) == [("type_mismatch", "cdc"), ("unparseable", "uniview")]
-    envelopes.unpersist()
 
 
 @pytest.mark.parametrize("bad", ["bigquery://", "bigquery://p/extra"])

@@ -83,9 +83,20 @@ def tls_front(files: ConnectorFiles, target_port: int) -> Iterator[str]:
     try:
         yield f"127.0.0.1:{port}"
     finally:
-        loop.call_soon_threadsafe(server_box[0].close)
+        asyncio.run_coroutine_threadsafe(_shutdown(server_box[0]), loop).result(timeout=10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
+        loop.close()
+
+
+async def _shutdown(server: asyncio.AbstractServer) -> None:
+    """Stop accepting, then end the relays still open."""
+    server.close()
+    current = asyncio.current_task()
+    relays = [task for task in asyncio.all_tasks() if task is not current]
+    for task in relays:
+        task.cancel()
+    await asyncio.gather(*relays, return_exceptions=True)
 
 
 async def _relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, target_port: int) -> None:

@@ -143,7 +143,7 @@ def open_landing(spark: SparkSession, options: SinkOptions) -> Landing:
     from uniview.sink.pending import HadoopFilePendingStore, MemoryPendingStore
 
     pending = HadoopFilePendingStore(spark, options.checkpoint) if options.checkpoint else MemoryPendingStore()
-    return BigQueryLanding(location, pending, dict(options.bigquery_options))
+    return BigQueryLanding(location, pending, dict(options.bigquery_options), options.quarantine_dataset)
 
 
 def run(spark: SparkSession, options: SinkOptions) -> RunResult:

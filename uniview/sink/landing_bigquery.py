@@ -1,20 +1,26 @@
 """The BigQuery warehouse: tables created with google-cloud-bigquery, rows written by the
-spark-bigquery-connector that Dataproc ships (Storage Write API, `writeMethod=direct`).
+spark-bigquery-connector that Dataproc ships (Storage Write API, `writeMethod=direct`), exactly once.
 
-Delivery is at least once: there is no batch ledger in BigQuery, so a streaming batch that is
-replayed after a crash appends its rows again.  Every row carries `_cdc_position`,
-`_cdc_operation` and `_cdc_timestamp` to deduplicate on.  Only BigQueryLanding's methods talk
-to BigQuery; the schemas and frames they use are built by the pure functions below.
+A batch is written once per staged frame into a staging table of the control dataset, then moved
+into its version and quarantine tables by set-based INSERTs in transactions of at most 100 tables
+(uniview.sink.bigquery_promotion), so its cost in Spark jobs does not grow with the tables it feeds.
+The steps table records the batch's plan (the tables it creates, for the notifications) and each
+part that committed; the ledger records the landed batch.  A batch replayed after a crash (even
+`kill -9`) skips what is recorded: every row lands once.  Only BigQueryLanding's methods talk to
+BigQuery; the schemas and statements they use are built by pure functions.
 """
 
 from __future__ import annotations
 
-from typing import Any, Collection, Mapping, Sequence
+import hashlib
+import json
+from collections import Counter
+from typing import Any, Collection, Mapping
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from uniview.errors import NotFoundError, WarehouseError
+from uniview.identifiers import quote_path, string_literal
 from uniview.warehouse.url import BIGQUERY, WarehouseURL
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
@@ -25,10 +31,16 @@ from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.sink.routing import KnownVersion, VersionRoute
-from uniview.sink.spark_types import spark_decimal
+from uniview.sink.bigquery_promotion import (
+    STEPS_TABLE, group_parts, part_script, quarantine_inserts, route_inserts, step_condition,
+)
+from uniview.sink.failpoints import reach
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
 
 RETRY_DEADLINE = 120.0
+#: The batch ledger (the same name as DuckDB's) and the prefix of staging tables, in the control dataset.
+LEDGER_TABLE = "_uniview_batches"
+STAGING_PREFIX = "_uniview_staging_"
 DEFAULT_WRITE_OPTIONS = {"writeMethod": "direct"}
 
 
@@ -62,50 +74,29 @@ def quarantine_table_schema() -> list[dict]:
     return [schema_field(name, parse_type(bq)) for name, bq in QUARANTINE_COLUMNS]
 
 
-def rows_for_table(frame: DataFrame, batch: StagedBatch, index: int) -> DataFrame:
-    """The rows of route `index` that fit, with the version table's column names; JSON columns
-    carry the connector's `sqlType: JSON` marker."""
-    columns = [
-        F.col(batch.typed_field(index, j)).alias(c.name, metadata=_sql_type_marker(c.bq_type))
-        for j, c in enumerate(batch.routes[index].columns)
-    ]
-    selected = (F.col("_route") == index) & F.col("_reason").isNull()
-    return frame.where(selected).select(*columns, *[name for name, _ in CDC_COLUMNS])
-
-
-def quarantine_rows(frame: DataFrame) -> DataFrame:
-    """The rows with a reason, as quarantine rows plus the `_dataset` whose quarantine they go to."""
-    stored = F.col("_reason").isNotNull() & ~F.col("_reason").isin(*sorted(SKIPPED))
-    return frame.where(stored).select(*[name for name, _ in QUARANTINE_COLUMNS], "_dataset")
-
-
 def write_options(project: str, dataset: str, table: str, extra: Mapping[str, str]) -> dict[str, str]:
     """Connector options for appending to `project.dataset.table`; `extra` (--bigquery-option) wins."""
     return {**DEFAULT_WRITE_OPTIONS, **extra, "table": f"{project}.{dataset}.{table}"}
 
 
-def _sql_type_marker(bq_type: BQType) -> dict[str, str]:
-    """The connector's marker for text columns that BigQuery stores as JSON."""
-    return {"sqlType": "JSON"} if isinstance(bq_type, Scalar) and bq_type.name == "JSON" else {}
-
-
-def direct_write_refusals(routes: Sequence[VersionRoute], options: Mapping[str, str]) -> list[str]:
-    """Columns the connector's direct write (Storage Write API) refuses, as "dataset.table.column TYPE":
-    GEOGRAPHY, and BIGNUMERIC of more than 38 digits (Spark's decimals stop there), both carried as text."""
-    if options.get("writeMethod", "").lower() != "direct":
-        return []
-    return [f"{route.dataset}.{route.table_name}.{column.name} {column.bq_type}" for route in routes
-            for column in route.columns if isinstance(column.bq_type, Scalar)
-            and (column.bq_type.name == "GEOGRAPHY" or (column.bq_type.name == "BIGNUMERIC" and spark_decimal(column.bq_type) is None))]
+def _key_filter(key: BatchKey) -> str:
+    return f"stream = {string_literal(key.stream)} AND batch_id = {key.batch_id}"
 
 
 class BigQueryLanding(Landing):
     """Version tables and quarantine tables in the datasets of `project`."""
 
-    def __init__(self, project: str, pending: PendingStore, write_extra: Mapping[str, str] | None = None) -> None:
+    def __init__(self, project: str, pending: PendingStore, write_extra: Mapping[str, str] | None = None,
+                 control_dataset: str = "uniview") -> None:
         from uniview.warehouse.bigquery import make_client
 
         self.project = project
+        #: Where the ledger, the steps table and the staging tables live.
+        self.control_dataset = control_dataset
+        #: What this landing asked of BigQuery: "request" (API calls and query jobs), "connector write".
+        self.api_calls: Counter = Counter()
+        self._control_ready = False
+        self._quarantine_datasets: set[str] = set()
         self.url = str(WarehouseURL(BIGQUERY, project))
         self.pending = pending
         self.write_extra = dict(write_extra or {})
@@ -131,44 +122,114 @@ class BigQueryLanding(Landing):
         return known
 
     def landed(self, key: BatchKey) -> BatchCounts | None:
-        return None
+        self._ensure_control_tables()
+        rows = self._rows(f"read the ledger for {key.label}",
+                          f"SELECT counts FROM {self._control(LEDGER_TABLE)} WHERE {_key_filter(key)}")
+        return BatchCounts.from_json(rows[0][0], replayed=True) if rows else None
 
     def land(self, batch: StagedBatch) -> BatchCounts:
-        refused = direct_write_refusals(batch.routes, {**DEFAULT_WRITE_OPTIONS, **self.write_extra})
-        if refused:
-            raise WarehouseError(
-                f"batch {batch.key.label}: the connector's direct write cannot write {', '.join(refused[:5])}"
-                f"{f' and {len(refused) - 5} more' if len(refused) > 5 else ''}; nothing was written. Land such "
-                "sources with --bigquery-option writeMethod=indirect --bigquery-option temporaryGcsBucket=BUCKET")
-        counts = BatchCounts(read=batch.read)
-        for chunk in batch.chunks:
-            frame = chunk.frame.persist()
-            try:
-                self._land_chunk(batch, chunk.routes, frame, counts)
-            finally:
-                frame.unpersist()
-        if batch.notify:
-            self.pending.add(counts.created)
+        """Stage, count, create the tables, promote part by part, record: see the module's protocol."""
+        self._ensure_control_tables()
+        reach("before-stage")
+        staging = [self._stage(batch.key, number, chunk.frame) for number, chunk in enumerate(batch.chunks)]
+        reach("after-stage")
+        try:
+            counts = self._count(batch, staging)
+            counts.created = self._planned_creations(batch, counts)
+            self._create_tables(batch, counts)
+            inserts = route_inserts(self.project, batch, staging) + quarantine_inserts(
+                self.project, sorted(self._quarantine_datasets), QUARANTINE_TABLE, staging)
+            for number, part in enumerate(group_parts(inserts)):
+                self._script(f"promote part {number} of {batch.key.label}",
+                             part_script(self.project, self.control_dataset, batch.key, number, part))
+                reach("after-part")
+            if batch.notify:
+                self.pending.add(counts.created)
+            reach("before-ledger")
+            self._script(f"record {batch.key.label}", f"INSERT INTO {self._control(LEDGER_TABLE)} "
+                         f"(stream, batch_id, counts, landed_at) VALUES ({string_literal(batch.key.stream)}, "
+                         f"{batch.key.batch_id}, {string_literal(counts.to_json())}, CURRENT_TIMESTAMP())")
+            reach("after-ledger")
+        finally:
+            for table in staging:
+                if table is not None:
+                    self._call("drop a staging table", lambda: self._client.delete_table(table.replace("`", ""), not_found_ok=True))
         return counts
 
-    def _land_chunk(self, batch: StagedBatch, indexes: list[int], frame: DataFrame, counts: BatchCounts) -> None:
-        tally = frame.groupBy("_route", "_reason", "_dataset").count().collect()
-        for index in indexes:
-            route = batch.routes[index]
-            good = sum(row["count"] for row in tally if row["_route"] == index and row["_reason"] is None)
-            if not good:
-                continue
-            if self.create_version_table(route):
-                counts.created.append(Notification(route.dataset, route.table, route.version))
-            self._append(rows_for_table(frame, batch, index), route.dataset, route.table_name)
-            counts.written[f"{route.dataset}.{route.table_name}"] += good
-        quarantined = quarantine_rows(frame)
-        for dataset in sorted({row["_dataset"] for row in tally if row["_reason"] not in (None, *SKIPPED)}):
+    def _stage(self, key: BatchKey, number: int, frame: DataFrame) -> str | None:
+        """Write one staged frame into a fresh staging table; its quoted path, or None when it has no rows."""
+        name = f"{STAGING_PREFIX}{hashlib.sha256(key.label.encode()).hexdigest()[:16]}_{number}"
+        table_id = f"{self.project}.{self.control_dataset}.{name}"
+        self._call(f"drop {name}", lambda: self._client.delete_table(table_id, not_found_ok=True))
+        self.api_calls["connector write"] += 1
+        self._append(frame, self.control_dataset, name)
+        if self._call(f"get table {name}", lambda: self._client.get_table(table_id), missing_ok=True) is None:
+            return None
+        return quote_path(self.project, self.control_dataset, name)
+
+    def _count(self, batch: StagedBatch, staging: list[str | None]) -> BatchCounts:
+        """Rows per route and reason, read from the staging tables; every line read must be there once."""
+        counts = BatchCounts(read=batch.read)
+        self._quarantine_datasets: set[str] = set()
+        parts = [f"SELECT _route, _reason, _dataset FROM {table}" for table in staging if table is not None]
+        rows = self._rows(f"count {batch.key.label}", "SELECT _route, _reason, _dataset, count(*) FROM (" +
+                          " UNION ALL ".join(parts) + ") GROUP BY 1, 2, 3") if parts else []
+        if sum(row[3] for row in rows) != batch.read:
+            raise WarehouseError(f"batch {batch.key.label}: {batch.read} lines were routed but "
+                                 f"{sum(row[3] for row in rows)} were staged (the input changed while the batch was "
+                                 "processed); nothing was written")
+        for route, reason, dataset, number in rows:
+            if reason is None:
+                counts.written[f"{batch.routes[route].dataset}.{batch.routes[route].table_name}"] += number
+            else:
+                counts.count_reason(reason, number)
+                if reason not in SKIPPED:
+                    self._quarantine_datasets.add(dataset)
+        return counts
+
+    def _planned_creations(self, batch: StagedBatch, counts: BatchCounts) -> list[Notification]:
+        """The version tables this batch creates, as recorded by its first attempt (a replay finds the
+        tables already there but must still announce them)."""
+        step = step_condition(self.project, self.control_dataset, batch.key, "plan").replace("SELECT 1", "SELECT detail")
+        recorded = self._rows(f"read the plan of {batch.key.label}", step)
+        if recorded:
+            return [Notification(**n) for n in json.loads(recorded[0][0])]
+        written = {name for name, rows in counts.written.items() if rows}
+        created = [Notification(r.dataset, r.table, r.version) for r in batch.routes
+                   if not r.exists and f"{r.dataset}.{r.table_name}" in written]
+        detail = json.dumps([n.as_record() for n in created])
+        self._script(f"record the plan of {batch.key.label}", f"INSERT INTO {self._control(STEPS_TABLE)} "
+                     f"(stream, batch_id, step, detail, at) VALUES ({string_literal(batch.key.stream)}, "
+                     f"{batch.key.batch_id}, 'plan', {string_literal(detail)}, CURRENT_TIMESTAMP())")
+        return created
+
+    def _create_tables(self, batch: StagedBatch, counts: BatchCounts) -> None:
+        for route in batch.routes:
+            if counts.written.get(f"{route.dataset}.{route.table_name}"):
+                self.create_version_table(route)
+        for dataset in sorted(self._quarantine_datasets):
             self.create_quarantine_table(dataset)
-            self._append(quarantined.where(F.col("_dataset") == dataset).drop("_dataset"), dataset, QUARANTINE_TABLE)
-        for row in tally:
-            if row["_reason"] is not None:
-                counts.count_reason(row["_reason"], row["count"])
+
+    def _ensure_control_tables(self) -> None:
+        """The ledger and the steps table, created once per run."""
+        if self._control_ready:
+            return
+        self._call(f"create dataset {self.control_dataset}",
+                   lambda: self._client.create_dataset(f"{self.project}.{self.control_dataset}", exists_ok=True))
+        self._script("create the ledger", f"CREATE TABLE IF NOT EXISTS {self._control(LEDGER_TABLE)} "
+                     "(stream STRING, batch_id INT64, counts STRING, landed_at TIMESTAMP);\n"
+                     f"CREATE TABLE IF NOT EXISTS {self._control(STEPS_TABLE)} "
+                     "(stream STRING, batch_id INT64, step STRING, detail STRING, at TIMESTAMP)")
+        self._control_ready = True
+
+    def _control(self, table: str) -> str:
+        return quote_path(self.project, self.control_dataset, table)
+
+    def _rows(self, what: str, sql: str) -> list[tuple]:
+        return [tuple(row.values()) for row in self._call(what, lambda: list(self._client.query(sql).result()))]
+
+    def _script(self, what: str, sql: str) -> None:
+        self._call(what, lambda: self._client.query(sql).result())
 
     def create_version_table(self, route: VersionRoute) -> bool:
         """Create the route's table (and dataset) with its exact schema if missing; True if it was missing."""
@@ -201,6 +262,7 @@ class BigQueryLanding(Landing):
     def _call(self, what: str, call: Any, missing_ok: bool = False) -> Any:
         from uniview.warehouse.bigquery_retry import call_with_retry
 
+        self.api_calls["request"] += 1
         try:
             return call_with_retry(what, call, RETRY_DEADLINE)
         except NotFoundError:

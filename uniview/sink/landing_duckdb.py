@@ -19,7 +19,7 @@ from typing import Collection, Iterable, Iterator, Mapping
 
 import duckdb
 
-from uniview.errors import TransientWarehouseError, WarehouseError
+from uniview.errors import WarehouseError
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import (

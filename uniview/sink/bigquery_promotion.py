@@ -1,0 +1,116 @@
+"""How a staged batch moves into its BigQuery tables: the SQL of the promotion step (pure, no I/O).
+
+The sink writes each staged frame once into a staging table; set-based INSERTs then move each
+version table's rows (and each dataset's quarantine rows) out of it.  The INSERTs are grouped into
+parts of at most MAX_TABLES_PER_TRANSACTION tables and MAX_SCRIPT_CHARS characters; each part is one
+multi-statement transaction that also records the part in the steps table, and runs only when the
+part is not recorded yet.  So a part is in BigQuery completely or not at all, and a replayed batch
+skips the parts that are in.  Columns uniview stages as text (JSON, GEOGRAPHY, TIME, BIGNUMERIC over
+38 digits) are converted to their column type here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from uniview.identifiers import quote_path, string_literal
+from uniview.landing_layout import CDC_COLUMNS
+from uniview.sink.frames import QUARANTINE_COLUMNS
+from uniview.sink.landing import BatchKey, StagedBatch
+from uniview.sink.reasons import SKIPPED
+from uniview.sink.spark_types import spark_decimal
+from uniview.types import BQType, Scalar
+
+#: BigQuery: one transaction mutates at most 100 tables (the steps table is one of them).
+MAX_TABLES_PER_TRANSACTION = 100
+#: Well under BigQuery's 1,024K characters per query.
+MAX_SCRIPT_CHARS = 900_000
+STEPS_TABLE = "_uniview_batch_steps"
+#: Conversions from the staged text to the column's type, by BigQuery type name.
+_FROM_TEXT = {"JSON": "PARSE_JSON({})", "GEOGRAPHY": "ST_GEOGFROMTEXT({})", "TIME": "CAST({} AS TIME)"}
+
+
+@dataclass(frozen=True)
+class Insert:
+    """One INSERT ... SELECT into `target` (dataset, table)."""
+
+    target: tuple[str, str]
+    sql: str
+
+
+def staged_value(field: str, bq_type: BQType) -> str:
+    """The SELECT expression that turns a staged field into its column's type."""
+    if isinstance(bq_type, Scalar):
+        if bq_type.name in _FROM_TEXT:
+            return _FROM_TEXT[bq_type.name].format(field)
+        if bq_type.name == "BIGNUMERIC" and spark_decimal(bq_type) is None:
+            return f"CAST({field} AS BIGNUMERIC)"
+    return field
+
+
+def route_inserts(project: str, batch: StagedBatch, staging: Sequence[str | None]) -> list[Insert]:
+    """For each route, one INSERT per staging table that holds its rows (`staging[n]` for chunk n)."""
+    inserts = []
+    for chunk, table in zip(batch.chunks, staging):
+        if table is None:
+            continue
+        for index in chunk.routes:
+            route = batch.routes[index]
+            names = [c.name for c in route.columns] + [name for name, _ in CDC_COLUMNS]
+            values = [staged_value(batch.typed_field(index, j), c.bq_type) for j, c in enumerate(route.columns)]
+            values += [name for name, _ in CDC_COLUMNS]
+            sql = (f"INSERT INTO {quote_path(project, route.dataset, route.table_name)} "
+                   f"({', '.join(quote_path(n) for n in names)})\n"
+                   f"SELECT {', '.join(values)} FROM {table} WHERE _route = {index} AND _reason IS NULL")
+            inserts.append(Insert((route.dataset, route.table_name), sql))
+    return inserts
+
+
+def quarantine_inserts(project: str, datasets: Sequence[str], quarantine_table: str,
+                       staging: Sequence[str | None]) -> list[Insert]:
+    """For each dataset with quarantined rows, one INSERT per staging table."""
+    columns = ", ".join(name for name, _ in QUARANTINE_COLUMNS)
+    kept = ", ".join(string_literal(reason) for reason in sorted(SKIPPED))
+    return [
+        Insert((dataset, quarantine_table),
+               f"INSERT INTO {quote_path(project, dataset, quarantine_table)} ({columns})\n"
+               f"SELECT {columns} FROM {table} WHERE _reason IS NOT NULL AND _reason NOT IN ({kept}) "
+               f"AND _dataset = {string_literal(dataset)}")
+        for dataset in datasets for table in staging if table is not None
+    ]
+
+
+def group_parts(inserts: Sequence[Insert], max_tables: int = MAX_TABLES_PER_TRANSACTION,
+                max_chars: int = MAX_SCRIPT_CHARS) -> list[list[Insert]]:
+    """Consecutive inserts grouped so each part mutates at most max_tables - 1 tables (one is left for
+    the steps table) and stays under max_chars characters."""
+    parts: list[list[Insert]] = []
+    tables: set[tuple[str, str]] = set()
+    chars = 0
+    for insert in inserts:
+        new_table = insert.target not in tables
+        if parts and ((new_table and len(tables) + 1 > max_tables - 1) or chars + len(insert.sql) > max_chars):
+            parts.append([])
+            tables, chars = set(), 0
+        if not parts:
+            parts.append([])
+        parts[-1].append(insert)
+        tables.add(insert.target)
+        chars += len(insert.sql) + 2
+    return parts
+
+
+def step_condition(project: str, control: str, key: BatchKey, step: str) -> str:
+    return (f"SELECT 1 FROM {quote_path(project, control, STEPS_TABLE)} WHERE stream = {string_literal(key.stream)} "
+            f"AND batch_id = {key.batch_id} AND step = {string_literal(step)}")
+
+
+def part_script(project: str, control: str, key: BatchKey, number: int, part: Sequence[Insert]) -> str:
+    """The transaction of one part, skipped when the steps table already records it."""
+    step = f"part-{number}"
+    record = (f"INSERT INTO {quote_path(project, control, STEPS_TABLE)} (stream, batch_id, step, detail, at) "
+              f"VALUES ({string_literal(key.stream)}, {key.batch_id}, {string_literal(step)}, NULL, CURRENT_TIMESTAMP())")
+    statements = ";\n  ".join([insert.sql for insert in part] + [record])
+    return (f"IF NOT EXISTS ({step_condition(project, control, key, step)}) THEN\n"
+            f"  BEGIN TRANSACTION;\n  {statements};\n  COMMIT TRANSACTION;\nEND IF;")
