@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 from datetime import date, datetime, time, timezone
 from decimal import Decimal
@@ -159,3 +163,85 @@ def test_emulator_difference_bytes_moved_by_insert_select_keep_their_base64_text
     client, _ = landed
     (row,) = client.query(f"SELECT raw, TO_BASE64(raw) FROM cdc.{TABLE} WHERE id = 7").result()
     assert tuple(row.values()) == (b"AAH/", "QUFILw==")
+
+
+FILES, ROWS_PER_FILE = 3, 10
+KILL_SCHEMA = [("id", "int(11)"), ("name", "varchar(20)")]
+
+
+def _sink_process(tmp_path, options, dataset: str, kill_at: str | None) -> subprocess.Popen:
+    from uniview.local.bigquery_connector import find_connector
+    from uniview.sink.failpoints import VARIABLE
+
+    files = find_connector()
+    java = files.spark_settings()["spark.driver.extraJavaOptions"]
+    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": f'--jars {files.jar} --driver-java-options "{java}" pyspark-shell'}
+    env.pop(VARIABLE, None)
+    if kill_at:
+        env[VARIABLE] = kill_at
+    command = [sys.executable, "-m", "uniview.sink", "--input", str(tmp_path / "in"), "--warehouse",
+               "bigquery://test-project", "--stream", "--checkpoint", str(tmp_path / "checkpoint"), "--available-now",
+               "--max-files-per-trigger", "1", "--master", "local[1]", "--dataset", dataset,
+               "--quiet", *[item for key, value in options for item in ("--bigquery-option", f"{key}={value}")]]
+    with open(tmp_path / "sink.log", "ab") as log:
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+
+
+@pytest.mark.parametrize("kill_at", ["before-stage", "after-stage", "after-part", "before-ledger", "after-ledger"])
+def test_kill_9_at_each_step_then_restart_lands_every_row_once(connector_stack, tmp_path, kill_at):
+    client, options = connector_stack
+    for k in range(FILES):
+        lines = [record("people", {"id": k * ROWS_PER_FILE + i, "name": f"p{i}"}, KILL_SCHEMA) for i in range(ROWS_PER_FILE)]
+        write_ndjson(tmp_path / "in" / f"part-{k}.json", [*lines, f"broken {k}"])
+    dataset = f"kill_{kill_at.replace('-', '_')}"
+    first = _sink_process(tmp_path, options, dataset, kill_at)
+    assert first.wait(timeout=240) == -signal.SIGKILL, (tmp_path / "sink.log").read_text()[-3000:]
+    second = _sink_process(tmp_path, options, dataset, None)
+    assert second.wait(timeout=240) == 0, (tmp_path / "sink.log").read_text()[-3000:]
+
+    table = f"people_v_{compute_version('people', [SourceColumn(n, t) for n, t in KILL_SCHEMA])}"
+    ids = [row[0] for row in client.query(f"SELECT id FROM {dataset}.{table} ORDER BY id").result()]
+    assert ids == list(range(FILES * ROWS_PER_FILE)), kill_at
+    (quarantined,) = client.query(f"SELECT count(*), count(DISTINCT raw_line) FROM {dataset}._uniview_quarantine").result()
+    assert tuple(quarantined.values()) == (FILES, FILES)
+    (ledger,) = client.query(f"SELECT count(*), count(DISTINCT batch_id) FROM {dataset}._uniview_batches").result()
+    assert tuple(ledger.values()) == (FILES, FILES)
+    staging = [t.table_id for t in client.list_tables(dataset) if t.table_id.startswith("_uniview_staging_")]
+    assert staging == []
+
+
+def _two_batches(spark, options, folder, databases: int):
+    """Two batches of one stream into the same `databases` tables: (Spark jobs, BigQuery requests) of each."""
+    from uniview.sink.job import Sink, open_landing
+    from uniview.sink.landing import BatchKey
+    from uniview.sink.notify import NoNotifier
+
+    write_ndjson(folder / "a.json", [record("wide", {"id": n}, [("id", "int")], database=f"{folder.name}{n % databases:03d}")
+                                     for n in range(60)])
+    sink_options = SinkOptions(input=str(folder), warehouse="bigquery://test-project", bigquery_options=options)
+    landing = open_landing(spark, sink_options)
+    sink = Sink(spark, sink_options, landing, NoNotifier())
+    tracker = spark.sparkContext.statusTracker()
+    costs = []
+    try:
+        for batch_id in (0, 1):
+            jobs, requests = set(tracker.getJobIdsForGroup(None)), landing.api_calls["request"]
+            lines = spark.read.text(str(folder)).selectExpr("value", "CAST(NULL AS STRING) AS key",
+                                                            "_metadata.file_path AS source_file")
+            sink.process(lines, BatchKey(f"stream-{folder.name}", batch_id))
+            costs.append((len(set(tracker.getJobIdsForGroup(None)) - jobs), landing.api_calls["request"] - requests))
+    finally:
+        landing.close()
+    return costs
+
+
+def test_a_batch_costs_the_same_spark_jobs_and_requests_for_1_or_30_tables(spark, connector_stack, tmp_path):
+    """The first batch creates the tables (a few requests per new table); later batches of the stream cost
+    the same whatever the number of tables they feed: one staging write, one count, one promotion
+    transaction per 99 tables, the ledger."""
+    _, options = connector_stack
+    one = _two_batches(spark, options, tmp_path / "one", 1)
+    many = _two_batches(spark, options, tmp_path / "many", 30)
+    print(f"(Spark jobs, BigQuery requests) per batch, first and second: 1 table {one}; 30 tables {many}")
+    assert [jobs for jobs, _ in many] == [jobs for jobs, _ in one]
+    assert many[1][1] == one[1][1]

@@ -79,6 +79,10 @@ def write_options(project: str, dataset: str, table: str, extra: Mapping[str, st
     return {**DEFAULT_WRITE_OPTIONS, **extra, "table": f"{project}.{dataset}.{table}"}
 
 
+def _staging_prefix(key: BatchKey) -> str:
+    return f"{STAGING_PREFIX}{hashlib.sha256(key.label.encode()).hexdigest()[:16]}_"
+
+
 def _key_filter(key: BatchKey) -> str:
     return f"stream = {string_literal(key.stream)} AND batch_id = {key.batch_id}"
 
@@ -125,7 +129,18 @@ class BigQueryLanding(Landing):
         self._ensure_control_tables()
         rows = self._rows(f"read the ledger for {key.label}",
                           f"SELECT counts FROM {self._control(LEDGER_TABLE)} WHERE {_key_filter(key)}")
-        return BatchCounts.from_json(rows[0][0], replayed=True) if rows else None
+        if not rows:
+            return None
+        self._drop_leftover_staging(key)
+        return BatchCounts.from_json(rows[0][0], replayed=True)
+
+    def _drop_leftover_staging(self, key: BatchKey) -> None:
+        """A batch that landed but was not committed to Spark's checkpoint may have left its staging tables."""
+        prefix = _staging_prefix(key)
+        for table in self._call(f"list {self.control_dataset}", lambda: list(self._client.list_tables(
+                f"{self.project}.{self.control_dataset}"))):
+            if table.table_id.startswith(prefix):
+                self._call(f"drop {table.table_id}", lambda: self._client.delete_table(table, not_found_ok=True))
 
     def land(self, batch: StagedBatch) -> BatchCounts:
         """Stage, count, create the tables, promote part by part, record: see the module's protocol."""
@@ -158,7 +173,7 @@ class BigQueryLanding(Landing):
 
     def _stage(self, key: BatchKey, number: int, frame: DataFrame) -> str | None:
         """Write one staged frame into a fresh staging table; its quoted path, or None when it has no rows."""
-        name = f"{STAGING_PREFIX}{hashlib.sha256(key.label.encode()).hexdigest()[:16]}_{number}"
+        name = f"{_staging_prefix(key)}{number}"
         table_id = f"{self.project}.{self.control_dataset}.{name}"
         self._call(f"drop {name}", lambda: self._client.delete_table(table_id, not_found_ok=True))
         self.api_calls["connector write"] += 1
@@ -233,7 +248,12 @@ class BigQueryLanding(Landing):
 
     def create_version_table(self, route: VersionRoute) -> bool:
         """Create the route's table (and dataset) with its exact schema if missing; True if it was missing."""
-        return self._ensure_table(route.dataset, route.table_name, version_table_schema(route), source_schema_comment(route))
+        created = self._ensure_table(route.dataset, route.table_name, version_table_schema(route),
+                                     source_schema_comment(route))
+        if created:   # what known_versions would read back, without reading it
+            columns = [(c.name, c.bq_type) for c in route.columns] + [(n, parse_type(bq)) for n, bq in CDC_COLUMNS]
+            self._known[(route.dataset, route.table_name)] = known_version(source_schema_comment(route), columns)
+        return created
 
     def create_quarantine_table(self, dataset: str) -> bool:
         return self._ensure_table(dataset, QUARANTINE_TABLE, quarantine_table_schema(), None)
