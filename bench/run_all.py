@@ -25,12 +25,14 @@ FULL = {
     "function": [],
     "sink": ["--records", "400000", "1000000", "--pairs", "3"],
     "scan": [],
+    "tenants": ["--databases", "1", "100", "1000", "--rounds", "3"],
 }
 QUICK = {
     "plan": ["--versions", "50", "100", "--shell-versions", "100"],
     "function": ["--events", "2", "--imports", "3"],
     "sink": ["--records", "100000", "--pairs", "1"],
     "scan": ["--versions", "4", "--rows", "50000", "--repeats", "3"],
+    "tenants": ["--databases", "1", "100", "--rounds", "1"],
 }
 
 
@@ -78,7 +80,18 @@ def scan_rows(r: dict) -> list[tuple[str, str, str]]:
              f"{r['view_seconds']} s", f"{r['view_to_table_ratio']}x one consolidated table")]
 
 
-FORMATTERS = {"plan": plan_rows, "function": function_rows, "sink": sink_rows, "scan": scan_rows}
+def tenants_rows(r: dict) -> list[tuple[str, str, str]]:
+    rows = [(f"sink: {r['records']:,} records from {run['databases']:,} source databases, one dataset each (DuckDB)",
+             f"{run['seconds']} s, {run['spark_jobs']} Spark jobs", f"{run['ratio_to_one']}x the one-database run")
+            for run in r["runs"]]
+    shared = r["shared_dataset"]
+    rows.append((f"sink: the same from {shared['databases']:,} databases into one shared dataset",
+                 f"{shared['seconds']} s, {shared['spark_jobs']} Spark jobs", f"{shared['ratio_to_one']}x"))
+    return rows
+
+
+FORMATTERS = {"plan": plan_rows, "function": function_rows, "sink": sink_rows, "scan": scan_rows,
+              "tenants": tenants_rows}
 
 
 def main(argv: list[str] | None = None) -> None:
