@@ -7,8 +7,10 @@
 Whole `uniview sink` processes on DuckDB (local[2]), in rounds that run every database count once,
 so each figure is compared with the one-database run of the same rounds.  Each run's Spark jobs are
 counted from its event log.  The figure is median(T databases) / median(1 database): 1.0 means a
-batch costs the same however many version tables it feeds.  A last run with --dataset cdc (one
-shared dataset, the tenant as the `_cdc_database` column) is the other layout.
+batch costs the same however many version tables it feeds.  A run with --dataset cdc (one shared
+dataset, the tenant as the `_cdc_database` column) is the other layout.  Then the same into the local
+BigQuery emulator with the real spark-bigquery-connector (`--emulator-databases`, default 1 and 100;
+a fresh emulator per run, so every run creates its tables; needs scripts/setup-bigquery-connector.sh).
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -59,17 +64,35 @@ def spark_jobs(event_log: Path) -> int:
     return jobs
 
 
-def run_sink(workdir: Path, source: Path, dataset: str | None, master: str) -> tuple[float, int]:
+@dataclass(frozen=True)
+class Emulator:
+    """Where a sink process finds the emulator: its host, the spark-submit arguments that load the
+    connector and trust the TLS front, and the connector options."""
+
+    host: str
+    submit: str
+    options: dict[str, str]
+
+
+def run_sink(workdir: Path, source: Path, dataset: str | None, master: str,
+             bigquery: Emulator | None = None) -> tuple[float, int]:
+    """One whole `uniview sink` process into a fresh DuckDB file, or into the emulator; (seconds, Spark jobs)."""
     for leftover in ("sink.duckdb", "sink.duckdb.wal"):
         (workdir / leftover).unlink(missing_ok=True)
     events = workdir / "events"
     shutil.rmtree(events, ignore_errors=True)
     events.mkdir()
-    command = [sys.executable, "-m", "uniview.sink", "--input", str(source), "--warehouse",
-               f"duckdb:///{workdir / 'sink.duckdb'}", "--notify", "none", "--master", master, "--quiet"]
+    warehouse = "bigquery://test-project" if bigquery else f"duckdb:///{workdir / 'sink.duckdb'}"
+    command = [sys.executable, "-m", "uniview.sink", "--input", str(source), "--warehouse", warehouse,
+               "--notify", "none", "--master", master, "--quiet"]
     command += ["--dataset", dataset] if dataset else []
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYSPARK_SUBMIT_ARGS": f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir={events} pyspark-shell"}
+    submit = f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir={events}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1"}
+    if bigquery:
+        env["BIGQUERY_EMULATOR_HOST"] = bigquery.host
+        submit += f" {bigquery.submit}"
+        command += [item for key, value in bigquery.options.items() for item in ("--bigquery-option", f"{key}={value}")]
+    env["PYSPARK_SUBMIT_ARGS"] = f"{submit} pyspark-shell"
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - started
@@ -78,38 +101,77 @@ def run_sink(workdir: Path, source: Path, dataset: str | None, master: str) -> t
     return elapsed, spark_jobs(events)
 
 
+@contextmanager
+def emulator(workdir: Path) -> Iterator[Emulator]:
+    """A fresh BigQuery emulator, its Storage Write port behind the connector's TLS front."""
+    from uniview.local.bigquery_connector import connector_options, find_connector, tls_front
+    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator
+    from uniview.local.processes import free_port
+
+    files = find_connector()
+    if files is None:
+        raise SystemExit("the emulator runs need the connector: bash scripts/setup-bigquery-connector.sh")
+    grpc_port = free_port()
+    java = files.spark_settings()["spark.driver.extraJavaOptions"]
+    with bigquery_emulator(Path(tempfile.mkdtemp(dir=workdir)), grpc_port=grpc_port) as host, \
+            tls_front(files, grpc_port) as grpc_host:
+        yield Emulator(host, f'--jars {files.jar} --driver-java-options "{java}"',
+                       connector_options(DEFAULT_PROJECT, host, grpc_host))
+
+
+def measure(workdir: Path, counts: list[int], rounds: int, master: str, on_emulator: bool) -> dict[int, list]:
+    """{databases: [(seconds, Spark jobs), ...]} over `rounds` rounds, each running every count once."""
+    found: dict[int, list] = {n: [] for n in counts}
+    for _ in range(rounds):
+        for n in counts:
+            if on_emulator:
+                with emulator(workdir) as bigquery:
+                    found[n].append(run_sink(workdir, workdir / f"in-{n}", None, master, bigquery))
+            else:
+                found[n].append(run_sink(workdir, workdir / f"in-{n}", None, master))
+            where = "emulator" if on_emulator else "DuckDB"
+            print(f"{n:>5} databases, {where}: {found[n][-1][0]:.1f} s, {found[n][-1][1]} Spark jobs", flush=True)
+    return found
+
+
+def summary(found: dict[int, list]) -> list[dict]:
+    one = statistics.median(seconds for seconds, _ in found[min(found)])
+    return [{"databases": n, "seconds": round(statistics.median(s for s, _ in runs), 2),
+             "all": [round(s, 2) for s, _ in runs],
+             "ratio_to_one": round(statistics.median(s for s, _ in runs) / one, 2), "spark_jobs": runs[-1][1]}
+            for n, runs in sorted(found.items())]
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--databases", type=int, nargs="+", default=[1, 100, 1000])
+    parser.add_argument("--emulator-databases", type=int, nargs="*", default=[1, 100],
+                        help="database counts also run into the BigQuery emulator with the real connector (none: skip)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args(argv)
     counts = sorted(set([1, *args.databases]))
+    emulated = sorted(set([1, *args.emulator_databases])) if args.emulator_databases else []
     workdir = Path(tempfile.mkdtemp(prefix="bench-tenants-"))
-    seconds: dict[int, list[float]] = {n: [] for n in counts}
-    jobs: dict[int, int] = {}
     try:
-        for n in counts:
+        for n in sorted(set(counts + emulated)):
             generate(workdir / f"in-{n}" / "records.json", n)
-        for _ in range(args.rounds):
-            for n in counts:
-                elapsed, jobs[n] = run_sink(workdir, workdir / f"in-{n}", None, args.master)
-                seconds[n].append(elapsed)
-                print(f"{n:>5} databases: {elapsed:.1f} s, {jobs[n]} Spark jobs", flush=True)
+        duckdb_runs = summary(measure(workdir, counts, args.rounds, args.master, False))
         shared, shared_jobs = run_sink(workdir, workdir / f"in-{counts[-1]}", "cdc", args.master)
+        emulator_runs = summary(measure(workdir, emulated, args.rounds, args.master, True)) if emulated else []
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    one = statistics.median(seconds[1])
-    runs = [{"databases": n, "seconds": round(statistics.median(seconds[n]), 2), "all": [round(s, 2) for s in seconds[n]],
-             "ratio_to_one": round(statistics.median(seconds[n]) / one, 2), "spark_jobs": jobs[n]} for n in counts]
-    report = {"records": RECORDS, "rounds": args.rounds, "master": args.master, "runs": runs,
+    one = duckdb_runs[0]["seconds"]
+    report = {"records": RECORDS, "rounds": args.rounds, "master": args.master, "runs": duckdb_runs,
               "shared_dataset": {"databases": counts[-1], "seconds": round(shared, 2),
                                  "ratio_to_one": round(shared / one, 2), "spark_jobs": shared_jobs},
-              "cpu_count": os.cpu_count(), "python": platform.python_version()}
-    for r in runs:
-        print(f"{r['databases']:>5} databases, one dataset each: {r['seconds']:.1f} s = {r['ratio_to_one']:.2f}x "
-              f"one database; {r['spark_jobs']} Spark jobs")
-    print(f"{counts[-1]:>5} databases, one shared dataset: {shared:.1f} s = {shared / one:.2f}x; {shared_jobs} Spark jobs")
+              "emulator_runs": emulator_runs, "cpu_count": os.cpu_count(), "python": platform.python_version()}
+    for where, runs in (("DuckDB", duckdb_runs), ("emulator", emulator_runs)):
+        for r in runs:
+            print(f"{r['databases']:>5} databases, one dataset each, {where}: {r['seconds']:.1f} s = "
+                  f"{r['ratio_to_one']:.2f}x one database; {r['spark_jobs']} Spark jobs")
+    print(f"{counts[-1]:>5} databases, one shared dataset, DuckDB: {shared:.1f} s = {shared / one:.2f}x; "
+          f"{shared_jobs} Spark jobs")
     print(f"wrote {write_results('tenants', report)}")
     return report
 
