@@ -25,15 +25,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.results_file import write_results  # noqa: E402
+from uniview.local.bigquery_connector import ConnectorEmulator, connector_emulator  # noqa: E402
 
 RECORDS = 20_000
 SCHEMA = [{"name": "id", "type": "bigint(20)"}, {"name": "name", "type": "varchar(64)"},
@@ -64,18 +62,8 @@ def spark_jobs(event_log: Path) -> int:
     return jobs
 
 
-@dataclass(frozen=True)
-class Emulator:
-    """Where a sink process finds the emulator: its host, the spark-submit arguments that load the
-    connector and trust the TLS front, and the connector options."""
-
-    host: str
-    submit: str
-    options: dict[str, str]
-
-
 def run_sink(workdir: Path, source: Path, dataset: str | None, master: str,
-             bigquery: Emulator | None = None) -> tuple[float, int]:
+             bigquery: ConnectorEmulator | None = None) -> tuple[float, int]:
     """One whole `uniview sink` process into a fresh DuckDB file, or into the emulator; (seconds, Spark jobs)."""
     for leftover in ("sink.duckdb", "sink.duckdb.wal"):
         (workdir / leftover).unlink(missing_ok=True)
@@ -90,7 +78,7 @@ def run_sink(workdir: Path, source: Path, dataset: str | None, master: str,
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1"}
     if bigquery:
         env["BIGQUERY_EMULATOR_HOST"] = bigquery.host
-        submit += f" {bigquery.submit}"
+        submit += f' --driver-java-options "{bigquery.java_options}"'
         command += [item for key, value in bigquery.options.items() for item in ("--bigquery-option", f"{key}={value}")]
     env["PYSPARK_SUBMIT_ARGS"] = f"{submit} pyspark-shell"
     started = time.perf_counter()
@@ -101,31 +89,13 @@ def run_sink(workdir: Path, source: Path, dataset: str | None, master: str,
     return elapsed, spark_jobs(events)
 
 
-@contextmanager
-def emulator(workdir: Path) -> Iterator[Emulator]:
-    """A fresh BigQuery emulator, its Storage Write port behind the connector's TLS front."""
-    from uniview.local.bigquery_connector import connector_options, find_connector, tls_front
-    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator
-    from uniview.local.processes import free_port
-
-    files = find_connector()
-    if files is None:
-        raise SystemExit("the emulator runs need the connector: bash scripts/setup-bigquery-connector.sh")
-    grpc_port = free_port()
-    java = files.spark_settings()["spark.driver.extraJavaOptions"]
-    with bigquery_emulator(Path(tempfile.mkdtemp(dir=workdir)), grpc_port=grpc_port) as host, \
-            tls_front(files, grpc_port) as grpc_host:
-        yield Emulator(host, f'--jars {files.jar} --driver-java-options "{java}"',
-                       connector_options(DEFAULT_PROJECT, host, grpc_host))
-
-
 def measure(workdir: Path, counts: list[int], rounds: int, master: str, on_emulator: bool) -> dict[int, list]:
     """{databases: [(seconds, Spark jobs), ...]} over `rounds` rounds, each running every count once."""
     found: dict[int, list] = {n: [] for n in counts}
     for _ in range(rounds):
         for n in counts:
             if on_emulator:
-                with emulator(workdir) as bigquery:
+                with connector_emulator(Path(tempfile.mkdtemp(dir=workdir))) as bigquery:
                     found[n].append(run_sink(workdir, workdir / f"in-{n}", None, master, bigquery))
             else:
                 found[n].append(run_sink(workdir, workdir / f"in-{n}", None, master))

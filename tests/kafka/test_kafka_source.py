@@ -92,16 +92,33 @@ def test_sink_reads_kafka_with_exact_accounting(kafka_bootstrap, producer, tmp_p
     assert result.stdout.splitlines()[0].startswith("read=32 written=30 quarantined=1 skipped=1 ")
 
 
-def test_kafka_sink_killed_and_restarted_lands_each_record_once(kafka_bootstrap, producer, tmp_path):
-    topic = f"kill-{uuid.uuid4().hex[:8]}"
-    total = 400
-    for n in range(total):
-        producer.send(topic, value=envelope(n))
-    producer.flush()
-    warehouse, checkpoint, log = tmp_path / "w.duckdb", tmp_path / "ckpt", tmp_path / "sink.log"
-    command = sink_command(kafka_bootstrap, topic, warehouse, checkpoint, "--kafka-option", "maxOffsetsPerTrigger=50")
+@pytest.fixture(scope="module")
+def connector_emulator_env(tmp_path_factory):
+    """The BigQuery emulator behind the connector's TLS front: (environment, --bigquery-option arguments, client)."""
+    from uniview.local.bigquery_connector import connector_emulator, find_connector
+    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, find_emulator_venv
+    from uniview.warehouse.bigquery import make_client
+
+    if find_connector() is None or find_emulator_venv() is None:
+        pytest.skip("the connector or the BigQuery emulator is not installed: run scripts/setup-bigquery-connector.sh "
+                    "and scripts/setup-bigquery-emulator.sh")
+    with connector_emulator(tmp_path_factory.mktemp("bq")) as emulator:
+        environment = {"BIGQUERY_EMULATOR_HOST": emulator.host, "JAVA_TOOL_OPTIONS": emulator.java_options}
+        options = [item for key, value in emulator.options.items() for item in ("--bigquery-option", f"{key}={value}")]
+        previous = os.environ.get("BIGQUERY_EMULATOR_HOST")
+        os.environ["BIGQUERY_EMULATOR_HOST"] = emulator.host
+        client = make_client(DEFAULT_PROJECT)
+        try:
+            yield environment, options, client
+        finally:
+            client.close()
+            os.environ.pop("BIGQUERY_EMULATOR_HOST") if previous is None else os.environ.update(
+                BIGQUERY_EMULATOR_HOST=previous)
+
+
+def _kill_after_first_commit(command: list[str], checkpoint: Path, log: Path, env: dict[str, str]) -> None:
     with open(log, "ab") as out:
-        first = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        first = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     deadline = time.monotonic() + 180
     while not (checkpoint / "commits" / "1").exists() and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -109,8 +126,44 @@ def test_kafka_sink_killed_and_restarted_lands_each_record_once(kafka_bootstrap,
     first.wait()
     assert first.returncode == -signal.SIGKILL, log.read_text()[-3000:]
     with open(log, "ab") as out:
-        second = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, timeout=300)
+        second = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, timeout=300, env=env)
     assert second.returncode == 0, log.read_text()[-3000:]
+
+
+def _produce(producer, total: int) -> str:
+    topic = f"kill-{uuid.uuid4().hex[:8]}"
+    for n in range(total):
+        producer.send(topic, value=envelope(n))
+    producer.flush()
+    return topic
+
+
+def test_kafka_sink_killed_and_restarted_lands_each_record_once(kafka_bootstrap, producer, tmp_path):
+    total = 400
+    topic = _produce(producer, total)
+    warehouse, checkpoint, log = tmp_path / "w.duckdb", tmp_path / "ckpt", tmp_path / "sink.log"
+    command = sink_command(kafka_bootstrap, topic, warehouse, checkpoint, "--kafka-option", "maxOffsetsPerTrigger=50")
+    _kill_after_first_commit(command, checkpoint, log, dict(os.environ))
     table = version_table(warehouse)
     counts = landed(warehouse, f"SELECT count(*), count(DISTINCT id) FROM cdc.{table}")[0]
     assert counts == (total, total)
+
+
+def test_kafka_sink_into_bigquery_killed_and_restarted_lands_each_record_once(kafka_bootstrap, producer, tmp_path,
+                                                                              connector_emulator_env):
+    environment, options, client = connector_emulator_env
+    total = 200
+    topic = _produce(producer, total)
+    checkpoint, log = tmp_path / "ckpt", tmp_path / "sink.log"
+    command = [sys.executable, "-m", "uniview.sink", "--input", f"kafka://{kafka_bootstrap}/{topic}",
+               "--warehouse", "bigquery://test-project", "--dataset", "kafka_cdc", "--stream", "--checkpoint",
+               str(checkpoint), "--available-now", "--master", "local[1]", "--kafka-option", "maxOffsetsPerTrigger=40",
+               *options]
+    _kill_after_first_commit(command, checkpoint, log, {**os.environ, **environment})
+    (table,) = [t.table_id for t in client.list_tables("kafka_cdc") if t.table_id.startswith("customer_v_")]
+    (row,) = client.query(f"SELECT count(*), count(DISTINCT id) FROM kafka_cdc.{table}").result()
+    assert tuple(row.values()) == (total, total)
+    (ledger,) = client.query("SELECT count(*), count(DISTINCT batch_id) FROM kafka_cdc._uniview_batches").result()
+    assert ledger[0] == ledger[1] == total // 40
+
+

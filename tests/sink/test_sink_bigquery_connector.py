@@ -37,9 +37,8 @@ TABLE = f"orders_v_{compute_version('orders', [SourceColumn(n, t) for n, t in SC
 @pytest.fixture(scope="module")
 def connector_stack(spark, tmp_path_factory):
     """The emulator (REST + Storage Write gRPC behind the TLS front); yields (client, --bigquery-options)."""
-    from uniview.local.bigquery_connector import connector_options, find_connector, tls_front
-    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, emulator_venv_path, find_emulator_venv
-    from uniview.local.processes import free_port
+    from uniview.local.bigquery_connector import connector_emulator, find_connector
+    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, emulator_venv_path, find_emulator_venv
     from uniview.warehouse.bigquery import make_client
 
     files = find_connector()
@@ -49,14 +48,12 @@ def connector_stack(spark, tmp_path_factory):
         pytest.skip(f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh")
     if str(files.jar) not in (spark.conf.get("spark.jars", "") or ""):
         pytest.skip("this test run's SparkSession started without the connector jar")
-    grpc_port = free_port()
     monkeypatch = pytest.MonkeyPatch()
-    with bigquery_emulator(tmp_path_factory.mktemp("bq-connector"), grpc_port=grpc_port) as host, \
-            tls_front(files, grpc_port) as grpc_host:
-        monkeypatch.setenv("BIGQUERY_EMULATOR_HOST", host)
+    with connector_emulator(tmp_path_factory.mktemp("bq-connector")) as emulator:
+        monkeypatch.setenv("BIGQUERY_EMULATOR_HOST", emulator.host)
         client = make_client(DEFAULT_PROJECT)
         try:
-            yield client, tuple(connector_options(DEFAULT_PROJECT, host, grpc_host).items())
+            yield client, tuple(emulator.options.items())
         finally:
             client.close()
             monkeypatch.undo()
@@ -173,9 +170,8 @@ def _sink_process(tmp_path, options, dataset: str, kill_at: str | None) -> subpr
     from uniview.local.bigquery_connector import find_connector
     from uniview.sink.failpoints import VARIABLE
 
-    files = find_connector()
-    java = files.spark_settings()["spark.driver.extraJavaOptions"]
-    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": f'--jars {files.jar} --driver-java-options "{java}" pyspark-shell'}
+    java = find_connector().spark_settings()["spark.driver.extraJavaOptions"]
+    env = {**os.environ, "JAVA_TOOL_OPTIONS": java}   # `uniview sink` adds the connector jar itself
     env.pop(VARIABLE, None)
     if kill_at:
         env[VARIABLE] = kill_at

@@ -59,6 +59,31 @@ def connector_options(project: str, http_host: str, grpc_host: str) -> dict[str,
             "bigQueryStorageGrpcEndpoint": grpc_host, "gcpAccessToken": "local-emulator"}
 
 
+@dataclass(frozen=True)
+class ConnectorEmulator:
+    """A running emulator as the connector reaches it: the REST host (BIGQUERY_EMULATOR_HOST), the
+    `--bigquery-option`s, and the JVM options that trust its TLS front."""
+
+    host: str
+    options: dict[str, str]
+    java_options: str
+
+
+@contextmanager
+def connector_emulator(log_dir: Path) -> Iterator[ConnectorEmulator]:
+    """The local BigQuery emulator with its Storage Write port behind the TLS front, until the block ends.
+    FileNotFoundError when the connector or the emulator is not installed."""
+    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator
+
+    files = find_connector()
+    if files is None:
+        raise FileNotFoundError("the spark-bigquery-connector is not resolved: run scripts/setup-bigquery-connector.sh")
+    grpc_port = free_port()
+    with bigquery_emulator(log_dir, grpc_port=grpc_port) as host, tls_front(files, grpc_port) as grpc_host:
+        yield ConnectorEmulator(host, connector_options(DEFAULT_PROJECT, host, grpc_host),
+                                files.spark_settings()["spark.driver.extraJavaOptions"])
+
+
 @contextmanager
 def tls_front(files: ConnectorFiles, target_port: int) -> Iterator[str]:
     """Relay TLS connections (ALPN h2) on a free port to the plaintext gRPC port `target_port` until the

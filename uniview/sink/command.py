@@ -106,14 +106,22 @@ def sink_command(input_path: str, master: str | None, quiet: bool, as_json: bool
 
 
 def _session_jars(options: SinkOptions) -> list[str]:
-    """Jars a local session needs on top of Spark's own: spark-sql-kafka for a Kafka input."""
+    """Jars a local session needs on top of Spark's own: spark-sql-kafka for a Kafka input, and the
+    spark-bigquery-connector for a BigQuery warehouse when scripts/setup-bigquery-connector.sh resolved
+    it (Dataproc ships it; under spark-submit nothing is added)."""
+    from uniview.local.bigquery_connector import find_connector
+    from uniview.sink.job import warehouse_location
     from uniview.sink.sources import is_kafka
 
-    if not is_kafka(options.input) or "PYSPARK_GATEWAY_PORT" in os.environ:
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
         return []
-    from uniview.local.java_stack import spark_kafka_jars
+    jars = []
+    if is_kafka(options.input):
+        from uniview.local.java_stack import spark_kafka_jars
 
-    return spark_kafka_jars()
+        jars += spark_kafka_jars()
+    connector = find_connector() if warehouse_location(options.warehouse)[0] == "bigquery" else None
+    return jars + ([str(connector.jar)] if connector else [])
 
 
 def _run_with_session(options: SinkOptions, master: str | None, jars: Sequence[str] = ()) -> RunResult:
