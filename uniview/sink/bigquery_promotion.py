@@ -101,16 +101,27 @@ def group_parts(inserts: Sequence[Insert], max_tables: int = MAX_TABLES_PER_TRAN
     return parts
 
 
-def step_condition(project: str, control: str, key: BatchKey, step: str) -> str:
-    return (f"SELECT 1 FROM {quote_path(project, control, STEPS_TABLE)} WHERE stream = {string_literal(key.stream)} "
-            f"AND batch_id = {key.batch_id} AND step = {string_literal(step)}")
+def batch_filter(key: BatchKey) -> str:
+    """The WHERE condition that selects one batch's rows of the ledger or the steps table."""
+    return f"stream = {string_literal(key.stream)} AND batch_id = {key.batch_id}"
+
+
+def step_query(project: str, control: str, key: BatchKey, step: str) -> str:
+    """The `detail` of one recorded step of a batch (no row when it is not recorded)."""
+    return (f"SELECT detail FROM {quote_path(project, control, STEPS_TABLE)} WHERE {batch_filter(key)} "
+            f"AND step = {string_literal(step)}")
+
+
+def step_record(project: str, control: str, key: BatchKey, step: str, detail: str | None) -> str:
+    """The INSERT that records one step of a batch."""
+    text = "NULL" if detail is None else string_literal(detail)
+    return (f"INSERT INTO {quote_path(project, control, STEPS_TABLE)} (stream, batch_id, step, detail, at) "
+            f"VALUES ({string_literal(key.stream)}, {key.batch_id}, {string_literal(step)}, {text}, CURRENT_TIMESTAMP())")
 
 
 def part_script(project: str, control: str, key: BatchKey, number: int, part: Sequence[Insert]) -> str:
     """The transaction of one part, skipped when the steps table already records it."""
     step = f"part-{number}"
-    record = (f"INSERT INTO {quote_path(project, control, STEPS_TABLE)} (stream, batch_id, step, detail, at) "
-              f"VALUES ({string_literal(key.stream)}, {key.batch_id}, {string_literal(step)}, NULL, CURRENT_TIMESTAMP())")
-    statements = ";\n  ".join([insert.sql for insert in part] + [record])
-    return (f"IF NOT EXISTS ({step_condition(project, control, key, step)}) THEN\n"
+    statements = ";\n  ".join([insert.sql for insert in part] + [step_record(project, control, key, step, None)])
+    return (f"IF NOT EXISTS ({step_query(project, control, key, step)}) THEN\n"
             f"  BEGIN TRANSACTION;\n  {statements};\n  COMMIT TRANSACTION;\nEND IF;")

@@ -25,21 +25,20 @@ from uniview.warehouse.url import BIGQUERY, WarehouseURL
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import (
-    QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, known_version, source_schema_comment,
+    LEDGER_TABLE, QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, known_version, source_schema_comment,
 )
 from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.sink.routing import KnownVersion, VersionRoute
 from uniview.sink.bigquery_promotion import (
-    STEPS_TABLE, group_parts, part_script, quarantine_inserts, route_inserts, step_condition,
+    STEPS_TABLE, batch_filter, group_parts, part_script, quarantine_inserts, route_inserts, step_query, step_record,
 )
 from uniview.sink.failpoints import reach
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
 
 RETRY_DEADLINE = 120.0
-#: The batch ledger (the same name as DuckDB's) and the prefix of staging tables, in the control dataset.
-LEDGER_TABLE = "_uniview_batches"
+#: The prefix of staging tables, in the control dataset.
 STAGING_PREFIX = "_uniview_staging_"
 DEFAULT_WRITE_OPTIONS = {"writeMethod": "direct"}
 
@@ -83,10 +82,6 @@ def _staging_prefix(key: BatchKey) -> str:
     return f"{STAGING_PREFIX}{hashlib.sha256(key.label.encode()).hexdigest()[:16]}_"
 
 
-def _key_filter(key: BatchKey) -> str:
-    return f"stream = {string_literal(key.stream)} AND batch_id = {key.batch_id}"
-
-
 class BigQueryLanding(Landing):
     """Version tables and quarantine tables in the datasets of `project`."""
 
@@ -100,7 +95,6 @@ class BigQueryLanding(Landing):
         #: What this landing asked of BigQuery: "request" (API calls and query jobs), "connector write".
         self.api_calls: Counter = Counter()
         self._control_ready = False
-        self._quarantine_datasets: set[str] = set()
         self.url = str(WarehouseURL(BIGQUERY, project))
         self.pending = pending
         self.write_extra = dict(write_extra or {})
@@ -128,7 +122,7 @@ class BigQueryLanding(Landing):
     def landed(self, key: BatchKey) -> BatchCounts | None:
         self._ensure_control_tables()
         rows = self._rows(f"read the ledger for {key.label}",
-                          f"SELECT counts FROM {self._control(LEDGER_TABLE)} WHERE {_key_filter(key)}")
+                          f"SELECT counts FROM {self._control(LEDGER_TABLE)} WHERE {batch_filter(key)}")
         if not rows:
             return None
         self._drop_leftover_staging(key)
@@ -148,12 +142,13 @@ class BigQueryLanding(Landing):
         reach("before-stage")
         staging = [self._stage(batch.key, number, chunk.frame) for number, chunk in enumerate(batch.chunks)]
         reach("after-stage")
+        sources = [None if name is None else self._control(name) for name in staging]
         try:
-            counts = self._count(batch, staging)
+            counts, quarantined = self._count(batch, sources)
             counts.created = self._planned_creations(batch, counts)
-            self._create_tables(batch, counts)
-            inserts = route_inserts(self.project, batch, staging) + quarantine_inserts(
-                self.project, sorted(self._quarantine_datasets), QUARANTINE_TABLE, staging)
+            self._create_tables(batch, counts, quarantined)
+            inserts = route_inserts(self.project, batch, sources) + quarantine_inserts(
+                self.project, sorted(quarantined), QUARANTINE_TABLE, sources)
             for number, part in enumerate(group_parts(inserts)):
                 self._script(f"promote part {number} of {batch.key.label}",
                              part_script(self.project, self.control_dataset, batch.key, number, part))
@@ -166,13 +161,14 @@ class BigQueryLanding(Landing):
                          f"{batch.key.batch_id}, {string_literal(counts.to_json())}, CURRENT_TIMESTAMP())")
             reach("after-ledger")
         finally:
-            for table in staging:
-                if table is not None:
-                    self._call("drop a staging table", lambda: self._client.delete_table(table.replace("`", ""), not_found_ok=True))
+            for name in staging:
+                if name is not None:
+                    self._call(f"drop {name}", lambda: self._client.delete_table(
+                        f"{self.project}.{self.control_dataset}.{name}", not_found_ok=True))
         return counts
 
     def _stage(self, key: BatchKey, number: int, frame: DataFrame) -> str | None:
-        """Write one staged frame into a fresh staging table; its quoted path, or None when it has no rows."""
+        """Write one staged frame into a fresh staging table; its name, or None when it has no rows."""
         name = f"{_staging_prefix(key)}{number}"
         table_id = f"{self.project}.{self.control_dataset}.{name}"
         self._call(f"drop {name}", lambda: self._client.delete_table(table_id, not_found_ok=True))
@@ -180,12 +176,13 @@ class BigQueryLanding(Landing):
         self._append(frame, self.control_dataset, name)
         if self._call(f"get table {name}", lambda: self._client.get_table(table_id), missing_ok=True) is None:
             return None
-        return quote_path(self.project, self.control_dataset, name)
+        return name
 
-    def _count(self, batch: StagedBatch, staging: list[str | None]) -> BatchCounts:
-        """Rows per route and reason, read from the staging tables; every line read must be there once."""
+    def _count(self, batch: StagedBatch, staging: list[str | None]) -> tuple[BatchCounts, set[str]]:
+        """Rows per route and reason, read from the staging tables (every line read must be there once),
+        and the datasets whose quarantine gets rows."""
         counts = BatchCounts(read=batch.read)
-        self._quarantine_datasets: set[str] = set()
+        quarantined: set[str] = set()
         parts = [f"SELECT _route, _reason, _dataset FROM {table}" for table in staging if table is not None]
         rows = self._rows(f"count {batch.key.label}", "SELECT _route, _reason, _dataset, count(*) FROM (" +
                           " UNION ALL ".join(parts) + ") GROUP BY 1, 2, 3") if parts else []
@@ -199,30 +196,28 @@ class BigQueryLanding(Landing):
             else:
                 counts.count_reason(reason, number)
                 if reason not in SKIPPED:
-                    self._quarantine_datasets.add(dataset)
-        return counts
+                    quarantined.add(dataset)
+        return counts, quarantined
 
     def _planned_creations(self, batch: StagedBatch, counts: BatchCounts) -> list[Notification]:
         """The version tables this batch creates, as recorded by its first attempt (a replay finds the
         tables already there but must still announce them)."""
-        step = step_condition(self.project, self.control_dataset, batch.key, "plan").replace("SELECT 1", "SELECT detail")
-        recorded = self._rows(f"read the plan of {batch.key.label}", step)
+        recorded = self._rows(f"read the plan of {batch.key.label}",
+                              step_query(self.project, self.control_dataset, batch.key, "plan"))
         if recorded:
             return [Notification(**n) for n in json.loads(recorded[0][0])]
         written = {name for name, rows in counts.written.items() if rows}
         created = [Notification(r.dataset, r.table, r.version) for r in batch.routes
                    if not r.exists and f"{r.dataset}.{r.table_name}" in written]
-        detail = json.dumps([n.as_record() for n in created])
-        self._script(f"record the plan of {batch.key.label}", f"INSERT INTO {self._control(STEPS_TABLE)} "
-                     f"(stream, batch_id, step, detail, at) VALUES ({string_literal(batch.key.stream)}, "
-                     f"{batch.key.batch_id}, 'plan', {string_literal(detail)}, CURRENT_TIMESTAMP())")
+        self._script(f"record the plan of {batch.key.label}", step_record(
+            self.project, self.control_dataset, batch.key, "plan", json.dumps([n.as_record() for n in created])))
         return created
 
-    def _create_tables(self, batch: StagedBatch, counts: BatchCounts) -> None:
+    def _create_tables(self, batch: StagedBatch, counts: BatchCounts, quarantined: set[str]) -> None:
         for route in batch.routes:
             if counts.written.get(f"{route.dataset}.{route.table_name}"):
                 self.create_version_table(route)
-        for dataset in sorted(self._quarantine_datasets):
+        for dataset in sorted(quarantined):
             self.create_quarantine_table(dataset)
 
     def _ensure_control_tables(self) -> None:

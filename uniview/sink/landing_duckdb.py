@@ -23,7 +23,7 @@ from uniview.errors import WarehouseError
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import (
-    QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, known_version, source_schema_comment,
+    LEDGER_TABLE, QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, known_version, source_schema_comment,
 )
 from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
@@ -37,7 +37,6 @@ from uniview.warehouse.duckdb_connection import string_literal as literal
 from uniview.warehouse.url import duckdb_url
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
 
-LEDGER_TABLE = "_uniview_batches"
 PENDING_TABLE = "_uniview_pending_notifications"
 #: The temporary table a batch's staged files are read into (per connection, dropped before commit).
 STAGED = "_uniview_staged"
