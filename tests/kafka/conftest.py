@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+from unittest import mock
 
 import pytest
 
@@ -36,3 +38,24 @@ def producer(kafka_bootstrap):
     client = kafka.KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all", linger_ms=0)
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def connector_emulator_env(tmp_path_factory):
+    """The BigQuery emulator behind the connector's TLS front: (environment, --bigquery-option arguments, client)."""
+    from uniview.local.bigquery_connector import connector_emulator, find_connector
+    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, find_emulator_venv
+    from uniview.warehouse.bigquery import make_client
+
+    if find_connector() is None or find_emulator_venv() is None:
+        pytest.skip("the connector or the BigQuery emulator is not installed: run scripts/setup-bigquery-connector.sh "
+                    "and scripts/setup-bigquery-emulator.sh")
+    with connector_emulator(tmp_path_factory.mktemp("bq")) as emulator:
+        environment = {"BIGQUERY_EMULATOR_HOST": emulator.host, "JAVA_TOOL_OPTIONS": emulator.java_options}
+        options = [item for key, value in emulator.options.items() for item in ("--bigquery-option", f"{key}={value}")]
+        with mock.patch.dict(os.environ, {"BIGQUERY_EMULATOR_HOST": emulator.host}):
+            client = make_client(DEFAULT_PROJECT)  # the client keeps the endpoint; the variable does not leak
+        try:
+            yield environment, options, client
+        finally:
+            client.close()

@@ -92,30 +92,6 @@ def test_sink_reads_kafka_with_exact_accounting(kafka_bootstrap, producer, tmp_p
     assert result.stdout.splitlines()[0].startswith("read=32 written=30 quarantined=1 skipped=1 ")
 
 
-@pytest.fixture(scope="module")
-def connector_emulator_env(tmp_path_factory):
-    """The BigQuery emulator behind the connector's TLS front: (environment, --bigquery-option arguments, client)."""
-    from uniview.local.bigquery_connector import connector_emulator, find_connector
-    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, find_emulator_venv
-    from uniview.warehouse.bigquery import make_client
-
-    if find_connector() is None or find_emulator_venv() is None:
-        pytest.skip("the connector or the BigQuery emulator is not installed: run scripts/setup-bigquery-connector.sh "
-                    "and scripts/setup-bigquery-emulator.sh")
-    with connector_emulator(tmp_path_factory.mktemp("bq")) as emulator:
-        environment = {"BIGQUERY_EMULATOR_HOST": emulator.host, "JAVA_TOOL_OPTIONS": emulator.java_options}
-        options = [item for key, value in emulator.options.items() for item in ("--bigquery-option", f"{key}={value}")]
-        previous = os.environ.get("BIGQUERY_EMULATOR_HOST")
-        os.environ["BIGQUERY_EMULATOR_HOST"] = emulator.host
-        client = make_client(DEFAULT_PROJECT)
-        try:
-            yield environment, options, client
-        finally:
-            client.close()
-            os.environ.pop("BIGQUERY_EMULATOR_HOST") if previous is None else os.environ.update(
-                BIGQUERY_EMULATOR_HOST=previous)
-
-
 def _kill_after_first_commit(command: list[str], checkpoint: Path, log: Path, env: dict[str, str]) -> None:
     with open(log, "ab") as out:
         first = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)

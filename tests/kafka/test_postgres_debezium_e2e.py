@@ -4,21 +4,27 @@ notification -> the Cloud Function under functions-framework -> `<table>_unified
 
 The test drives the database step by step (DML, ADD COLUMN, a type change to bigint and then
 numeric(12,2), a dropped column, a second source database, a transaction over two tables) and after
-every step checks, per source database, that `<table>_current` equals the source table, and that
+every step checks, per warehouse and source database, that `<table>_current` equals the source table, and that
 the unified view holds every change, each with its source database and its own `_cdc_sequence`.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
 
 import duckdb
 import pytest
 
 from uniview.demo.postgres_source import current_rows_sql, normalized
+from uniview.local.bigquery_emulator import DEFAULT_PROJECT
 from uniview.local.function_server import function_server
 from uniview.local.kafka import wait_for_change_events
 from uniview.warehouse.url import duckdb_url
@@ -63,18 +69,59 @@ def source_columns(server, database, table):
             [table]).fetchall()]
 
 
+@dataclass
+class Landing:
+    """One warehouse the changes land in: the sink's arguments and environment, and how to read it back."""
+
+    name: str
+    sink_args: list[str]
+    sink_env: dict[str, str]
+    read: Callable[[str], list[tuple]]
+    distinct_list: str  # the aggregate that lists distinct values: DuckDB `list`, BigQuery `ARRAY_AGG`
+    notify: str = ""
+
+
+def duckdb_landing(warehouse: Path) -> Landing:
+    def read(sql: str) -> list[tuple]:
+        for _ in range(100):  # the function refreshes the views right after the sink's announcement
+            try:
+                with duckdb.connect(str(warehouse), read_only=True) as connection:
+                    return [tuple(row) for row in connection.execute(sql).fetchall()]
+            except duckdb.Error:
+                time.sleep(0.2)
+        raise AssertionError(f"could not read: {sql}")
+
+    return Landing("duckdb", ["--warehouse", duckdb_url(warehouse)], {}, read, "list")
+
+
+def bigquery_landing(connector_emulator_env) -> Landing:
+    environment, options, client = connector_emulator_env
+
+    def read(sql: str) -> list[tuple]:
+        return [tuple(row.values()) for row in client.query(sql).result()]
+
+    return Landing("bigquery", ["--warehouse", f"bigquery://{DEFAULT_PROJECT}", *options], environment, read,
+                   "ARRAY_AGG")
+
+
 @pytest.fixture(scope="module")
-def stack(postgres, kafka_bootstrap, tmp_path_factory):
+def stack(postgres, kafka_bootstrap, connector_emulator_env, tmp_path_factory):
+    """Debezium publishing both databases, and one sink target + function per warehouse."""
     from uniview.local.kafka import debezium_connect, postgres_connector
 
     work = tmp_path_factory.mktemp("cdc")
     connectors = [postgres_connector(db, postgres.host, postgres.port, db, "postgres") for db in DATABASES]
     warehouse = work / "warehouse.duckdb"
-    env = {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), "UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
-    with debezium_connect(work / "connect", kafka_bootstrap, connectors):
-        with function_server(work, env) as function:
-            yield {"bootstrap": kafka_bootstrap, "warehouse": warehouse, "function": function, "work": work,
-                   "postgres": postgres}
+    views = {"UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
+    landings = [duckdb_landing(warehouse), bigquery_landing(connector_emulator_env)]
+    function_envs = [{"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), **views},
+                     {"UNIVIEW_WAREHOUSE": f"bigquery://{DEFAULT_PROJECT}",
+                      "BIGQUERY_EMULATOR_HOST": connector_emulator_env[0]["BIGQUERY_EMULATOR_HOST"], **views}]
+    with ExitStack() as running:
+        running.enter_context(debezium_connect(work / "connect", kafka_bootstrap, connectors))
+        for landing, environment in zip(landings, function_envs):
+            landing.notify = running.enter_context(function_server(work / landing.name, environment)).url
+        yield {"bootstrap": kafka_bootstrap, "landings": landings, "work": work, "postgres": postgres}
 
 
 def wait_for_events(bootstrap, count):
@@ -82,46 +129,38 @@ def wait_for_events(bootstrap, count):
 
 
 def land(stack):
-    """One incremental run of the sink over everything Debezium published so far."""
-    command = [sys.executable, "-m", "uniview.sink", "--format", "debezium",
-               "--input", f"kafka://{stack['bootstrap']}/?pattern=shop[0-9]+\\.public\\..*",
-               "--warehouse", duckdb_url(stack["warehouse"]), "--stream", "--checkpoint", str(stack["work"] / "ckpt"),
-               "--available-now", "--notify", stack["function"].url, "--master", "local[1]", "--quiet"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    """One incremental run of the sink per warehouse over everything Debezium published so far."""
+    for landing in stack["landings"]:
+        command = [sys.executable, "-m", "uniview.sink", "--format", "debezium",
+                   "--input", f"kafka://{stack['bootstrap']}/?pattern=shop[0-9]+\\.public\\..*",
+                   *landing.sink_args, "--stream", "--checkpoint", str(stack["work"] / f"ckpt-{landing.name}"),
+                   "--available-now", "--notify", landing.notify, "--master", "local[1]", "--quiet"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **landing.sink_env})
+        assert done.returncode == 0, (landing.name, done.stderr[-3000:])
 
 
-def current_through_view(warehouse, database, table, columns):
-    """The source table's columns read through `<database>_unified.<table>_current`."""
-    for _ in range(100):  # the function refreshes the views right after the sink's announcement
-        try:
-            with duckdb.connect(str(warehouse), read_only=True) as connection:
-                return [tuple(row) for row in connection.execute(current_rows_sql(database, table, columns)).fetchall()]
-        except duckdb.Error:
-            time.sleep(0.2)
-    raise AssertionError(f"{database}_unified.{table}_current could not be read")
-
-
-def changes_in_view(warehouse, database, table):
+def changes_in_view(landing, database, table):
     """(changes, changes with a sequence, distinct sequences, the database column's values) in the unified view."""
-    with duckdb.connect(str(warehouse), read_only=True) as connection:
-        return connection.execute(
-            f"SELECT count(*), count(_cdc_sequence), count(DISTINCT _cdc_sequence), list(DISTINCT _cdc_database) "
-            f"FROM {database}_unified.{table}_unified").fetchone()
+    (row,) = landing.read(
+        f"SELECT count(*), count(_cdc_sequence), count(DISTINCT _cdc_sequence), "
+        f"{landing.distinct_list}(DISTINCT _cdc_database) FROM {database}_unified.{table}_unified")
+    return tuple(row[:3]) + (list(row[3]),)
 
 
 def assert_views_match_sources(stack, events):
-    for database in DATABASES:
-        for table in ("customer", "orders"):
-            columns = source_columns(stack["postgres"], database, table)
-            if not source_rows(stack["postgres"], database, table) and events.get((database, table), 0) == 0:
-                continue
-            expected = normalized(source_rows(stack["postgres"], database, table))
-            assert normalized(current_through_view(stack["warehouse"], database, table, columns)) == expected, \
-                (database, table)
-            changes = events[(database, table)]
-            assert changes_in_view(stack["warehouse"], database, table) == (changes, changes, changes, [database])
+    for landing in stack["landings"]:
+        for database in DATABASES:
+            for table in ("customer", "orders"):
+                columns = source_columns(stack["postgres"], database, table)
+                if not source_rows(stack["postgres"], database, table) and events.get((database, table), 0) == 0:
+                    continue
+                expected = normalized(source_rows(stack["postgres"], database, table))
+                through_view = landing.read(current_rows_sql(database, table, columns))
+                assert normalized(through_view) == expected, (landing.name, database, table)
+                changes = events[(database, table)]
+                assert changes_in_view(landing, database, table) == (changes, changes, changes, [database]), \
+                    (landing.name, database, table)
 
 
 def step(stack, events, database, table, statements, changes):
