@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install everything the tests need (project venv, BigQuery API emulator venv, checkov venv)
+# Install everything the tests need (project venv, BigQuery API emulator venv, checkov venv,
+# the Kafka stack, ZetaSQL, the BigQuery connector, the stand-in Terraform providers)
 # and run every test.  Extra arguments go to pytest.  Safe to run again: installs are idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,5 +17,6 @@ bash scripts/setup-checkov.sh
 bash scripts/setup-kafka-stack.sh >/dev/null
 bash scripts/setup-zetasql.sh >/dev/null
 bash scripts/setup-bigquery-connector.sh >/dev/null
+bash scripts/setup-terraform-standin.sh >/dev/null
 
 exec .venv/bin/python -m pytest -p no:cacheprovider "$@"

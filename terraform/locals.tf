@@ -69,9 +69,9 @@ locals {
     {
       # Query jobs (INFORMATION_SCHEMA reads, CREATE OR REPLACE VIEW) are created in a project;
       # bigquery.jobs.create has no dataset-level form.
-      "function-jobuser" = { role = "roles/bigquery.jobUser", account = "function" }
+      "function-jobuser" = { role = "roles/bigquery.jobUser", account = "function", condition = null }
       # The sink's load/query jobs, same reason.
-      "sink-jobuser" = { role = "roles/bigquery.jobUser", account = "sink" }
+      "sink-jobuser" = { role = "roles/bigquery.jobUser", account = "sink", condition = null }
       # Google's documented minimum for a custom Cloud Functions build identity: logs, image push,
       # source read. Cloud Functions creates the image repository (gcf-artifacts) and its source
       # bucket (gcf-v2-sources-<project number>-<region>) on first deploy, so the two grants are

@@ -46,11 +46,13 @@ module "uniview" {
   view_readers      = var.view_readers
 
   # Self-healing: a full refresh of every dataset once an hour.
-  self_healing_enabled  = true
+  self_healing_enabled  = var.self_healing_enabled
   self_healing_schedule = "17 * * * *"
 
-  # The sink runs as Dataproc Serverless batches; its code is uploaded to gs://<sink bucket>/code/.
-  dataproc_mode      = "serverless"
+  # By default the sink runs as Dataproc Serverless batches; its code is uploaded to
+  # gs://<sink bucket>/code/.
+  dataproc_mode      = var.dataproc_mode
+  create_sink_bucket = var.create_sink_bucket
   sink_code_files    = var.sink_code_files
   sink_input_buckets = var.sink_input_buckets
 }

@@ -38,3 +38,21 @@ variable "sink_input_buckets" {
   type        = list(string)
   default     = []
 }
+
+variable "self_healing_enabled" {
+  description = "Publish a full refresh of every dataset once an hour."
+  type        = bool
+  default     = true
+}
+
+variable "dataproc_mode" {
+  description = "How the sink runs: serverless (Dataproc Serverless batches), cluster (a Dataproc cluster) or none."
+  type        = string
+  default     = "serverless"
+}
+
+variable "create_sink_bucket" {
+  description = "Create the sink's bucket (code, checkpoints, staging)."
+  type        = bool
+  default     = true
+}

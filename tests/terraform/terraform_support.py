@@ -1,7 +1,6 @@
 """Helpers for the Terraform module tests: the parsed module, and an offline evaluator.
 
-The google provider cannot be installed without the registry, so `terraform validate` and
-`plan` of the module itself are out of reach. What can run offline:
+Besides `terraform validate` and `plan` against the stand-in providers (terraform_plan.py):
 - `terraform fmt`;
 - python-hcl2 parsing of every .tf file (structure, wiring, IAM scope);
 - `terraform console` / `plan` over variables.tf + locals.tf alone (both are provider-free by

@@ -1,0 +1,126 @@
+"""`terraform validate` and `plan` of the module, offline, through the stand-in providers that
+scripts/setup-terraform-standin.sh installs (the real providers' schemas, served without their
+binaries), and a reading of `terraform show -json` in terms of who is granted what, where."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from terraform_support import REPO_ROOT, terraform_env
+
+STANDIN_CONFIG = REPO_ROOT / ".venv-terraform" / "terraformrc"
+#: What the module reads besides itself: the function's sources and the sink's entry script.
+CHECKOUT_PARTS = ("terraform", "functions", "uniview", "sql_templates", "dataproc")
+
+
+def standin_env() -> dict[str, str]:
+    return {**terraform_env(), "TF_CLI_CONFIG_FILE": str(STANDIN_CONFIG)}
+
+
+def copy_checkout(target: Path) -> Path:
+    """The parts of the checkout the module needs, copied to `target` (plans write into .terraform/)."""
+    ignore = shutil.ignore_patterns("__pycache__", ".terraform", ".terraform.lock.hcl", "*.tfstate*")
+    for part in CHECKOUT_PARTS:
+        shutil.copytree(REPO_ROOT / part, target / part, ignore=ignore)
+    return target
+
+
+def terraform(terraform_bin: str, directory: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([terraform_bin, *args, "-no-color"], cwd=directory, env=standin_env(),
+                          capture_output=True, text=True, timeout=300)
+    if check:
+        assert done.returncode == 0, f"terraform {args[0]}: {done.stderr[-4000:]}{done.stdout[-2000:]}"
+    return done
+
+
+def plan_json(terraform_bin: str, directory: Path, name: str, variables: dict) -> dict:
+    """`terraform plan -refresh=false` of `directory` with `variables`, as `terraform show -json` gives it."""
+    (directory / f"{name}.tfvars.json").write_text(json.dumps(variables))
+    terraform(terraform_bin, directory, "plan", "-refresh=false", "-input=false", f"-var-file={name}.tfvars.json",
+              f"-out={name}.plan")
+    return json.loads(terraform(terraform_bin, directory, "show", "-json", f"{name}.plan").stdout)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One IAM grant or dataset access entry as the plan shows it."""
+
+    address: str
+    role: str
+    member: str | None  # None: known only after apply
+    member_refs: tuple[str, ...]
+    scope_type: str  # the granting resource's type
+    scope: str | None  # the dataset, topic, bucket, ... it is on; None for the project or unknown
+    scope_refs: tuple[str, ...]
+    condition: str | None
+
+
+_SCOPE_ATTRIBUTE = {"google_bigquery_dataset_access": "dataset_id", "google_bigquery_dataset_iam_member": "dataset_id",
+                    "google_pubsub_topic_iam_member": "topic", "google_pubsub_subscription_iam_member": "subscription",
+                    "google_storage_bucket_iam_member": "bucket", "google_service_account_iam_member":
+                    "service_account_id", "google_cloud_run_v2_service_iam_member": "name",
+                    "google_project_iam_member": "project"}
+_MEMBER_ATTRIBUTES = ("member", "user_by_email", "group_by_email", "special_group", "iam_member")
+
+
+class Plan:
+    """The module's resources in one plan, with the configuration's references for what is unknown."""
+
+    def __init__(self, document: dict) -> None:
+        self.document = document
+        (module,) = document["planned_values"]["root_module"]["child_modules"]
+        self.resources = module["resources"]
+        calls = document["configuration"]["root_module"]["module_calls"]["uniview"]["module"]
+        self.configuration = {resource["address"]: resource["expressions"] for resource in calls["resources"]}
+        self.outputs = {name: value.get("value") for name, value in document["planned_values"]["outputs"].items()}
+
+    def of_type(self, type_name: str) -> list[dict]:
+        return [resource for resource in self.resources if resource["type"] == type_name]
+
+    def types(self) -> set[str]:
+        return {resource["type"] for resource in self.resources}
+
+    def references(self, resource: dict, attribute: str) -> tuple[str, ...]:
+        """What the configuration's expression for `attribute` ("block.argument" inside a block) refers to."""
+        expression: object = self.configuration.get(f"{resource['type']}.{resource['name']}", {})
+        for step in attribute.split("."):
+            expression = expression[0] if isinstance(expression, list) and expression else expression
+            expression = expression.get(step, {}) if isinstance(expression, dict) else {}
+        return tuple(expression.get("references", ())) if isinstance(expression, dict) else ()
+
+    def grants(self) -> list[Grant]:
+        found = []
+        for resource in self.resources:
+            if resource["type"] not in _SCOPE_ATTRIBUTE:
+                continue
+            values = resource["values"]
+            if not values.get("role") and not self.references(resource, "role"):
+                continue  # an authorized-dataset entry, not a grant to a principal
+            member_attribute = next((a for a in _MEMBER_ATTRIBUTES if a in values and (
+                values[a] or self.references(resource, a))), "member")
+            scope_attribute = _SCOPE_ATTRIBUTE[resource["type"]]
+            condition = (values.get("condition") or [{}])[0].get("expression")
+            found.append(Grant(resource["address"], values.get("role") or self._role_from_refs(resource),
+                               values.get(member_attribute), self.references(resource, member_attribute),
+                               resource["type"], values.get(scope_attribute) if scope_attribute != "project" else None,
+                               self.references(resource, scope_attribute), condition))
+        return found
+
+    def _role_from_refs(self, resource: dict) -> str:
+        """A role named by a custom role of the plan: projects/<project>/roles/<role_id>."""
+        for reference in self.references(resource, "role"):
+            kind, _, name = reference.partition(".")
+            for custom in self.of_type(kind):
+                if custom["name"] == name.split(".")[0]:
+                    return f"projects/{custom['values']['project']}/roles/{custom['values']['role_id']}"
+        raise AssertionError(f"{resource['address']}: role unknown and not a custom role of the plan")
+
+    def custom_role_permissions(self, role: str) -> list[str] | None:
+        for custom in self.of_type("google_project_iam_custom_role"):
+            if role == f"projects/{custom['values']['project']}/roles/{custom['values']['role_id']}":
+                return custom["values"]["permissions"]
+        return None
