@@ -2,7 +2,7 @@
 
     install.py CACHE_DIR TARGET_DIR PYTHON
 
-For each provider in PROVIDERS it fetches the `@cdktf/provider-*` bindings package with `npm pack`
+For each provider version in PROVIDERS it fetches the `@cdktf/provider-*` bindings package with `npm pack`
 into CACHE_DIR, rebuilds the schema from it (both cached), and installs an executable
 `terraform-provider-<name>_v<version>` in TARGET_DIR/mirror that runs provider_server.py with
 PYTHON. TARGET_DIR/terraformrc points Terraform at that mirror only: set TF_CLI_CONFIG_FILE to it.
@@ -21,11 +21,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-#: Terraform provider name -> (npm bindings package, its version). 16.12.1 is google 6.50.0,
-#: 11.0.1 are time 0.13.1 and archive 2.7.1 (each package names its provider version).
-PROVIDERS = {"google": ("@cdktf/provider-google", "16.12.1"),
-             "google-beta": ("@cdktf/provider-google-beta", "16.12.1"),
-             "time": ("@cdktf/provider-time", "11.0.1"), "archive": ("@cdktf/provider-archive", "11.0.1")}
+#: (Terraform provider name, npm bindings package, its version); each package names its provider
+#: version: 16.12.1 is google and google-beta 6.50.0, 13.27.0 is google 5.38.0 (the module's floor),
+#: 13.25.1 is google-beta 5.43.1 (the newest 5.x beta bindings), 11.0.1 are
+#: time 0.13.1 and archive 2.7.1.
+PROVIDERS = [("google", "@cdktf/provider-google", "16.12.1"), ("google", "@cdktf/provider-google", "13.27.0"),
+             ("google-beta", "@cdktf/provider-google-beta", "16.12.1"),
+             ("google-beta", "@cdktf/provider-google-beta", "13.25.1"),
+             ("time", "@cdktf/provider-time", "11.0.1"), ("archive", "@cdktf/provider-archive", "11.0.1")]
 PLATFORM = "linux_amd64"
 
 
@@ -60,8 +63,8 @@ def write_schema(package: Path) -> tuple[str, Path]:
 
 def install_provider(name: str, version: str, schema: Path, target: Path, python: str) -> Path:
     folder = target / "mirror" / "registry.terraform.io" / "hashicorp" / name / version / PLATFORM
-    if folder.parent.exists():
-        shutil.rmtree(folder.parent)
+    if folder.exists():
+        shutil.rmtree(folder)
     folder.mkdir(parents=True)
     executable = folder / f"terraform-provider-{name}_v{version}"
     command = [python, str(HERE / "provider_server.py"), str(schema)]
@@ -72,7 +75,7 @@ def install_provider(name: str, version: str, schema: Path, target: Path, python
 
 def main(argv: list[str]) -> int:
     cache, target, python = Path(argv[1]), Path(argv[2]), argv[3]
-    for name, (package, package_version) in PROVIDERS.items():
+    for name, package, package_version in PROVIDERS:
         version, schema = write_schema(fetch_package(package, package_version, cache))
         install_provider(name, version, schema, target, python)
         print(f"stand-in hashicorp/{name} {version}")

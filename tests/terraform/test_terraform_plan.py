@@ -1,6 +1,6 @@
 """`terraform validate` and `terraform plan` of the module and the example, offline, against the real
-providers' schemas (google/google-beta 6.50.0, time 0.13.1, archive 2.7.1; see
-scripts/terraform_standin), and least privilege read from each plan's JSON."""
+providers' schemas (google 6.50.0 and the floor 5.38.0, google-beta 6.50.0 and 5.43.1, time 0.13.1,
+archive 2.7.1; see scripts/terraform_standin), and least privilege read from each plan's JSON."""
 
 from __future__ import annotations
 
@@ -39,12 +39,26 @@ def account(name: str) -> str:
     return f"serviceAccount:{PREFIX}-{name}@{PROJECT}.iam.gserviceaccount.com"
 
 
-@pytest.fixture(scope="session")
-def workspace(terraform_bin, tmp_path_factory):
+#: Provider versions every test runs with: the newest the stand-in serves, and the module's floor.
+PROVIDER_PINS = {"google-6.50.0": {}, "google-5.38.0": {"google": "5.38.0", "google-beta": "5.43.1"}}
+
+
+def pin_providers(examples, pins: dict[str, str]) -> None:
+    """An override file in the example that pins the providers to `pins` (name -> version)."""
+    entries = "".join(f'    {name} = {{ source = "hashicorp/{name}", version = "{version}" }}\n'
+                      for name, version in pins.items())
+    (examples / "pinned_override.tf").write_text(f"terraform {{\n  required_providers {{\n{entries}  }}\n}}\n")
+
+
+@pytest.fixture(scope="session", params=sorted(PROVIDER_PINS))
+def workspace(request, terraform_bin, tmp_path_factory):
     """A copy of the checkout with the example initialized against the stand-in providers."""
     if not STANDIN_CONFIG.is_file():
         pytest.skip("the stand-in providers are not installed: run scripts/setup-terraform-standin.sh")
     root = copy_checkout(tmp_path_factory.mktemp("tf-plan"))
+    if PROVIDER_PINS[request.param]:
+        pin_providers(root / "terraform" / "examples", PROVIDER_PINS[request.param])
+    (root / "google-version").write_text(request.param.removeprefix("google-"))
     for directory in (root / "terraform", root / "terraform" / "examples"):
         terraform(terraform_bin, directory, "init", "-backend=false", "-input=false")
     return root
@@ -53,8 +67,12 @@ def workspace(terraform_bin, tmp_path_factory):
 @pytest.fixture(scope="session")
 def plans(terraform_bin, workspace) -> dict[str, Plan]:
     examples = workspace / "terraform" / "examples"
-    return {name: Plan(plan_json(terraform_bin, examples, name, variables))
-            for name, variables in VARIABLE_SETS.items()}
+    planned = {name: Plan(plan_json(terraform_bin, examples, name, variables))
+               for name, variables in VARIABLE_SETS.items()}
+    lock = (examples / ".terraform.lock.hcl").read_text()
+    google = re.search(r'provider "registry.terraform.io/hashicorp/google" \{\n  version\s+= "([\d.]+)"', lock)
+    assert google and google.group(1) == (workspace / "google-version").read_text(), lock
+    return planned
 
 
 @pytest.fixture(params=sorted(VARIABLE_SETS))
