@@ -95,3 +95,14 @@ def test_the_enforcer_fails_where_bigquery_would():
     tables.check_job("CREATE VIEW d.many AS\n" + "\nUNION ALL\n".join(f"SELECT 1 FROM d.t{n} AS v" for n in range(1_000)))
     with pytest.raises(BadRequest, match="Too many tables"):
         tables.check_job("SELECT * FROM d.many")
+
+
+def test_a_family_nearing_the_per_query_limits_is_told_to_consolidate():
+    from uniview.limits import FamilyFootprint
+
+    def footprint(resources: int, resolved: int) -> FamilyFootprint:
+        return FamilyFootprint("orders", [1000], resolved, resources, 10, 1)
+
+    assert footprint(792, 1_000).nearing_limits() is None  # 80% of 990
+    assert "uniview consolidate --table orders" in footprint(793, 1_000).nearing_limits()
+    assert "uniview consolidate --table orders" in footprint(10, 9_000_000).nearing_limits()

@@ -40,10 +40,18 @@ MAX_VIEW_NESTING = 16
 RESOLVED_RESERVE_BYTES = 1_000_000
 #: A reader's query references the family's view and may join a few more tables.
 RESOURCES_RESERVE = 10
+#: A family whose queries use more than this share of a per-query limit is told to consolidate.
+NEARING_SHARE = 0.8
 
 
 class LimitError(PlanError):
     """A family that cannot fit one of BigQuery's limits, with the measured figure and the way out."""
+
+
+def consolidate_advice(family: str) -> str:
+    """The way out of the per-query limits, named in their errors (docs/consolidation.md)."""
+    return (f"fold its old, idle versions into one table with `uniview consolidate --table {family} "
+            "--idle-for <duration> --apply` (docs/consolidation.md)")
 
 
 def count_columns(types: Iterable[BQType]) -> int:
@@ -84,6 +92,16 @@ class FamilyFootprint:
             raise LimitError(f"family {self.family!r}: {self.nesting} levels of views, over the "
                              f"{MAX_VIEW_NESTING - 1} a query can go through ({QUOTAS})")
 
+    def nearing_limits(self, share: float = NEARING_SHARE) -> str | None:
+        """A warning when queries on the view use more than `share` of what a query may reference or
+        resolve: time to consolidate, before the family is refused."""
+        resolved = self.resolved_bytes / (MAX_RESOLVED_BYTES - RESOLVED_RESERVE_BYTES)
+        resources = self.resources / (MAX_QUERY_RESOURCES - RESOURCES_RESERVE)
+        if max(resolved, resources) <= share:
+            return None
+        return (f"family {self.family!r} is nearing BigQuery's per-query limits ({self.resources:,} tables and views "
+                f"referenced, {resolved:.0%} of the resolved-SQL budget); " + consolidate_advice(self.family))
+
     def check_queries(self) -> None:
         """LimitError for a view every query of which BigQuery would refuse: too large resolved, too many tables."""
         resolved_limit = MAX_RESOLVED_BYTES - RESOLVED_RESERVE_BYTES
@@ -91,10 +109,10 @@ class FamilyFootprint:
             raise LimitError(f"family {self.family!r}: a query on its view would resolve to {self.resolved_bytes:,} "
                              f"bytes of SQL, over {resolved_limit:,} (BigQuery's 12 MB resolved-query limit less "
                              f"{RESOLVED_RESERVE_BYTES:,} for the reader's own query; {QUOTAS}); "
-                             "consolidate old version tables into fewer tables, or drop versions no longer needed")
+                             + consolidate_advice(self.family))
         resource_limit = MAX_QUERY_RESOURCES - RESOURCES_RESERVE
         if self.resources > resource_limit:
             raise LimitError(f"family {self.family!r}: a query on its view would reference {self.resources:,} tables "
                              f"and views, over {resource_limit:,} (BigQuery's limit of {MAX_QUERY_RESOURCES:,} per "
-                             f"query less {RESOURCES_RESERVE} for the reader's own query; {QUOTAS}); consolidate old "
-                             "version tables into fewer tables, or drop versions no longer needed")
+                             f"query less {RESOURCES_RESERVE} for the reader's own query; {QUOTAS}); "
+                             + consolidate_advice(self.family))

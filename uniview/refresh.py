@@ -173,7 +173,8 @@ def _refresh_family(warehouse: Warehouse, request: RefreshRequest, plan: FamilyP
         plan = plan_families(warehouse, replace(request, tables=(plan.family,), required_tables=required))[0]
     else:
         raise TransientWarehouseError(f"versions of {plan.family} kept changing during {MAX_ROUNDS} refresh rounds")
-    outcome.note = plan.current_note
+    nearing = plan.footprint.nearing_limits() if plan.footprint is not None else None
+    outcome.note = "; ".join(note for note in (nearing, plan.current_note) if note) or None
     if plan.current_error is not None:
         raise plan.current_error  # the unified view is applied; the current view could not be planned
 
