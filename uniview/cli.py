@@ -1,4 +1,4 @@
-"""The `uniview` command: plan | refresh | migrate-landing | sink | demo.
+"""The `uniview` command: plan | refresh | consolidate | migrate-landing | sink | demo.
 
 Every deliberate failure (bad name, unknown table, unreachable warehouse, a family over
 BigQuery's limits) is one line on stderr and exit code 1; nothing is changed half-way.
@@ -16,6 +16,7 @@ import click
 
 from uniview.errors import UniviewError
 from uniview.cli_options import generator_options, make_generator_options
+from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS
 from uniview.refresh import FamilyFailure, RefreshRequest
 
 _LAZY_COMMANDS = {
@@ -163,6 +164,43 @@ def migrate_landing(warehouse: str, dataset: str, apply_changes: bool) -> None:
             click.echo(f"added the columns to {len(additions)} table(s); run `uniview refresh` to update the views")
         else:
             click.echo(f"{len(additions)} table(s) to migrate; run again with --apply to add the columns")
+
+
+@main.command()
+@click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE", help="duckdb:///file.duckdb.")
+@click.option("--dataset", required=True, help="Source dataset holding the <table>_v_<version> tables.")
+@click.option("--table", "tables", multiple=True, help="Family to consolidate (repeatable).")
+@click.option("--all", "all_families", is_flag=True, help="Every family in the dataset.")
+@click.option("--idle-for", required=True, help="Fold only versions not written for this long, e.g. 30d, 12h, 0s.")
+@click.option("--max-versions", type=int, default=DEFAULT_MAX_VERSIONS, show_default=True,
+              help="Fold until the family keeps at most this many version tables.")
+@click.option("--apply", "apply_changes", is_flag=True, help="Move the rows; without it, only print the plan.")
+@click.option("--drop-folded", is_flag=True, help="Also drop folded tables that are empty and past --retention.")
+@click.option("--retention", default="7d", show_default=True, help="How long a folded, empty table is kept.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON, one object per family.")
+@generator_options
+@fail_cleanly
+def consolidate(warehouse: str, dataset: str, tables: tuple[str, ...], all_families: bool, idle_for: str,
+                max_versions: int, apply_changes: bool, drop_folded: bool, retention: str, as_json: bool,
+                target_dataset: str | None, **generator: object) -> None:
+    """Fold old, idle versions into one consolidated table per family (docs/consolidation.md)."""
+    from uniview.cli_output import consolidation_report, print_consolidation
+    from uniview.consolidate import ConsolidationRequest, consolidate as run_consolidate
+    from uniview.consolidation_plan import parse_duration
+    from uniview.warehouse import open_warehouse
+
+    if bool(tables) == all_families:
+        raise click.UsageError("give either --table NAME (repeatable) or --all")
+    request = ConsolidationRequest(dataset, tables or None, parse_duration(idle_for), max_versions, apply_changes,
+                                   drop_folded, parse_duration(retention), make_generator_options(**generator),
+                                   target_dataset)
+    with open_warehouse(warehouse) as connection:
+        results = run_consolidate(connection, request)
+    if as_json:
+        click.echo(json.dumps({"families": consolidation_report(results)}, indent=2))
+    else:
+        print_consolidation(results, apply_changes)
+    exit_on_failures([(result.family, result.error) for result in results if result.error])
 
 
 def exit_on_failures(failures: list[tuple[str, UniviewError]]) -> None:

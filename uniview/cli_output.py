@@ -46,3 +46,37 @@ def print_outcomes(outcomes: list[FamilyOutcome]) -> None:
             str(len(outcome.jobs)),
         )
     Console().print(table)
+
+
+def print_consolidation(results: list, applied: bool) -> None:
+    """One row per family: versions now, what is folded into which table, rows and bytes, the outcome."""
+    table = Table(title="uniview consolidate" + ("" if applied else " (plan: run with --apply to move)"),
+                  title_justify="left")
+    for heading in ("family", "versions", "fold", "into", "rows", "bytes", "after", "done"):
+        table.add_column(heading, overflow="fold")
+    for result in results:
+        plan = result.plan
+        if plan is None:
+            done = ", ".join(f"dropped {name}" for name in result.dropped) or "nothing to fold"
+            table.add_row(result.family, str(result.versions_before), "-", "-", "-", "-", "-", done)
+            continue
+        done = f"moved {result.moved_rows:,} rows" if result.applied else ("resumable" if result.resumed else "-")
+        table.add_row(result.family, str(result.versions_before), str(len(plan.versions)), plan.consolidated_table,
+                      f"{result.rows:,}", "-" if result.bytes is None else f"{result.bytes:,}", str(plan.remaining + 1), done)
+    Console().print(table)
+
+
+def consolidation_report(results: list) -> list[dict]:
+    """The consolidation results as JSON-ready objects: what was planned, moved and dropped per family."""
+    report = []
+    for result in results:
+        plan = result.plan
+        report.append({
+            "family": result.family, "versions": result.versions_before,
+            "consolidated_table": plan.consolidated_table if plan else None,
+            "fold": [version.table_name for version in plan.versions] if plan else [],
+            "rows": result.rows, "bytes": result.bytes, "resumed": result.resumed, "applied": result.applied,
+            "moved_rows": result.moved_rows, "dropped": result.dropped,
+            "error": str(result.error) if result.error else None,
+        })
+    return report

@@ -14,6 +14,9 @@ OPERATION = "_cdc_operation"
 TIMESTAMP = "_cdc_timestamp"
 INGESTED_AT = "_cdc_ingested_at"
 POSITION = "_cdc_position"
+#: The version table a consolidated row came from (docs/consolidation.md); only consolidated tables
+#: have it, after their CDC columns, and views leave it out.
+SOURCE_TABLE = "_cdc_source_table"
 
 #: CDC metadata columns every version table ends with, and their BigQuery types.
 CDC_COLUMNS = (

@@ -21,6 +21,7 @@ from typing import Sequence
 from uniview import limits
 from uniview.current_view import current_view_body, current_view_name, family_primary_key
 from uniview.errors import ConfigError, PlanError
+from uniview.landing_layout import SOURCE_TABLE
 from uniview.identifiers import identifier, identifier_path, string_literal, validate_column_name, validate_dataset, \
     validate_table
 from uniview.render import render
@@ -198,6 +199,8 @@ def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[Unifie
     for version in versions:
         for column in version.columns:
             key = column.name.lower()
+            if key == SOURCE_TABLE:
+                continue  # a consolidated table's bookkeeping, not a column of the family
             spelling[key] = column.name
             types.setdefault(key, {})[column.type] = None
     return tuple(
@@ -252,7 +255,8 @@ class SelectBuilder:
         own = {column.name.lower(): column for column in version.columns}
         items = [self.item(column, own.get(column.name.lower())) for column in self.columns]
         if self.options.source_column:
-            items.append(f"{string_literal(version.table_name)} AS {identifier(self.options.source_column)}")
+            source = identifier(SOURCE_TABLE) if SOURCE_TABLE in own else string_literal(version.table_name)
+            items.append(f"{source} AS {identifier(self.options.source_column)}")
         source = identifier_path(self.source_dataset, version.table_name)
         return render("version_select.sql.j2", items=items, source=source, alias=table_alias(version))
 

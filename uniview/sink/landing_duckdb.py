@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import uuid
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Collection, Iterable, Iterator, Mapping
@@ -29,9 +30,11 @@ from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.sink.routing import KnownVersion, VersionRoute
+from uniview.schema import split_version_table
 from uniview.types import parse_type
 from uniview.warehouse.duckdb import record_created_tables_of
 from uniview.warehouse.duckdb_connection import open_connection, qualified
+from uniview.warehouse.duckdb_folds import retired_tables
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
 from uniview.warehouse.duckdb_connection import string_literal as literal
 from uniview.warehouse.url import duckdb_url
@@ -186,8 +189,9 @@ def _load_routes(connection, catalog: str, batch: StagedBatch, counts: BatchCoun
     good = dict(connection.execute(f"SELECT _route, count(*) FROM {STAGED} WHERE _reason IS NULL GROUP BY 1").fetchall())
     existing = set(connection.execute("SELECT schema_name, table_name FROM duckdb_tables() "
                                       "WHERE database_name = current_database()").fetchall())
+    retired = retired_tables(connection, {route.dataset for route in batch.routes})
     for index, rows in sorted(good.items()):
-        route = batch.routes[index]
+        route = live_route(batch.routes[index], retired)
         if (route.dataset, route.table_name) not in existing:
             _create_version_table(connection, catalog, route)
             counts.created.append(Notification(route.dataset, route.table, route.version))
@@ -196,6 +200,15 @@ def _load_routes(connection, catalog: str, batch: StagedBatch, counts: BatchCoun
         connection.execute(f"INSERT INTO {path(catalog, route.dataset, route.table_name)} "
                            f"SELECT {columns} FROM {STAGED} WHERE _route = {index} AND _reason IS NULL")
         counts.written[f"{route.dataset}.{route.table_name}"] += rows
+
+
+def live_route(route: VersionRoute, retired: dict[tuple[str, str], str]) -> VersionRoute:
+    """The route itself, or, when its version was folded into a consolidated table (retired), the
+    route to its successor version: a retired table is never written again (docs/consolidation.md)."""
+    while (route.dataset, route.table_name) in retired:
+        _, version = split_version_table(retired[(route.dataset, route.table_name)])
+        route = replace(route, version=version, exists=False)
+    return route
 
 
 def _load_quarantine(connection, catalog: str, counts: BatchCounts) -> None:

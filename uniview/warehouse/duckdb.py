@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import logging
 import re
-import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Collection, Mapping
+from typing import Collection, Iterator, Mapping
 
 import duckdb
 
@@ -29,6 +29,7 @@ from uniview.schema import ColumnRecord, split_version_table
 from uniview.types import BQType, parse_type
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
 from uniview.warehouse.duckdb_connection import open_connection, quote_identifier
+from uniview.warehouse.duckdb_folds import retired_tables
 from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quote_string, to_duckdb
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
 from uniview.warehouse.url import duckdb_url
@@ -106,6 +107,8 @@ class DuckDBWarehouse(Warehouse):
         if schema is None:
             raise NotFoundError(f"dataset {dataset!r} not found in {self.url}")
         order = _guarded(self.url, lambda: record_created_tables(connection, schema))
+        for dataset_table in _guarded(self.url, lambda: retired_tables(connection, [schema])):
+            order.pop(dataset_table[1], None)  # folded into a consolidated table: empty, never written again
         wanted = set(families) if families is not None else None
         self._check_required(schema, order, wanted, required_tables)
         rows = _guarded(self.url, lambda: connection.execute(_COLUMNS_SQL, [schema]).fetchall())
@@ -218,6 +221,18 @@ class DuckDBWarehouse(Warehouse):
                 raise WarehouseError(
                     f"{self.url}: cannot {action} view {change.dataset}.{change.name}: {_one_line(error)}"
                 ) from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The connection inside one transaction: committed when the block ends, rolled back on error."""
+        connection = self._connect(create=True)
+        _guarded(self.url, connection.begin)
+        try:
+            yield connection
+            _guarded(self.url, connection.commit)
+        except BaseException:
+            _rollback_quietly(connection)
+            raise
 
     def close(self) -> None:
         """Close the connection, releasing the file for other processes."""

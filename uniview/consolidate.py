@@ -1,0 +1,175 @@
+"""`uniview consolidate`: fold old, idle versions of a family into one consolidated table, so that the
+family's view stays within BigQuery's per-query limits.  The protocol and its guarantees are in
+docs/consolidation.md; the choice and the SQL in uniview.consolidation_plan; the statements in the
+warehouse's folding (uniview.warehouse.duckdb_consolidation).
+
+Steps per family: resume what the registry left `planned`, or choose; with `apply`, record (create
+the consolidated table, register the versions), join the view (refresh), move in batches, leave
+the view (refresh), and with `drop_folded` drop the emptied tables past their retention.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from uniview.consolidation_plan import FoldPlan, choose_versions, fold_plan, next_consolidated_table, \
+    successor_version
+from uniview.errors import ConfigError, NotFoundError, UniviewError
+from uniview.limits import LimitError
+from uniview.landing_layout import SOURCE_TABLE
+from uniview.plan import GeneratorOptions, UnifiedColumn
+from uniview.refresh import RefreshRequest, refresh
+from uniview.schema import TableVersion, discover_families, version_table_name
+from uniview.warehouse.base import Warehouse
+from uniview.warehouse.duckdb_folds import MOVED, PLANNED
+
+#: `UNIVIEW_CONSOLIDATE_KILL_AT=<point>` makes the process SIGKILL itself there (the tests' kill -9).
+KILL_VARIABLE = "UNIVIEW_CONSOLIDATE_KILL_AT"
+KILL_POINTS = ("after-record", "after-join", "after-move", "after-leave")
+
+
+@dataclass(frozen=True)
+class ConsolidationRequest:
+    dataset: str
+    tables: tuple[str, ...] | None
+    idle_for: timedelta
+    max_versions: int
+    apply: bool = False
+    drop_folded: bool = False
+    retention: timedelta = timedelta(days=7)
+    options: GeneratorOptions = GeneratorOptions()
+    target_dataset: str | None = None
+
+    def refresh_request(self, family: str) -> RefreshRequest:
+        """The refresh of `family`'s views that consolidation runs, with the same options as `uniview refresh`."""
+        return RefreshRequest(dataset=self.dataset, tables=(family,), target_dataset=self.target_dataset,
+                              options=self.options)
+
+
+@dataclass
+class FamilyConsolidation:
+    """What consolidation planned or did for one family."""
+
+    family: str
+    versions_before: int
+    plan: FoldPlan | None = None
+    resumed: bool = False
+    rows: int = 0
+    bytes: int | None = None  # None where the warehouse does not say
+    moved_rows: int = 0
+    dropped: list[str] = field(default_factory=list)
+    applied: bool = False
+    error: UniviewError | None = None
+
+
+def _reach(point: str) -> None:
+    if os.environ.get(KILL_VARIABLE) == point:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def folding_for(warehouse: Warehouse):
+    """The warehouse's consolidation I/O; ConfigError where consolidation is not available."""
+    from uniview.warehouse.duckdb import DuckDBWarehouse
+
+    if isinstance(warehouse, DuckDBWarehouse):
+        from uniview.warehouse.duckdb_consolidation import DuckDBFolding
+
+        return DuckDBFolding(warehouse)
+    raise ConfigError(f"uniview consolidate runs on DuckDB warehouses only for now, not {warehouse.url} "
+                      "(docs/consolidation.md, Warehouses)")
+
+
+def consolidate(warehouse: Warehouse, request: ConsolidationRequest) -> list[FamilyConsolidation]:
+    """Plan, and with `request.apply` carry out, the consolidation of each requested family."""
+    folding = folding_for(warehouse)
+    families = discover_families(warehouse.read_columns(request.dataset, request.tables), request.tables)
+    missing = [table for table in request.tables or () if table not in families]
+    if missing:
+        raise NotFoundError(f"no version tables for {', '.join(map(repr, missing))} in dataset {request.dataset!r}")
+    last_written = folding.last_written(request.dataset)
+    results = []
+    for family, versions in families.items():
+        result = FamilyConsolidation(family, len(versions))
+        try:
+            _consolidate_family(warehouse, folding, request, versions, last_written, result)
+        except UniviewError as error:
+            result.error = error
+        results.append(result)
+    return results
+
+
+def _consolidate_family(warehouse, folding, request: ConsolidationRequest, versions: list[TableVersion],
+                        last_written: dict, result: FamilyConsolidation) -> None:
+    family = versions[0].family
+    records = folding.folds(request.dataset, family)
+    pending = [r for r in records if r.state == PLANNED]
+    if pending:
+        result.plan, result.resumed = _resumed_plan(request, versions, pending), True
+    else:
+        chosen = choose_versions(versions, last_written, datetime.now(timezone.utc), request.idle_for,
+                                 request.max_versions)
+        if chosen:
+            target = next_consolidated_table(family, versions, [r.consolidated_table for r in records])
+            result.plan = fold_plan(request.dataset, versions, chosen, target, request.options.policy)
+    if result.plan is not None:
+        sizes = folding.sizes(request.dataset, [v.table_name for v in result.plan.versions])
+        result.rows = sum(rows for rows, _ in sizes.values())
+        byte_counts = [size for _, size in sizes.values()]
+        result.bytes = None if None in byte_counts else sum(byte_counts)
+    if not request.apply:
+        return
+    if result.plan is not None:
+        _carry_out(warehouse, folding, request, result)
+    if request.drop_folded:
+        result.dropped = _drop_expired(folding, request, family)
+
+
+def _carry_out(warehouse, folding, request: ConsolidationRequest, result: FamilyConsolidation) -> None:
+    plan = result.plan
+    if not result.resumed:
+        folding.record(plan, {v.table_name: version_table_name(plan.family, successor_version(v.version))
+                              for v in plan.versions})
+        _reach("after-record")
+    _refresh(warehouse, request.refresh_request(plan.family), over_limits_ok=True)
+    _reach("after-join")
+    for batch in plan.batches():
+        result.moved_rows += folding.move(plan, batch, request.options)
+        _reach("after-move")
+    _refresh(warehouse, request.refresh_request(plan.family), over_limits_ok=False)
+    result.applied = True
+    _reach("after-leave")
+
+
+def _refresh(warehouse: Warehouse, request: RefreshRequest, over_limits_ok: bool) -> None:
+    """Refresh one family and release the warehouse.  Joining the consolidated table to the view of a
+    family over BigQuery's limits cannot succeed and need not: that family has no complete view."""
+    try:
+        for outcome in refresh(warehouse, request):
+            if outcome.failed and not (over_limits_ok and isinstance(outcome.error, LimitError)):
+                raise outcome.error
+    finally:
+        warehouse.close()
+
+
+def _resumed_plan(request: ConsolidationRequest, versions: list[TableVersion], pending) -> FoldPlan:
+    """The plan an interrupted run recorded: its consolidated table (columns as created) and the
+    versions still `planned`."""
+    target = pending[0].consolidated_table
+    by_name = {v.table_name: v for v in versions}
+    if target not in by_name:
+        raise NotFoundError(f"the registry names consolidated table {request.dataset}.{target}, which is missing")
+    columns = tuple(UnifiedColumn(c.name, c.type, (c.type,)) for c in by_name[target].columns if c.name != SOURCE_TABLE)
+    chosen = tuple(by_name[r.version_table] for r in pending if r.version_table in by_name)
+    return FoldPlan(request.dataset, versions[0].family, target, chosen, columns, len(versions) - len(chosen))
+
+
+def _drop_expired(folding, request: ConsolidationRequest, family: str) -> list[str]:
+    cutoff = datetime.now(timezone.utc) - request.retention
+    expired = [r for r in folding.folds(request.dataset, family) if r.state == MOVED and r.recorded_at <= cutoff]
+    return folding.drop_folded(request.dataset, expired) if expired else []
+
+
+__all__ = ["ConsolidationRequest", "FamilyConsolidation", "consolidate"]

@@ -1,0 +1,97 @@
+"""Consolidation's statements on a DuckDB warehouse: the registry, the consolidated table, the moves.
+
+Each method is one transaction and releases the file afterwards, so that a sink writing the same
+file takes its turn between the steps (DuckDB lets one process write a file at a time).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Sequence
+
+from uniview.consolidation_plan import FoldPlan, move_select
+from uniview.plan import GeneratorOptions
+from uniview.schema import TableVersion
+from uniview.warehouse.duckdb import DuckDBWarehouse, column_types
+from uniview.warehouse.duckdb_connection import qualified
+from uniview.warehouse.duckdb_folds import (DROPPED, MOVED, FoldRecord, last_written, mark, read_folds,
+                                            record_planned)
+from uniview.warehouse.duckdb_sql import to_duckdb
+from uniview.warehouse.duckdb_types import duckdb_type
+
+
+class DuckDBFolding:
+    """The I/O of `uniview consolidate` on one DuckDB file."""
+
+    def __init__(self, warehouse: DuckDBWarehouse) -> None:
+        self.warehouse = warehouse
+
+    def folds(self, dataset: str, family: str | None = None) -> list[FoldRecord]:
+        try:
+            with self.warehouse.transaction() as connection:
+                return read_folds(connection, dataset, family)
+        finally:
+            self.warehouse.close()
+
+    def last_written(self, dataset: str) -> dict[str, datetime]:
+        try:
+            with self.warehouse.transaction() as connection:
+                return last_written(connection, dataset)
+        finally:
+            self.warehouse.close()
+
+    def sizes(self, dataset: str, tables: Sequence[str]) -> dict[str, tuple[int, int | None]]:
+        """{table: (rows, bytes)}; DuckDB keeps no per-table byte count, so bytes are None."""
+        try:
+            with self.warehouse.transaction() as connection:
+                return {table: (connection.execute(f"SELECT count(*) FROM {qualified(dataset, table)}").fetchone()[0],
+                                None) for table in tables}
+        finally:
+            self.warehouse.close()
+
+    def record(self, plan: FoldPlan, successors: dict[str, str]) -> None:
+        """Create the consolidated table (empty) and a `planned` registry row per version, in one transaction."""
+        definitions = ", ".join(f"{qualified(name)} {duckdb_type(bq_type)}" for name, bq_type in plan.table_definition)
+        try:
+            with self.warehouse.transaction() as connection:
+                connection.execute(f"CREATE TABLE IF NOT EXISTS {qualified(plan.dataset, plan.consolidated_table)} "
+                                   f"({definitions})")
+                record_planned(connection, plan.dataset, plan.family, plan.consolidated_table, successors)
+        finally:
+            self.warehouse.close()
+
+    def move(self, plan: FoldPlan, batch: Sequence[TableVersion], options: GeneratorOptions) -> int:
+        """In one transaction, for each version: copy its rows into the consolidated table, delete them,
+        mark it `moved`.  The number of rows moved."""
+        moved = 0
+        target = qualified(plan.dataset, plan.consolidated_table)
+        try:
+            with self.warehouse.transaction() as connection:
+                types = column_types(connection)
+                for version in batch:
+                    select = to_duckdb(move_select(plan, version, options), types)
+                    source = qualified(plan.dataset, version.table_name)
+                    rows = connection.execute(f"INSERT INTO {target} {select}").fetchone()[0]
+                    deleted = connection.execute(f"DELETE FROM {source}").fetchone()[0]
+                    if deleted != rows:
+                        raise AssertionError(f"{source}: {rows} rows copied but {deleted} deleted")
+                    mark(connection, plan.dataset, version.table_name, MOVED, rows)
+                    moved += rows
+        finally:
+            self.warehouse.close()
+        return moved
+
+    def drop_folded(self, dataset: str, records: Sequence[FoldRecord]) -> list[str]:
+        """Drop each `moved` table of `records` that is still empty, marking it `dropped`."""
+        dropped = []
+        try:
+            with self.warehouse.transaction() as connection:
+                for record in records:
+                    table = qualified(dataset, record.version_table)
+                    if connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0:
+                        connection.execute(f"DROP TABLE {table}")
+                        mark(connection, dataset, record.version_table, DROPPED)
+                        dropped.append(record.version_table)
+        finally:
+            self.warehouse.close()
+        return dropped

@@ -1,0 +1,101 @@
+"""The consolidation registry and its statements in a DuckDB file (docs/consolidation.md).
+
+`main._uniview_folds` holds one row per folded version.  The warehouse's discovery leaves out
+versions that are `moved` or `dropped`; the sink lands a retired version's rows under its
+successor.  Every function takes an open connection; the caller owns transactions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterable
+
+import duckdb
+
+from uniview.warehouse.duckdb_connection import qualified, string_literal
+
+FOLDS_TABLE = "_uniview_folds"
+#: The sink's batch ledger (uniview.sink.landing.LEDGER_TABLE), read for each table's last write.
+BATCH_LEDGER = "_uniview_batches"
+PLANNED, MOVED, DROPPED = "planned", "moved", "dropped"
+RETIRED_STATES = (MOVED, DROPPED)
+
+_FOLDS_DDL = """CREATE TABLE IF NOT EXISTS {table} (
+  dataset VARCHAR, family VARCHAR, version_table VARCHAR, consolidated_table VARCHAR, successor_table VARCHAR,
+  state VARCHAR, rows_moved BIGINT, recorded_at TIMESTAMP WITH TIME ZONE, PRIMARY KEY (dataset, version_table))"""
+
+
+@dataclass(frozen=True)
+class FoldRecord:
+    dataset: str
+    family: str
+    version_table: str
+    consolidated_table: str
+    successor_table: str
+    state: str
+    rows_moved: int | None
+    recorded_at: datetime
+
+
+def _table(connection: duckdb.DuckDBPyConnection, name: str) -> str:
+    return qualified(connection.execute("SELECT current_database()").fetchone()[0], "main", name)
+
+
+def _exists(connection: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return connection.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                              "AND schema_name = 'main' AND table_name = ?", [name]).fetchone()[0] > 0
+
+
+def ensure_registry(connection: duckdb.DuckDBPyConnection) -> None:
+    connection.execute(_FOLDS_DDL.format(table=_table(connection, FOLDS_TABLE)))
+
+
+def read_folds(connection: duckdb.DuckDBPyConnection, dataset: str, family: str | None = None) -> list[FoldRecord]:
+    """The registry rows of `dataset` (of `family` only, when given)."""
+    if not _exists(connection, FOLDS_TABLE):
+        return []
+    rows = connection.execute(
+        f"SELECT dataset, family, version_table, consolidated_table, successor_table, state, rows_moved, recorded_at "
+        f"FROM {_table(connection, FOLDS_TABLE)} WHERE dataset = ? AND (? IS NULL OR family = ?) "
+        "ORDER BY recorded_at, version_table", [dataset, family, family]).fetchall()
+    return [FoldRecord(*row) for row in rows]
+
+
+def retired_tables(connection: duckdb.DuckDBPyConnection, datasets: Iterable[str]) -> dict[tuple[str, str], str]:
+    """{(dataset, retired version table): its successor table} for `datasets`."""
+    wanted = sorted(set(datasets))
+    if not wanted or not _exists(connection, FOLDS_TABLE):
+        return {}
+    rows = connection.execute(
+        f"SELECT dataset, version_table, successor_table FROM {_table(connection, FOLDS_TABLE)} "
+        f"WHERE dataset IN (SELECT unnest(?)) AND state IN ({', '.join(map(string_literal, RETIRED_STATES))})",
+        [wanted]).fetchall()
+    return {(dataset, table): successor for dataset, table, successor in rows}
+
+
+def last_written(connection: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, datetime]:
+    """{version table: when the sink's ledger last wrote to it} for tables of `dataset`."""
+    if not _exists(connection, BATCH_LEDGER):
+        return {}
+    rows = connection.execute(
+        f"SELECT key, max(landed_at) FROM (SELECT unnest(json_keys(counts, '$.written')) AS key, landed_at "
+        f"FROM {_table(connection, BATCH_LEDGER)}) WHERE starts_with(key, ?) GROUP BY key", [dataset + "."]).fetchall()
+    return {key[len(dataset) + 1:]: landed for key, landed in rows}
+
+
+def record_planned(connection: duckdb.DuckDBPyConnection, dataset: str, family: str, consolidated_table: str,
+                   successors: dict[str, str]) -> None:
+    """A `planned` row per version table to fold (`successors`: version table -> successor table)."""
+    ensure_registry(connection)
+    now = datetime.now(timezone.utc)
+    connection.executemany(
+        f"INSERT INTO {_table(connection, FOLDS_TABLE)} VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
+        [[dataset, family, table, consolidated_table, successor, PLANNED, now] for table, successor in successors.items()])
+
+
+def mark(connection: duckdb.DuckDBPyConnection, dataset: str, version_table: str, state: str,
+         rows_moved: int | None = None) -> None:
+    connection.execute(f"UPDATE {_table(connection, FOLDS_TABLE)} SET state = ?, rows_moved = coalesce(?, rows_moved), "
+                       "recorded_at = ? WHERE dataset = ? AND version_table = ?",
+                       [state, rows_moved, datetime.now(timezone.utc), dataset, version_table])
