@@ -43,6 +43,10 @@ class ConsolidationRequest:
     options: GeneratorOptions = GeneratorOptions()
     target_dataset: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.max_versions < 2:
+            raise ConfigError(f"--max-versions must be at least 2, not {self.max_versions}")
+
     def refresh_request(self, family: str) -> RefreshRequest:
         """The refresh of `family`'s views that consolidation runs, with the same options as `uniview refresh`."""
         return RefreshRequest(dataset=self.dataset, tables=(family,), target_dataset=self.target_dataset,
