@@ -115,6 +115,7 @@ def _consolidate_family(warehouse, folding, request: ConsolidationRequest, versi
     else:
         chosen = choose_versions(versions, last_written, datetime.now(timezone.utc), request.idle_for,
                                  request.max_versions)
+        chosen = _with_refolds(versions, chosen, {r.version_table for r in records if r.state == MOVED})
         if chosen:
             target = next_consolidated_table(family, versions, [r.consolidated_table for r in records])
             result.plan = fold_plan(request.dataset, versions, chosen, target, request.options.policy)
@@ -129,6 +130,13 @@ def _consolidate_family(warehouse, folding, request: ConsolidationRequest, versi
         _carry_out(warehouse, folding, request, result)
     if request.drop_folded:
         result.dropped = _drop_expired(folding, request, family)
+
+
+def _with_refolds(versions: list[TableVersion], chosen: list[TableVersion], folded: set[str]) -> list[TableVersion]:
+    """`chosen` and every folded version that discovery still lists because it holds rows again
+    (written by something other than uniview's sink), in the family's order."""
+    names = {v.table_name for v in chosen} | folded
+    return [v for v in versions if v.table_name in names]
 
 
 def _carry_out(warehouse, folding, request: ConsolidationRequest, result: FamilyConsolidation) -> None:

@@ -29,7 +29,7 @@ from uniview.schema import ColumnRecord, split_version_table
 from uniview.types import BQType, parse_type
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
 from uniview.warehouse.duckdb_connection import open_connection, quote_identifier
-from uniview.warehouse.duckdb_folds import retired_tables
+from uniview.warehouse.duckdb_folds import empty_retired_tables
 from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quote_string, to_duckdb
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
 from uniview.warehouse.url import duckdb_url
@@ -107,8 +107,8 @@ class DuckDBWarehouse(Warehouse):
         if schema is None:
             raise NotFoundError(f"dataset {dataset!r} not found in {self.url}")
         order = _guarded(self.url, lambda: record_created_tables(connection, schema))
-        for dataset_table in _guarded(self.url, lambda: retired_tables(connection, [schema])):
-            order.pop(dataset_table[1], None)  # folded into a consolidated table: empty, never written again
+        for table in _guarded(self.url, lambda: empty_retired_tables(connection, schema)):
+            order.pop(table, None)  # folded into a consolidated table and empty: no row to show
         wanted = set(families) if families is not None else None
         self._check_required(schema, order, wanted, required_tables)
         rows = _guarded(self.url, lambda: connection.execute(_COLUMNS_SQL, [schema]).fetchall())

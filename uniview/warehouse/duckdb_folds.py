@@ -74,6 +74,22 @@ def retired_tables(connection: duckdb.DuckDBPyConnection, datasets: Iterable[str
     return {(dataset, table): successor for dataset, table, successor in rows}
 
 
+def empty_retired_tables(connection: duckdb.DuckDBPyConnection, dataset: str) -> set[str]:
+    """The retired version tables of `dataset` that hold no row: the ones discovery leaves out.  A
+    retired table that holds rows again (written by something other than uniview's sink) stays in
+    the view until consolidation folds it again."""
+    retired = sorted(table for (_, table) in retired_tables(connection, [dataset]))
+    if not retired:
+        return set()
+    present = {row[0] for row in connection.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?",
+        [dataset]).fetchall()}
+    counts = " UNION ALL ".join(f"SELECT {string_literal(table)}, count(*) FROM {qualified(dataset, table)}"
+                                for table in retired if table in present)
+    return {table for table in retired if table not in present} | (
+        {table for table, rows in connection.execute(counts).fetchall() if rows == 0} if counts else set())
+
+
 def last_written(connection: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, datetime]:
     """{version table: when the sink's ledger last wrote to it} for tables of `dataset`."""
     if not _exists(connection, BATCH_LEDGER):
@@ -89,8 +105,8 @@ def record_planned(connection: duckdb.DuckDBPyConnection, dataset: str, family: 
     """A `planned` row per version table to fold (`successors`: version table -> successor table)."""
     ensure_registry(connection)
     now = datetime.now(timezone.utc)
-    connection.executemany(
-        f"INSERT INTO {_table(connection, FOLDS_TABLE)} VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
+    connection.executemany(  # a folded table that held rows again is planned again
+        f"INSERT OR REPLACE INTO {_table(connection, FOLDS_TABLE)} VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
         [[dataset, family, table, consolidated_table, successor, PLANNED, now] for table, successor in successors.items()])
 
 
