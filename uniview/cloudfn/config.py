@@ -9,6 +9,10 @@ UNIVIEW_SOURCE_COLUMN               add a column naming each row's version table
 UNIVIEW_CURRENT                     "true": also keep <table>_current; default false
 UNIVIEW_MAX_EVENT_AGE_SECONDS       drop events older than this; default 86400
 
+Local (DuckDB) warehouses only, until consolidation runs on BigQuery (docs/consolidation.md):
+UNIVIEW_CONSOLIDATE_IDLE_FOR        consolidate on dataset-wide (scheduled) events: versions idle this long
+UNIVIEW_CONSOLIDATE_MAX_VERSIONS    fold until a family keeps at most this many tables; default 500
+
 An empty variable counts as unset.  Every problem is reported at once in one ConfigError.
 """
 
@@ -18,6 +22,7 @@ import os
 import re
 import threading
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Mapping
 
 from uniview.errors import ConfigError, UniviewError
@@ -33,6 +38,8 @@ ENV_VARS: tuple[str, ...] = (
     "UNIVIEW_CURRENT",
     "UNIVIEW_MAX_EVENT_AGE_SECONDS",
 )
+#: Settings of local (DuckDB) warehouses only: not deployed by Terraform until BigQuery supports them.
+LOCAL_ENV_VARS: tuple[str, ...] = ("UNIVIEW_CONSOLIDATE_IDLE_FOR", "UNIVIEW_CONSOLIDATE_MAX_VERSIONS")
 DEFAULT_TARGET_DATASET = "{dataset}_unified"
 DEFAULT_MAX_EVENT_AGE_SECONDS = 86_400
 _PLACEHOLDER = "{dataset}"
@@ -46,6 +53,9 @@ class FunctionConfig:
     target_dataset_template: str
     options: Any
     max_event_age_seconds: int
+    #: Scheduled consolidation (UNIVIEW_CONSOLIDATE_*): None when it is off.
+    consolidate_idle_for: timedelta | None = None
+    consolidate_max_versions: int = 500
 
     def target_dataset(self, dataset: str) -> str:
         """The views' dataset for source `dataset`; IdentifierError if the result is not a dataset name."""
@@ -54,7 +64,7 @@ class FunctionConfig:
 
 def load_config(environ: Mapping[str, str]) -> FunctionConfig:
     """Read and validate the UNIVIEW_* variables of `environ`; ConfigError listing every problem."""
-    values = {name: (environ.get(name) or "").strip() for name in ENV_VARS}
+    values = {name: (environ.get(name) or "").strip() for name in ENV_VARS + LOCAL_ENV_VARS}
     problems: list[str] = []
     warehouse = _checked(problems, _warehouse_url, values["UNIVIEW_WAREHOUSE"])
     template = _checked(problems, _target_template, values["UNIVIEW_TARGET_DATASET"] or DEFAULT_TARGET_DATASET)
@@ -63,9 +73,10 @@ def load_config(environ: Mapping[str, str]) -> FunctionConfig:
         values["UNIVIEW_MAX_EVENT_AGE_SECONDS"] or str(DEFAULT_MAX_EVENT_AGE_SECONDS),
     )
     options = _checked(problems, _generator_options, values)
+    consolidation = _checked(problems, _consolidation, values, warehouse)
     if problems:
         raise ConfigError("invalid Cloud Function configuration: " + "; ".join(problems))
-    return FunctionConfig(warehouse, template, options, max_age)
+    return FunctionConfig(warehouse, template, options, max_age, *consolidation)
 
 
 _cached: FunctionConfig | None = None
@@ -116,6 +127,26 @@ def _positive_int(name: str, text: str) -> int:
     if not re.fullmatch(r"[0-9]{1,12}", text) or int(text) <= 0:
         raise ConfigError(f"{name} must be a positive whole number, not {text!r}")
     return int(text)
+
+
+def _consolidation(values: Mapping[str, str], warehouse: str | None) -> tuple[timedelta | None, int]:
+    """(idle time, max versions) of scheduled consolidation; (None, default) when it is off."""
+    from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS, parse_duration
+
+    idle_text, max_text = values["UNIVIEW_CONSOLIDATE_IDLE_FOR"], values["UNIVIEW_CONSOLIDATE_MAX_VERSIONS"]
+    max_versions = _positive_int("UNIVIEW_CONSOLIDATE_MAX_VERSIONS", max_text) if max_text else DEFAULT_MAX_VERSIONS
+    if not idle_text:
+        return None, max_versions
+    try:
+        idle_for = parse_duration(idle_text)
+    except ConfigError as error:
+        raise ConfigError(f"UNIVIEW_CONSOLIDATE_IDLE_FOR: {error}") from None
+    if warehouse is not None and not warehouse.startswith("duckdb:"):
+        raise ConfigError("UNIVIEW_CONSOLIDATE_IDLE_FOR: consolidation runs on DuckDB warehouses only for now "
+                          "(docs/consolidation.md, Warehouses)")
+    if max_versions < 2:
+        raise ConfigError(f"UNIVIEW_CONSOLIDATE_MAX_VERSIONS must be at least 2, not {max_versions}")
+    return idle_for, max_versions
 
 
 def _flag(text: str | None) -> Any:

@@ -135,12 +135,17 @@ def _refresh(
 
     scope = {"dataset": notification.dataset, "family": notification.table, "announced_version": notification.version,
              "ignored_fields": list(notification.ignored_fields) or None, **ids}
+    def consolidate_then_refresh(opened: Any) -> list:
+        if config.consolidate_idle_for is not None and notification.table is None:
+            _consolidate(opened, config, request, scope)
+        return refresh(opened, request)
+
     try:
         if warehouse is not None:
-            outcomes = refresh(warehouse, request)
+            outcomes = consolidate_then_refresh(warehouse)
         else:
             with warehouse_for(config.warehouse_url) as opened:
-                outcomes = refresh(opened, request)
+                outcomes = consolidate_then_refresh(opened)
     except Exception as error:
         decided = verdict(error)
         if decided.ack:
@@ -166,6 +171,25 @@ def _refresh(
         return EventResult(verdict(acknowledged).status, ids["message_id"], reason_of(acknowledged), outcomes)
     status = "refreshed" if any(outcome.changed for outcome in outcomes) else "unchanged"
     return EventResult(status, ids["message_id"], None, outcomes)
+
+
+def _consolidate(warehouse: Any, config: FunctionConfig, request: Any, scope: dict) -> None:
+    """Scheduled consolidation (UNIVIEW_CONSOLIDATE_IDLE_FOR) of every family of the event's dataset,
+    before its refresh; a family that cannot be consolidated is logged and still refreshed."""
+    from uniview.consolidate import ConsolidationRequest, consolidate
+
+    results = consolidate(warehouse, ConsolidationRequest(
+        request.dataset, None, config.consolidate_idle_for, config.consolidate_max_versions, apply=True,
+        options=config.options, target_dataset=request.target_dataset))
+    for result in results:
+        family_scope = {**scope, "family": result.family}
+        if result.error is not None:
+            log_event(logger, logging.ERROR, f"cannot consolidate {request.dataset}.{result.family}: {result.error}",
+                      outcome="consolidation_failed", reason=reason_of(result.error), **family_scope)
+        elif result.applied:
+            log_event(logger, logging.INFO, f"consolidated {len(result.plan.versions)} versions of "
+                      f"{request.dataset}.{result.family} ({result.moved_rows} rows) into "
+                      f"{result.plan.consolidated_table}", outcome="consolidated", **family_scope)
 
 
 def _log_outcome(outcome: Any, scope: dict, duration_ms: int) -> None:
