@@ -25,8 +25,12 @@ CONSOLIDATED_VERSION = re.compile(r"consolidated(?P<number>\d{1,4})")
 #: After a fold the family keeps at most this many version tables by default: half of what one
 #: query may reference, so the family can grow for a long time before the next fold.
 DEFAULT_MAX_VERSIONS = 500
-#: BigQuery mutates at most 100 tables per transaction: 99 sources and the consolidated table.
-MAX_SOURCES_PER_MOVE = 99
+#: BigQuery mutates at most 100 tables per transaction: 98 sources, the consolidated table and the registry.
+MAX_SOURCES_PER_MOVE = 98
+#: A folded version's states in the registry (docs/consolidation.md, The protocol).
+PLANNED, MOVED, RETIRED, DROPPED = "planned", "moved", "retired", "dropped"
+#: From `moved` on, a sink lands the version's rows under its successor.
+REDIRECTED_STATES = (MOVED, RETIRED, DROPPED)
 _DURATION = re.compile(r"(?P<amount>\d+)(?P<unit>[smhdw])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
@@ -57,6 +61,20 @@ def next_consolidated_table(family: str, versions: Sequence[TableVersion], regis
 def successor_version(version: str) -> str:
     """The version a sink lands a retired version's rows under: 9 hex digits derived from it."""
     return hashlib.sha256(f"{version}/successor".encode()).hexdigest()[:9]
+
+
+@dataclass(frozen=True)
+class FoldRecord:
+    """One row of the registry: a version folded (or to be folded) into a consolidated table."""
+
+    dataset: str
+    family: str
+    version_table: str
+    consolidated_table: str
+    successor_table: str
+    state: str
+    rows_moved: int | None
+    recorded_at: datetime
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ import shutil
 import tempfile
 import uuid
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Collection, Iterable, Iterator, Mapping
@@ -29,8 +28,7 @@ from uniview.sink.landing import (
 from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
-from uniview.sink.routing import KnownVersion, VersionRoute
-from uniview.schema import split_version_table
+from uniview.sink.routing import KnownVersion, VersionRoute, redirected
 from uniview.types import parse_type
 from uniview.warehouse.duckdb import record_created_tables_of
 from uniview.warehouse.duckdb_connection import open_connection, qualified
@@ -191,7 +189,7 @@ def _load_routes(connection, catalog: str, batch: StagedBatch, counts: BatchCoun
                                       "WHERE database_name = current_database()").fetchall())
     retired = retired_tables(connection, {route.dataset for route in batch.routes})
     for index, rows in sorted(good.items()):
-        route = live_route(batch.routes[index], retired)
+        route = redirected(batch.routes[index], retired)
         if (route.dataset, route.table_name) not in existing:
             _create_version_table(connection, catalog, route)
             counts.created.append(Notification(route.dataset, route.table, route.version))
@@ -200,15 +198,6 @@ def _load_routes(connection, catalog: str, batch: StagedBatch, counts: BatchCoun
         connection.execute(f"INSERT INTO {path(catalog, route.dataset, route.table_name)} "
                            f"SELECT {columns} FROM {STAGED} WHERE _route = {index} AND _reason IS NULL")
         counts.written[f"{route.dataset}.{route.table_name}"] += rows
-
-
-def live_route(route: VersionRoute, retired: dict[tuple[str, str], str]) -> VersionRoute:
-    """The route itself, or, when its version was folded into a consolidated table (retired), the
-    route to its successor version: a retired table is never written again (docs/consolidation.md)."""
-    while (route.dataset, route.table_name) in retired:
-        _, version = split_version_table(retired[(route.dataset, route.table_name)])
-        route = replace(route, version=version, exists=False)
-    return route
 
 
 def _load_quarantine(connection, catalog: str, counts: BatchCounts) -> None:

@@ -80,6 +80,20 @@ class VersionRoute:
         return tuple(SourceColumn(c.name, c.declared_type or "") for c in self.columns)
 
 
+def redirected(route: VersionRoute, folded: Mapping[tuple[str, str], str]) -> VersionRoute:
+    """The route itself, or, when its version was folded into a consolidated table, the route to its
+    successor version (`folded`: (dataset, version table) -> successor table): a folded table is never
+    written again (docs/consolidation.md)."""
+    from dataclasses import replace
+
+    from uniview.schema import split_version_table
+
+    while (route.dataset, route.table_name) in folded:
+        _, version = split_version_table(folded[(route.dataset, route.table_name)])
+        route = replace(route, version=version, exists=False)
+    return route
+
+
 @dataclass(frozen=True)
 class Decision:
     """Where the records of one key go: `route` (an index into RoutingPlan.routes) or a rejection."""

@@ -9,13 +9,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Sequence
 
-from uniview.consolidation_plan import FoldPlan, move_select
+from uniview.consolidation_plan import DROPPED, MOVED, FoldPlan, FoldRecord, move_select
 from uniview.plan import GeneratorOptions
 from uniview.schema import TableVersion
 from uniview.warehouse.duckdb import DuckDBWarehouse, column_types
 from uniview.warehouse.duckdb_connection import qualified
-from uniview.warehouse.duckdb_folds import (DROPPED, MOVED, FoldRecord, last_written, mark, read_folds,
-                                            record_planned)
+from uniview.warehouse.duckdb_folds import last_written, mark, read_folds, record_planned
 from uniview.warehouse.duckdb_sql import to_duckdb
 from uniview.warehouse.duckdb_types import duckdb_type
 
@@ -81,12 +80,23 @@ class DuckDBFolding:
             self.warehouse.close()
         return moved
 
+    def holding_rows(self, dataset: str, tables: Sequence[str]) -> set[str]:
+        """The `tables` that hold rows."""
+        if not tables:
+            return set()
+        return {table for table, (rows, _) in self.sizes(dataset, tables).items() if rows}
+
+    def settle(self, dataset: str, records: Sequence[FoldRecord], settle: object) -> list[str]:
+        """Nothing to settle: one process writes the file at a time, so no sink batch can overlap a
+        move, and an empty `moved` table leaves discovery at once."""
+        return []
+
     def drop_folded(self, dataset: str, records: Sequence[FoldRecord]) -> list[str]:
         """Drop each `moved` table of `records` that is still empty, marking it `dropped`."""
         dropped = []
         try:
             with self.warehouse.transaction() as connection:
-                for record in records:
+                for record in [r for r in records if r.state == MOVED]:
                     table = qualified(dataset, record.version_table)
                     if connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0:
                         connection.execute(f"DROP TABLE {table}")

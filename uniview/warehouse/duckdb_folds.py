@@ -7,35 +7,21 @@ successor.  Every function takes an open connection; the caller owns transaction
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterable
 
 import duckdb
 
+from uniview.consolidation_plan import PLANNED, REDIRECTED_STATES, FoldRecord
 from uniview.warehouse.duckdb_connection import qualified, string_literal
 
 FOLDS_TABLE = "_uniview_folds"
 #: The sink's batch ledger (uniview.sink.landing.LEDGER_TABLE), read for each table's last write.
 BATCH_LEDGER = "_uniview_batches"
-PLANNED, MOVED, DROPPED = "planned", "moved", "dropped"
-RETIRED_STATES = (MOVED, DROPPED)
 
 _FOLDS_DDL = """CREATE TABLE IF NOT EXISTS {table} (
   dataset VARCHAR, family VARCHAR, version_table VARCHAR, consolidated_table VARCHAR, successor_table VARCHAR,
   state VARCHAR, rows_moved BIGINT, recorded_at TIMESTAMP WITH TIME ZONE, PRIMARY KEY (dataset, version_table))"""
-
-
-@dataclass(frozen=True)
-class FoldRecord:
-    dataset: str
-    family: str
-    version_table: str
-    consolidated_table: str
-    successor_table: str
-    state: str
-    rows_moved: int | None
-    recorded_at: datetime
 
 
 def _table(connection: duckdb.DuckDBPyConnection, name: str) -> str:
@@ -69,7 +55,7 @@ def retired_tables(connection: duckdb.DuckDBPyConnection, datasets: Iterable[str
         return {}
     rows = connection.execute(
         f"SELECT dataset, version_table, successor_table FROM {_table(connection, FOLDS_TABLE)} "
-        f"WHERE dataset IN (SELECT unnest(?)) AND state IN ({', '.join(map(string_literal, RETIRED_STATES))})",
+        f"WHERE dataset IN (SELECT unnest(?)) AND state IN ({', '.join(map(string_literal, REDIRECTED_STATES))})",
         [wanted]).fetchall()
     return {(dataset, table): successor for dataset, table, successor in rows}
 
