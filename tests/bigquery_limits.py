@@ -3,7 +3,8 @@ and DuckDB enforce none of them), so a test fails where BigQuery would, with Big
 
 `LimitEnforcer` sees every job's SQL text: it refuses a job over 1,024K characters, a view body over
 256K, and, for a query, a resolved length over 12 MB (the query plus every view it reaches, expanded),
-more than 1,000 unique tables and views, or views nested more than 15 deep.  It learns view bodies
+more than 1,000 unique tables and views, or views nested more than 15 deep; and a transaction that
+mutates more than 100 tables.  It learns view bodies
 from the CREATE VIEW statements it sees.  The messages follow BigQuery's ("The query is too large...").
 """
 
@@ -19,6 +20,10 @@ _CREATE_VIEW = re.compile(r"CREATE (?:OR REPLACE )?VIEW (?:IF NOT EXISTS )?(\S+)
 _DROP_VIEW = re.compile(r"DROP VIEW (?:IF EXISTS )?(\S+)")
 _NAME = r"(?:`(?:[^`\\]|\\.)+`|[A-Za-z_][\w-]*)"
 _REFERENCE = re.compile(rf"\b(?:FROM|JOIN)\s+({_NAME}(?:\.{_NAME}){{1,2}})", re.I)
+_MUTATED = re.compile(rf"^\s*(?:INSERT\s+INTO|DELETE\s+FROM|UPDATE|MERGE(?:\s+INTO)?)\s+({_NAME}(?:\.{_NAME}){{1,2}})",
+                      re.I | re.M)
+#: BigQuery: a multi-statement transaction mutates at most 100 tables.
+MAX_TABLES_PER_TRANSACTION = 100
 
 
 def normalized(path: str) -> str:
@@ -44,6 +49,11 @@ class LimitEnforcer:
                              f"including comments and white space characters. ({len(sql):,} characters)")
         for statement in statements_of(sql):
             self.check_statement(statement)
+        for transaction in re.findall(r"BEGIN TRANSACTION;(.*?)COMMIT TRANSACTION;", sql, re.S):
+            mutated = {normalized(name) for name in _MUTATED.findall(transaction)}
+            if len(mutated) > MAX_TABLES_PER_TRANSACTION:
+                raise BadRequest(f"Transaction is mutating too many tables: {len(mutated)} (at most "
+                                 f"{MAX_TABLES_PER_TRANSACTION})")
 
     def check_statement(self, statement: str) -> None:
         created = _CREATE_VIEW.search(statement)

@@ -167,7 +167,7 @@ def migrate_landing(warehouse: str, dataset: str, apply_changes: bool) -> None:
 
 
 @main.command()
-@click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE", help="duckdb:///file.duckdb.")
+@click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE", help="bigquery://PROJECT or duckdb:///file.duckdb.")
 @click.option("--dataset", required=True, help="Source dataset holding the <table>_v_<version> tables.")
 @click.option("--table", "tables", multiple=True, help="Family to consolidate (repeatable).")
 @click.option("--all", "all_families", is_flag=True, help="Every family in the dataset.")
@@ -178,11 +178,17 @@ def migrate_landing(warehouse: str, dataset: str, apply_changes: bool) -> None:
 @click.option("--drop-folded", is_flag=True, help="Also drop folded tables that are empty and past --retention.")
 @click.option("--retention", default="7d", show_default=True, help="How long a folded, empty table is kept.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON, one object per family.")
+@click.option("--control-dataset", default=None,
+              help="BigQuery: where the registry lives, the sink's control dataset (its --dataset, else its "
+                   "--fallback-dataset) [default: --dataset].")
+@click.option("--settle", default="1h", show_default=True,
+              help="BigQuery: how long a moved table stays in the view before it may leave (longer than any "
+                   "sink promotion runs).")
 @generator_options
 @fail_cleanly
 def consolidate(warehouse: str, dataset: str, tables: tuple[str, ...], all_families: bool, idle_for: str,
                 max_versions: int, apply_changes: bool, drop_folded: bool, retention: str, as_json: bool,
-                target_dataset: str | None, **generator: object) -> None:
+                control_dataset: str | None, settle: str, target_dataset: str | None, **generator: object) -> None:
     """Fold old, idle versions into one consolidated table per family (docs/consolidation.md)."""
     from uniview.cli_output import consolidation_report, print_consolidation
     from uniview.consolidate import ConsolidationRequest, consolidate as run_consolidate
@@ -193,7 +199,7 @@ def consolidate(warehouse: str, dataset: str, tables: tuple[str, ...], all_famil
         raise click.UsageError("give either --table NAME (repeatable) or --all")
     request = ConsolidationRequest(dataset, tables or None, parse_duration(idle_for), max_versions, apply_changes,
                                    drop_folded, parse_duration(retention), make_generator_options(**generator),
-                                   target_dataset)
+                                   target_dataset, control_dataset, parse_duration(settle))
     with open_warehouse(warehouse) as connection:
         results = run_consolidate(connection, request)
     if as_json:

@@ -76,7 +76,7 @@ def consolidation_report(results: list) -> list[dict]:
             "consolidated_table": plan.consolidated_table if plan else None,
             "fold": [version.table_name for version in plan.versions] if plan else [],
             "rows": result.rows, "bytes": result.bytes, "resumed": result.resumed, "applied": result.applied,
-            "moved_rows": result.moved_rows, "dropped": result.dropped,
+            "moved_rows": result.moved_rows, "retired": result.retired, "dropped": result.dropped,
             "error": str(result.error) if result.error else None,
         })
     return report

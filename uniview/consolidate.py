@@ -1,11 +1,12 @@
 """`uniview consolidate`: fold old, idle versions of a family into one consolidated table, so that the
 family's view stays within BigQuery's per-query limits.  The protocol and its guarantees are in
 docs/consolidation.md; the choice and the SQL in uniview.consolidation_plan; the statements in the
-warehouse's folding (uniview.warehouse.duckdb_consolidation).
+warehouse's folding (uniview.warehouse.duckdb_consolidation, uniview.warehouse.bigquery_consolidation).
 
-Steps per family: resume what the registry left `planned`, or choose; with `apply`, record (create
-the consolidated table, register the versions), join the view (refresh), move in batches, leave
-the view (refresh), and with `drop_folded` drop the emptied tables past their retention.
+Steps per family: resume what the registry left `planned`, or choose; with `apply`, record (register
+the versions, create the consolidated table), join the view (refresh), move in batches, settle
+(BigQuery: retire moved tables that are empty after the settle period), leave the view (refresh),
+and with `drop_folded` drop the emptied tables past their retention.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import signal
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from uniview.consolidation_plan import FoldPlan, choose_versions, fold_plan, next_consolidated_table, \
-    successor_version
+from uniview.consolidation_plan import MOVED, PLANNED, FoldPlan, choose_versions, fold_plan, \
+    next_consolidated_table, successor_version
 from uniview.errors import ConfigError, NotFoundError, UniviewError
 from uniview.limits import LimitError
 from uniview.landing_layout import SOURCE_TABLE
@@ -24,7 +25,6 @@ from uniview.plan import GeneratorOptions, UnifiedColumn
 from uniview.refresh import RefreshRequest, refresh
 from uniview.schema import TableVersion, discover_families, version_table_name
 from uniview.warehouse.base import Warehouse
-from uniview.warehouse.duckdb_folds import MOVED, PLANNED
 
 #: `UNIVIEW_CONSOLIDATE_KILL_AT=<point>` makes the process SIGKILL itself there (the tests' kill -9).
 KILL_VARIABLE = "UNIVIEW_CONSOLIDATE_KILL_AT"
@@ -42,6 +42,11 @@ class ConsolidationRequest:
     retention: timedelta = timedelta(days=7)
     options: GeneratorOptions = GeneratorOptions()
     target_dataset: str | None = None
+    #: BigQuery: the dataset of the registry, the sink's control dataset (its --dataset, else its
+    #: --fallback-dataset); default: `dataset`.
+    control_dataset: str | None = None
+    #: BigQuery: how long a moved table stays in the view before it may leave (the late-insert window).
+    settle: timedelta = timedelta(hours=1)
 
     def __post_init__(self) -> None:
         if self.max_versions < 2:
@@ -64,6 +69,7 @@ class FamilyConsolidation:
     rows: int = 0
     bytes: int | None = None  # None where the warehouse does not say
     moved_rows: int = 0
+    retired: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     applied: bool = False
     error: UniviewError | None = None
@@ -74,21 +80,26 @@ def _reach(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def folding_for(warehouse: Warehouse):
-    """The warehouse's consolidation I/O; ConfigError where consolidation is not available."""
+def folding_for(warehouse: Warehouse, request: ConsolidationRequest):
+    """The warehouse's consolidation I/O."""
     from uniview.warehouse.duckdb import DuckDBWarehouse
 
     if isinstance(warehouse, DuckDBWarehouse):
         from uniview.warehouse.duckdb_consolidation import DuckDBFolding
 
         return DuckDBFolding(warehouse)
-    raise ConfigError(f"uniview consolidate runs on DuckDB warehouses only for now, not {warehouse.url} "
-                      "(docs/consolidation.md, Warehouses)")
+    from uniview.warehouse.bigquery import BigQueryWarehouse
+
+    if isinstance(warehouse, BigQueryWarehouse):
+        from uniview.warehouse.bigquery_consolidation import BigQueryFolding
+
+        return BigQueryFolding(warehouse, request.control_dataset or request.dataset)
+    raise ConfigError(f"uniview consolidate does not support {warehouse.url}")
 
 
 def consolidate(warehouse: Warehouse, request: ConsolidationRequest) -> list[FamilyConsolidation]:
     """Plan, and with `request.apply` carry out, the consolidation of each requested family."""
-    folding = folding_for(warehouse)
+    folding = folding_for(warehouse, request)
     families = discover_families(warehouse.read_columns(request.dataset, request.tables), request.tables)
     missing = [table for table in request.tables or () if table not in families]
     if missing:
@@ -109,16 +120,8 @@ def _consolidate_family(warehouse, folding, request: ConsolidationRequest, versi
                         last_written: dict, result: FamilyConsolidation) -> None:
     family = versions[0].family
     records = folding.folds(request.dataset, family)
-    pending = [r for r in records if r.state == PLANNED]
-    if pending:
-        result.plan, result.resumed = _resumed_plan(request, versions, pending), True
-    else:
-        chosen = choose_versions(versions, last_written, datetime.now(timezone.utc), request.idle_for,
-                                 request.max_versions)
-        chosen = _with_refolds(versions, chosen, {r.version_table for r in records if r.state == MOVED})
-        if chosen:
-            target = next_consolidated_table(family, versions, [r.consolidated_table for r in records])
-            result.plan = fold_plan(request.dataset, versions, chosen, target, request.options.policy)
+    result.plan = _plan(folding, request, versions, records, last_written)
+    result.resumed = any(r.state == PLANNED for r in records)
     if result.plan is not None:
         sizes = folding.sizes(request.dataset, [v.table_name for v in result.plan.versions])
         result.rows = sum(rows for rows, _ in sizes.values())
@@ -127,32 +130,53 @@ def _consolidate_family(warehouse, folding, request: ConsolidationRequest, versi
     if not request.apply:
         return
     if result.plan is not None:
-        _carry_out(warehouse, folding, request, result)
+        _move(warehouse, folding, request, result)
+        records = folding.folds(request.dataset, family)
+    result.retired = folding.settle(request.dataset, records, request.settle)
+    if result.plan is not None or result.retired:
+        _refresh(warehouse, request.refresh_request(family), over_limits_ok=False)
+        result.applied = result.plan is not None
+        _reach("after-leave")
     if request.drop_folded:
         result.dropped = _drop_expired(folding, request, family)
 
 
+def _plan(folding, request: ConsolidationRequest, versions: list[TableVersion], records: list,
+          last_written: dict) -> FoldPlan | None:
+    """What an interrupted run left `planned`, or the versions chosen now (and folded versions that
+    hold rows again), or None."""
+    pending = [r for r in records if r.state == PLANNED]
+    if pending:
+        return _resumed_plan(request, versions, pending)
+    listed = {v.table_name for v in versions}
+    moved = [r.version_table for r in records if r.state == MOVED and r.version_table in listed]
+    staying = [v for v in versions if v.table_name not in moved]  # moved tables leave once settled
+    chosen = choose_versions(staying, last_written, datetime.now(timezone.utc), request.idle_for,
+                             request.max_versions)
+    chosen = _with_refolds(versions, chosen, folding.holding_rows(request.dataset, moved))
+    if not chosen:
+        return None
+    target = next_consolidated_table(versions[0].family, versions, [r.consolidated_table for r in records])
+    return fold_plan(request.dataset, versions, chosen, target, request.options.policy)
+
+
 def _with_refolds(versions: list[TableVersion], chosen: list[TableVersion], folded: set[str]) -> list[TableVersion]:
-    """`chosen` and every folded version that discovery still lists because it holds rows again
-    (written by something other than uniview's sink), in the family's order."""
+    """`chosen` and every folded version that holds rows again (written by something other than
+    uniview's sink, or by a sink promotion that overlapped the move), in the family's order."""
     names = {v.table_name for v in chosen} | folded
     return [v for v in versions if v.table_name in names]
 
 
-def _carry_out(warehouse, folding, request: ConsolidationRequest, result: FamilyConsolidation) -> None:
+def _move(warehouse, folding, request: ConsolidationRequest, result: FamilyConsolidation) -> None:
     plan = result.plan
-    if not result.resumed:
-        folding.record(plan, {v.table_name: version_table_name(plan.family, successor_version(v.version))
-                              for v in plan.versions})
-        _reach("after-record")
+    folding.record(plan, {v.table_name: version_table_name(plan.family, successor_version(v.version))
+                          for v in plan.versions})
+    _reach("after-record")
     _refresh(warehouse, request.refresh_request(plan.family), over_limits_ok=True)
     _reach("after-join")
     for batch in plan.batches():
         result.moved_rows += folding.move(plan, batch, request.options)
         _reach("after-move")
-    _refresh(warehouse, request.refresh_request(plan.family), over_limits_ok=False)
-    result.applied = True
-    _reach("after-leave")
 
 
 def _refresh(warehouse: Warehouse, request: RefreshRequest, over_limits_ok: bool) -> None:
@@ -167,20 +191,20 @@ def _refresh(warehouse: Warehouse, request: RefreshRequest, over_limits_ok: bool
 
 
 def _resumed_plan(request: ConsolidationRequest, versions: list[TableVersion], pending) -> FoldPlan:
-    """The plan an interrupted run recorded: its consolidated table (columns as created) and the
-    versions still `planned`."""
+    """The plan an interrupted run recorded: its consolidated table (columns as created, or as the
+    family's view has them when the crash came before the table was) and the versions still `planned`."""
     target = pending[0].consolidated_table
     by_name = {v.table_name: v for v in versions}
-    if target not in by_name:
-        raise NotFoundError(f"the registry names consolidated table {request.dataset}.{target}, which is missing")
-    columns = tuple(UnifiedColumn(c.name, c.type, (c.type,)) for c in by_name[target].columns if c.name != SOURCE_TABLE)
     chosen = tuple(by_name[r.version_table] for r in pending if r.version_table in by_name)
+    if target not in by_name:
+        return fold_plan(request.dataset, versions, chosen, target, request.options.policy)
+    columns = tuple(UnifiedColumn(c.name, c.type, (c.type,)) for c in by_name[target].columns if c.name != SOURCE_TABLE)
     return FoldPlan(request.dataset, versions[0].family, target, chosen, columns, len(versions) - len(chosen))
 
 
 def _drop_expired(folding, request: ConsolidationRequest, family: str) -> list[str]:
     cutoff = datetime.now(timezone.utc) - request.retention
-    expired = [r for r in folding.folds(request.dataset, family) if r.state == MOVED and r.recorded_at <= cutoff]
+    expired = [r for r in folding.folds(request.dataset, family) if r.recorded_at <= cutoff]
     return folding.drop_folded(request.dataset, expired) if expired else []
 
 

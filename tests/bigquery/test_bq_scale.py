@@ -4,7 +4,6 @@ jobs per event, and a family whose DDL needs more than one job."""
 
 from __future__ import annotations
 
-import pytest
 from families import synthetic_family
 
 from uniview.plan import GeneratorOptions

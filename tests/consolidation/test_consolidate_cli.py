@@ -33,10 +33,3 @@ def test_bad_input_is_one_clear_error_and_changes_nothing(small_family, extra, m
                                        *extra, "--apply"])
     assert result.exit_code in (1, 2) and message in result.output, result.output
     assert hashlib.sha256(small_family.read_bytes()).hexdigest() == digest
-
-
-def test_bigquery_is_refused_before_anything_runs():
-    result = CliRunner().invoke(main, ["consolidate", "--warehouse", "bigquery://my-project", "--dataset", "cdc",
-                                       "--all", "--idle-for", "30d", "--apply"])
-    assert result.exit_code == 1
-    assert "DuckDB warehouses only" in result.output and "docs/consolidation.md" in result.output

@@ -76,8 +76,8 @@ def test_moves_are_batched_within_the_tables_one_transaction_may_mutate():
     versions = synthetic_family(250, 2)
     plan = fold_plan("cdc", versions, versions[:240], "events_v_consolidated1", "uniview")
     batches = plan.batches()
-    assert [len(b) for b in batches] == [99, 99, 42]
-    assert max(len(b) for b in batches) + 1 <= 100 and MAX_SOURCES_PER_MOVE == 99
+    assert [len(b) for b in batches] == [98, 98, 44]
+    assert max(len(b) for b in batches) + 1 <= 100 and MAX_SOURCES_PER_MOVE == 98
     assert [v for b in batches for v in b] == versions[:240]
 
 

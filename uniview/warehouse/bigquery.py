@@ -31,6 +31,7 @@ from uniview.version_description import described_primary_key, option_text
 from uniview.schema import ColumnRecord, split_version_table, version_table_prefix
 from uniview.warehouse.base import Applied, ViewChange, Warehouse
 from uniview.warehouse.url import BIGQUERY, WarehouseURL
+from uniview.warehouse.bigquery_folds import not_folded
 from uniview.warehouse.bigquery_schema import record_from_row, records_from_table, table_names
 from uniview.warehouse.bigquery_views import change_statement, pack_scripts, referenced_datasets, stored_fingerprint, \
     version_tables_statement
@@ -52,7 +53,7 @@ _COLUMNS_SQL = """SELECT c.table_name, c.column_name, c.ordinal_position, c.data
   c.is_hidden, c.is_system_defined, t.creation_time
 FROM {columns} AS c
 JOIN {tables} AS t ON t.table_name = c.table_name
-WHERE t.table_type NOT IN ('VIEW', 'MATERIALIZED VIEW'){family_filter}"""
+WHERE t.table_type NOT IN ('VIEW', 'MATERIALIZED VIEW') AND {not_folded}{family_filter}"""
 _FAMILY_FILTER = """
   AND EXISTS (SELECT 1 FROM UNNEST(@prefixes) AS prefix WHERE STARTS_WITH(c.table_name, prefix))"""
 _DESCRIPTIONS_SQL = """SELECT table_name, option_value FROM {options}
@@ -131,6 +132,7 @@ class BigQueryWarehouse(Warehouse):
         sql = _COLUMNS_SQL.format(
             columns=self._information_schema(dataset, "COLUMNS"),
             tables=self._information_schema(dataset, "TABLES"),
+            not_folded=not_folded(self._information_schema(dataset, "TABLE_OPTIONS"), "c.table_name"),
             family_filter="" if families is None else _FAMILY_FILTER,
         )
         if families is None:
@@ -272,6 +274,28 @@ class BigQueryWarehouse(Warehouse):
         return created.location or ""
 
     # -- internals -------------------------------------------------------------------------
+
+    # -- for consolidation (uniview.warehouse.bigquery_consolidation) -------------------------
+
+    def run_query(self, what: str, sql: str) -> list[dict[str, Any]]:
+        """The rows of one query job, retried while BigQuery answers with a transient error."""
+        return self._query(what, sql, [])[0]
+
+    def run_script(self, what: str, sql: str) -> None:
+        """One multi-statement job (a transaction is rolled back whole when it fails)."""
+        self._call(what, lambda: self._run_script(sql, None))
+
+    def dry_run_bytes(self, sql: str) -> int | None:
+        """The bytes BigQuery estimates `sql` would read (a dry run: free, nothing runs)."""
+        from google.cloud import bigquery
+
+        config = bigquery.QueryJobConfig(dry_run=True, use_query_cache=False)
+        job = self._call("estimate the bytes to fold", lambda: self.client.query(sql, job_config=config, retry=None))
+        return job.total_bytes_processed
+
+    def delete_table(self, dataset: str, table: str) -> None:
+        reference = self._dataset_ref(dataset).table(table)
+        self._call(f"drop {dataset}.{table}", lambda: self.client.delete_table(reference, not_found_ok=True, retry=None))
 
     def _information_schema(self, dataset: str, view: str) -> str:
         return f"{quote_path(self.project, dataset)}.INFORMATION_SCHEMA.{view}"

@@ -15,6 +15,7 @@ import re
 from typing import Sequence
 
 from uniview.identifiers import quote_path, string_literal
+from uniview.warehouse.bigquery_folds import not_folded
 from uniview.limits import MAX_QUERY_CHARS, LimitError
 from uniview.plan import is_part_view_name
 from uniview.schema import version_table_prefix
@@ -90,10 +91,11 @@ def pack_scripts(statements: Sequence[str], max_chars: int = MAX_QUERY_CHARS) ->
 
 
 def version_tables_statement(project: str, dataset: str, family: str) -> str:
-    """A SELECT listing the tables whose name starts like the family's versions (the re-check)."""
-    tables = f"{quote_path(project, dataset)}.INFORMATION_SCHEMA.TABLES"
+    """A SELECT listing the tables whose name starts like the family's versions, folded ones left out (the re-check)."""
+    schema = f"{quote_path(project, dataset)}.INFORMATION_SCHEMA"
     prefix = string_literal(version_table_prefix(family))
-    return f"SELECT table_name FROM {tables} WHERE table_type = 'BASE TABLE' AND STARTS_WITH(table_name, {prefix})"
+    return (f"SELECT t.table_name FROM {schema}.TABLES AS t WHERE t.table_type = 'BASE TABLE' "
+            f"AND STARTS_WITH(t.table_name, {prefix}) AND {not_folded(schema + '.TABLE_OPTIONS', 't.table_name')}")
 
 
 def referenced_datasets(body: str) -> list[str]:
