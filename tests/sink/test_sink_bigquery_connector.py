@@ -34,31 +34,6 @@ ROW = {"id": 7, "amount": "1234.50", "wide": "12345678901234567890", "ratio": 0.
 TABLE = f"orders_v_{compute_version('orders', [SourceColumn(n, t) for n, t in SCHEMA])}"
 
 
-@pytest.fixture(scope="module")
-def connector_stack(spark, tmp_path_factory):
-    """The emulator (REST + Storage Write gRPC behind the TLS front); yields (client, --bigquery-options)."""
-    from uniview.local.bigquery_connector import connector_emulator, find_connector
-    from uniview.local.bigquery_emulator import DEFAULT_PROJECT, emulator_venv_path, find_emulator_venv
-    from uniview.warehouse.bigquery import make_client
-
-    files = find_connector()
-    if files is None:
-        pytest.skip("spark-bigquery-connector not resolved: run scripts/setup-bigquery-connector.sh")
-    if find_emulator_venv() is None:
-        pytest.skip(f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh")
-    if str(files.jar) not in (spark.conf.get("spark.jars", "") or ""):
-        pytest.skip("this test run's SparkSession started without the connector jar")
-    monkeypatch = pytest.MonkeyPatch()
-    with connector_emulator(tmp_path_factory.mktemp("bq-connector")) as emulator:
-        monkeypatch.setenv("BIGQUERY_EMULATOR_HOST", emulator.host)
-        client = make_client(DEFAULT_PROJECT)
-        try:
-            yield client, tuple(emulator.options.items())
-        finally:
-            client.close()
-            monkeypatch.undo()
-
-
 class _Receiver(BaseHTTPRequestHandler):
     """Takes the sink's push notifications and looks, at that moment, at the table each one names."""
 

@@ -119,9 +119,12 @@ def step_record(project: str, control: str, key: BatchKey, step: str, detail: st
             f"VALUES ({string_literal(key.stream)}, {key.batch_id}, {string_literal(step)}, {text}, CURRENT_TIMESTAMP())")
 
 
-def part_script(project: str, control: str, key: BatchKey, number: int, part: Sequence[Insert]) -> str:
-    """The transaction of one part, skipped when the steps table already records it."""
+def part_script(project: str, control: str, key: BatchKey, number: int, part: Sequence[Insert],
+                guard: str | None = None) -> str:
+    """The transaction of one part, skipped when the steps table already records it; `guard` (a
+    statement that fails the transaction when a target may no longer be written) comes first."""
     step = f"part-{number}"
-    statements = ";\n  ".join([insert.sql for insert in part] + [step_record(project, control, key, step, None)])
+    statements = ";\n  ".join(([guard] if guard else []) + [insert.sql for insert in part]
+                               + [step_record(project, control, key, step, None)])
     return (f"IF NOT EXISTS ({step_query(project, control, key, step)}) THEN\n"
             f"  BEGIN TRANSACTION;\n  {statements};\n  COMMIT TRANSACTION;\nEND IF;")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Collection, Mapping
 
 from pyspark.sql import DataFrame
@@ -35,12 +36,16 @@ from uniview.sink.bigquery_promotion import (
     STEPS_TABLE, batch_filter, group_parts, part_script, quarantine_inserts, route_inserts, step_query, step_record,
 )
 from uniview.sink.failpoints import reach
+from uniview.sink.routing import redirected
+from uniview.warehouse.bigquery_folds import FOLDED_MESSAGE, folded_guard, redirected_query, registry_ddl
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
 
 RETRY_DEADLINE = 120.0
 #: The prefix of staging tables, in the control dataset.
 STAGING_PREFIX = "_uniview_staging_"
 DEFAULT_WRITE_OPTIONS = {"writeMethod": "direct"}
+#: How often one part is redirected again when consolidation keeps folding its targets.
+MAX_FOLDED_RETRIES = 5
 
 
 def schema_field(name: str, bq_type: BQType, description: str | None = None) -> dict:
@@ -144,14 +149,18 @@ class BigQueryLanding(Landing):
         reach("after-stage")
         sources = [None if name is None else self._control(name) for name in staging]
         try:
-            counts, quarantined = self._count(batch, sources)
-            counts.created = self._planned_creations(batch, counts)
-            self._create_tables(batch, counts, quarantined)
-            inserts = route_inserts(self.project, batch, sources) + quarantine_inserts(
-                self.project, sorted(quarantined), QUARANTINE_TABLE, sources)
-            for number, part in enumerate(group_parts(inserts)):
-                self._script(f"promote part {number} of {batch.key.label}",
-                             part_script(self.project, self.control_dataset, batch.key, number, part))
+            live = self._redirected(batch)
+            counts, quarantined, route_rows = self._count(live, sources)
+            counts.created = self._planned_creations(live, counts)
+            self._create_tables(live, route_rows, quarantined)
+            # Parts are grouped by the batch's own routes, so a redirect never moves an insert to
+            # another part: a replay skips exactly the parts that committed.
+            groups = group_parts(self._inserts(batch, sources, quarantined))
+            first = 0
+            for number, part in enumerate(groups):
+                live = self._promote(batch, live, (sources, quarantined, route_rows), number,
+                                     range(first, first + len(part)), counts)
+                first += len(part)
                 reach("after-part")
             if batch.notify:
                 self.pending.add(counts.created)
@@ -167,6 +176,41 @@ class BigQueryLanding(Landing):
                         f"{self.project}.{self.control_dataset}.{name}", not_found_ok=True))
         return counts
 
+    def _inserts(self, batch: StagedBatch, sources: list[str | None], quarantined: set[str]) -> list:
+        return route_inserts(self.project, batch, sources) + quarantine_inserts(
+            self.project, sorted(quarantined), QUARANTINE_TABLE, sources)
+
+    def _redirected(self, batch: StagedBatch) -> StagedBatch:
+        """The batch with each route to a folded version sent to its successor (docs/consolidation.md)."""
+        targets = [(route.dataset, route.table_name) for route in batch.routes]
+        rows = self._rows(f"read the folded versions for {batch.key.label}",
+                          redirected_query(self.project, self.control_dataset, targets)) if targets else []
+        folded = {(dataset, table): successor for dataset, table, successor in rows}
+        return replace(batch, routes=[redirected(route, folded) for route in batch.routes]) if folded else batch
+
+    def _promote(self, batch: StagedBatch, live: StagedBatch, staged: tuple, number: int, positions: range,
+                 counts: BatchCounts) -> StagedBatch:
+        """Run one part's transaction.  When consolidation folded one of its targets after the batch
+        read the registry, the transaction fails whole; the registry is read again, successors are
+        created, and the part runs again.  The batch as it was last redirected.  `staged`: the staging
+        tables, the datasets with quarantined rows, the rows per route."""
+        sources, quarantined, route_rows = staged
+        for _ in range(MAX_FOLDED_RETRIES):
+            part = [self._inserts(live, sources, quarantined)[i] for i in positions]
+            guard = folded_guard(self.project, self.control_dataset, {insert.target for insert in part})
+            try:
+                self._script(f"promote part {number} of {batch.key.label}",
+                             part_script(self.project, self.control_dataset, batch.key, number, part, guard))
+                return live
+            except WarehouseError as error:
+                if FOLDED_MESSAGE not in str(error):
+                    raise
+            live = self._redirected(batch)
+            counts.written = _written(live, route_rows)
+            counts.created.extend(n for n in self._create_tables(live, route_rows, set()) if n not in counts.created)
+        raise WarehouseError(f"batch {batch.key.label}: its tables kept being folded while it was promoted "
+                             f"({MAX_FOLDED_RETRIES} attempts); nothing of part {number} was written")
+
     def _stage(self, key: BatchKey, number: int, frame: DataFrame) -> str | None:
         """Write one staged frame into a fresh staging table; its name, or None when it has no rows."""
         name = f"{_staging_prefix(key)}{number}"
@@ -178,11 +222,12 @@ class BigQueryLanding(Landing):
             return None
         return name
 
-    def _count(self, batch: StagedBatch, staging: list[str | None]) -> tuple[BatchCounts, set[str]]:
+    def _count(self, batch: StagedBatch, staging: list[str | None]) -> tuple[BatchCounts, set[str], Counter]:
         """Rows per route and reason, read from the staging tables (every line read must be there once),
-        and the datasets whose quarantine gets rows."""
+        the datasets whose quarantine gets rows, and the rows per route index."""
         counts = BatchCounts(read=batch.read)
         quarantined: set[str] = set()
+        route_rows: Counter = Counter()
         parts = [f"SELECT _route, _reason, _dataset FROM {table}" for table in staging if table is not None]
         rows = self._rows(f"count {batch.key.label}", "SELECT _route, _reason, _dataset, count(*) FROM (" +
                           " UNION ALL ".join(parts) + ") GROUP BY 1, 2, 3") if parts else []
@@ -192,12 +237,13 @@ class BigQueryLanding(Landing):
                                  "processed); nothing was written")
         for route, reason, dataset, number in rows:
             if reason is None:
-                counts.written[f"{batch.routes[route].dataset}.{batch.routes[route].table_name}"] += number
+                route_rows[route] += number
             else:
                 counts.count_reason(reason, number)
                 if reason not in SKIPPED:
                     quarantined.add(dataset)
-        return counts, quarantined
+        counts.written = _written(batch, route_rows)
+        return counts, quarantined, route_rows
 
     def _planned_creations(self, batch: StagedBatch, counts: BatchCounts) -> list[Notification]:
         """The version tables this batch creates, as recorded by its first attempt (a replay finds the
@@ -213,15 +259,19 @@ class BigQueryLanding(Landing):
             self.project, self.control_dataset, batch.key, "plan", json.dumps([n.as_record() for n in created])))
         return created
 
-    def _create_tables(self, batch: StagedBatch, counts: BatchCounts, quarantined: set[str]) -> None:
-        for route in batch.routes:
-            if counts.written.get(f"{route.dataset}.{route.table_name}"):
-                self.create_version_table(route)
+    def _create_tables(self, batch: StagedBatch, route_rows: Mapping[int, int],
+                       quarantined: set[str]) -> list[Notification]:
+        """Create the version tables the batch writes rows to (and quarantine tables); the versions created."""
+        created = []
+        for index, route in enumerate(batch.routes):
+            if route_rows.get(index) and self.create_version_table(route):
+                created.append(Notification(route.dataset, route.table, route.version))
         for dataset in sorted(quarantined):
             self.create_quarantine_table(dataset)
+        return created
 
     def _ensure_control_tables(self) -> None:
-        """The ledger and the steps table, created once per run."""
+        """The ledger, the steps table and the consolidation registry, created once per run."""
         if self._control_ready:
             return
         self._call(f"create dataset {self.control_dataset}",
@@ -229,7 +279,8 @@ class BigQueryLanding(Landing):
         self._script("create the ledger", f"CREATE TABLE IF NOT EXISTS {self._control(LEDGER_TABLE)} "
                      "(stream STRING, batch_id INT64, counts STRING, landed_at TIMESTAMP);\n"
                      f"CREATE TABLE IF NOT EXISTS {self._control(STEPS_TABLE)} "
-                     "(stream STRING, batch_id INT64, step STRING, detail STRING, at TIMESTAMP)")
+                     "(stream STRING, batch_id INT64, step STRING, detail STRING, at TIMESTAMP);\n"
+                     + registry_ddl(self.project, self.control_dataset))
         self._control_ready = True
 
     def _control(self, table: str) -> str:
@@ -287,3 +338,11 @@ class BigQueryLanding(Landing):
 
     def close(self) -> None:
         self._client.close()
+
+
+def _written(batch: StagedBatch, route_rows: Mapping[int, int]) -> Counter:
+    """{"dataset.table": rows} of the batch's routes as they are (redirected or not)."""
+    written: Counter = Counter()
+    for index, rows in route_rows.items():
+        written[f"{batch.routes[index].dataset}.{batch.routes[index].table_name}"] += rows
+    return written
