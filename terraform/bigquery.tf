@@ -102,6 +102,18 @@ resource "google_bigquery_dataset_access" "function_source_authorizer" {
   depends_on = [google_bigquery_dataset.source, time_sleep.custom_roles_propagated]
 }
 
+# Scheduled consolidation (consolidate_idle_for only): see google_project_iam_custom_role.consolidator.
+resource "google_bigquery_dataset_access" "function_consolidator" {
+  for_each = local.consolidated_datasets
+
+  project       = var.project_id
+  dataset_id    = each.key
+  role          = google_project_iam_custom_role.consolidator[0].name
+  user_by_email = google_service_account.function.email
+
+  depends_on = [google_bigquery_dataset.source, time_sleep.custom_roles_propagated]
+}
+
 # The sink creates version tables and appends rows to them.
 resource "google_bigquery_dataset_access" "sink_source_writer" {
   for_each = toset(var.source_datasets)

@@ -89,6 +89,7 @@ resource "time_sleep" "custom_roles_propagated" {
   triggers = {
     authorized_view_writer = google_project_iam_custom_role.authorized_view_writer.id
     dataproc_worker        = join(",", google_project_iam_custom_role.dataproc_worker[*].id)
+    consolidator           = join(",", google_project_iam_custom_role.consolidator[*].id)
   }
 }
 
@@ -102,6 +103,23 @@ resource "google_project_iam_custom_role" "authorized_view_writer" {
   title       = "uniview authorized view writer"
   description = "Create or replace views in a dataset authorized on this dataset (bigquery.datasets.get and bigquery.datasets.update)."
   permissions = ["bigquery.datasets.get", "bigquery.datasets.update"]
+
+  depends_on = [google_project_service.enabled]
+}
+
+# Scheduled consolidation (consolidate_idle_for) moves rows between the version tables of a source
+# dataset: it creates the consolidated table, inserts and deletes rows, labels folded tables, and
+# keeps its registry in the sink's control dataset. Exactly those permissions, bound on those
+# datasets only (bigquery.tf); dropping folded tables stays a manual `uniview consolidate --drop-folded`.
+resource "google_project_iam_custom_role" "consolidator" {
+  count = var.consolidate_idle_for == null ? 0 : 1
+
+  project     = var.project_id
+  role_id     = "${replace(var.name_prefix, "-", "_")}_consolidator"
+  title       = "uniview consolidator"
+  description = "Fold old version tables into a consolidated table: create it, move rows, label folded tables."
+  permissions = ["bigquery.tables.create", "bigquery.tables.get", "bigquery.tables.getData",
+  "bigquery.tables.update", "bigquery.tables.updateData"]
 
   depends_on = [google_project_service.enabled]
 }

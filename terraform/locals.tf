@@ -52,15 +52,22 @@ locals {
   # code are always set, so the deployed configuration states what it runs with; the optional
   # ones are set only when their variable is not null (never as an empty string).
   function_env_all = {
-    UNIVIEW_WAREHOUSE             = "bigquery://${var.project_id}"
-    UNIVIEW_TARGET_DATASET        = var.target_dataset_template
-    UNIVIEW_POLICY                = var.policy
-    UNIVIEW_MAX_VIEW_CHARS        = tostring(var.max_view_chars)
-    UNIVIEW_DATETIME_TIMEZONE     = var.datetime_timezone
-    UNIVIEW_SOURCE_COLUMN         = var.source_column
-    UNIVIEW_CURRENT               = tostring(var.current_views)
-    UNIVIEW_MAX_EVENT_AGE_SECONDS = tostring(var.max_event_age_seconds)
+    UNIVIEW_WAREHOUSE                   = "bigquery://${var.project_id}"
+    UNIVIEW_TARGET_DATASET              = var.target_dataset_template
+    UNIVIEW_POLICY                      = var.policy
+    UNIVIEW_MAX_VIEW_CHARS              = tostring(var.max_view_chars)
+    UNIVIEW_DATETIME_TIMEZONE           = var.datetime_timezone
+    UNIVIEW_SOURCE_COLUMN               = var.source_column
+    UNIVIEW_CURRENT                     = tostring(var.current_views)
+    UNIVIEW_MAX_EVENT_AGE_SECONDS       = tostring(var.max_event_age_seconds)
+    UNIVIEW_CONSOLIDATE_IDLE_FOR        = var.consolidate_idle_for
+    UNIVIEW_CONSOLIDATE_MAX_VERSIONS    = tostring(var.consolidate_max_versions)
+    UNIVIEW_CONSOLIDATE_SETTLE          = var.consolidate_settle
+    UNIVIEW_CONSOLIDATE_CONTROL_DATASET = var.sink_control_dataset
   }
+  # Scheduled consolidation writes the source datasets (and the sink's control dataset) it folds.
+  consolidated_datasets = var.consolidate_idle_for == null ? toset([]) : setunion(
+  toset(var.source_datasets), var.sink_control_dataset == null ? toset([]) : toset([var.sink_control_dataset]))
   function_env = { for key, value in local.function_env_all : key => value if value != null }
 
   # The only project-level grants (iam.tf binds them): roles BigQuery, Dataproc, Cloud Build and

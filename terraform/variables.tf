@@ -190,6 +190,56 @@ variable "max_event_age_seconds" {
 }
 
 # ---------------------------------------------------------------------------
+# Scheduled consolidation (docs/consolidation.md): off unless consolidate_idle_for is set
+# ---------------------------------------------------------------------------
+
+variable "consolidate_idle_for" {
+  description = "On each scheduled (dataset-wide) refresh, first fold versions not written for this long into a consolidated table (UNIVIEW_CONSOLIDATE_IDLE_FOR), e.g. 30d. null = off. Needs self_healing_enabled. Grants the function the consolidator role on the source datasets."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.consolidate_idle_for == null || can(regex("^([0-9]+[smhdw])+$", var.consolidate_idle_for))
+    error_message = "consolidate_idle_for must be a duration such as 30d, 12h or 1w2d, or null."
+  }
+}
+
+variable "consolidate_max_versions" {
+  description = "Fold until a family keeps at most this many version tables (UNIVIEW_CONSOLIDATE_MAX_VERSIONS)."
+  type        = number
+  default     = 500
+  nullable    = false
+
+  validation {
+    condition     = var.consolidate_max_versions >= 2 && var.consolidate_max_versions <= 980 && floor(var.consolidate_max_versions) == var.consolidate_max_versions
+    error_message = "consolidate_max_versions must be a whole number from 2 to 980."
+  }
+}
+
+variable "consolidate_settle" {
+  description = "How long a moved table stays in the view before it may leave it (UNIVIEW_CONSOLIDATE_SETTLE): longer than any sink promotion runs."
+  type        = string
+  default     = "1h"
+  nullable    = false
+
+  validation {
+    condition     = can(regex("^([0-9]+[smhdw])+$", var.consolidate_settle))
+    error_message = "consolidate_settle must be a duration such as 1h or 30m."
+  }
+}
+
+variable "sink_control_dataset" {
+  description = "The sink's control dataset (its --dataset, else its --fallback-dataset), where the consolidation registry lives (UNIVIEW_CONSOLIDATE_CONTROL_DATASET). null = each source dataset is its own (a sink run with --dataset)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.sink_control_dataset == null || (can(regex("^[A-Za-z0-9_]+$", var.sink_control_dataset)) && length(coalesce(var.sink_control_dataset, "x")) <= 1024)
+    error_message = "sink_control_dataset must be a dataset name, or null."
+  }
+}
+
+# ---------------------------------------------------------------------------
 # Cloud Function and its Pub/Sub delivery
 # ---------------------------------------------------------------------------
 

@@ -51,8 +51,9 @@ module "uniview" {
 
   # By default the sink runs as Dataproc Serverless batches; its code is uploaded to
   # gs://<sink bucket>/code/.
-  dataproc_mode      = var.dataproc_mode
-  create_sink_bucket = var.create_sink_bucket
-  sink_code_files    = var.sink_code_files
-  sink_input_buckets = var.sink_input_buckets
+  dataproc_mode        = var.dataproc_mode
+  create_sink_bucket   = var.create_sink_bucket
+  consolidate_idle_for = var.consolidate_idle_for
+  sink_code_files      = var.sink_code_files
+  sink_input_buckets   = var.sink_input_buckets
 }

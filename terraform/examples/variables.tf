@@ -56,3 +56,9 @@ variable "create_sink_bucket" {
   type        = bool
   default     = true
 }
+
+variable "consolidate_idle_for" {
+  description = "Fold versions idle this long on each scheduled refresh (e.g. 30d); null = off."
+  type        = string
+  default     = null
+}

@@ -1,4 +1,5 @@
-"""Scheduled consolidation in the function (UNIVIEW_CONSOLIDATE_IDLE_FOR), on a real DuckDB file."""
+"""Scheduled consolidation in the function (UNIVIEW_CONSOLIDATE_*), on a real DuckDB file (the BigQuery
+side of consolidation is tested on the emulator in tests/bigquery/test_bq_consolidation.py)."""
 
 from __future__ import annotations
 
@@ -55,13 +56,20 @@ def test_an_event_for_one_family_does_not_consolidate(big_family, duckdb_tools):
 
 def test_without_the_variable_nothing_is_consolidated(big_family, duckdb_tools):
     config = load_config({"UNIVIEW_WAREHOUSE": duckdb_url(big_family)})
-    assert config.consolidate_idle_for is None
+    assert config.consolidation is None
     result = handle_cloud_event(cloud_event(notification("cdc"), "m-all"), config=config)
     assert len(result.outcomes[0].versions) == VERSIONS
 
 
+def test_the_settings_reach_the_consolidation():
+    config = load_config({"UNIVIEW_WAREHOUSE": "bigquery://my-project", "UNIVIEW_CONSOLIDATE_IDLE_FOR": "30d",
+                          "UNIVIEW_CONSOLIDATE_SETTLE": "2h", "UNIVIEW_CONSOLIDATE_CONTROL_DATASET": "uniview"})
+    scheduled = config.consolidation
+    assert (scheduled.idle_for.days, scheduled.max_versions, scheduled.settle.seconds, scheduled.control_dataset) == (
+        30, 500, 7200, "uniview")
+
+
 @pytest.mark.parametrize("variables, message", [
-    ({"UNIVIEW_WAREHOUSE": "bigquery://my-project", "UNIVIEW_CONSOLIDATE_IDLE_FOR": "30d"}, "DuckDB warehouses only"),
     ({"UNIVIEW_WAREHOUSE": "duckdb:///w.duckdb", "UNIVIEW_CONSOLIDATE_IDLE_FOR": "a month"}, "invalid duration"),
     ({"UNIVIEW_WAREHOUSE": "duckdb:///w.duckdb", "UNIVIEW_CONSOLIDATE_IDLE_FOR": "1d",
       "UNIVIEW_CONSOLIDATE_MAX_VERSIONS": "1"}, "at least 2"),

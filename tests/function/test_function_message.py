@@ -83,6 +83,8 @@ def test_env_vars_are_the_documented_set():
     assert ENV_VARS == (
         "UNIVIEW_WAREHOUSE", "UNIVIEW_TARGET_DATASET", "UNIVIEW_POLICY", "UNIVIEW_MAX_VIEW_CHARS",
         "UNIVIEW_DATETIME_TIMEZONE", "UNIVIEW_SOURCE_COLUMN", "UNIVIEW_CURRENT", "UNIVIEW_MAX_EVENT_AGE_SECONDS",
+        "UNIVIEW_CONSOLIDATE_IDLE_FOR", "UNIVIEW_CONSOLIDATE_MAX_VERSIONS", "UNIVIEW_CONSOLIDATE_SETTLE",
+        "UNIVIEW_CONSOLIDATE_CONTROL_DATASET",
     )
 
 
@@ -111,6 +113,8 @@ def test_config_reports_every_problem_at_once():
             "UNIVIEW_TARGET_DATASET": "{dataset.__class__}", "UNIVIEW_POLICY": "newest",
             "UNIVIEW_MAX_VIEW_CHARS": "12", "UNIVIEW_DATETIME_TIMEZONE": "Mars/Olympus",
             "UNIVIEW_SOURCE_COLUMN": "bad name", "UNIVIEW_MAX_EVENT_AGE_SECONDS": "-5", "UNIVIEW_CURRENT": "yes",
+            "UNIVIEW_CONSOLIDATE_IDLE_FOR": "soon", "UNIVIEW_CONSOLIDATE_MAX_VERSIONS": "x",
+            "UNIVIEW_CONSOLIDATE_SETTLE": "later", "UNIVIEW_CONSOLIDATE_CONTROL_DATASET": "bad-name",
         })
     message = str(raised.value)
     for variable in ENV_VARS:

@@ -43,7 +43,9 @@ def test_env_var_names_are_ones_the_function_reads(evaluator: Evaluator) -> None
 @pytest.mark.parametrize("variables", [
     {},
     {"datetime_timezone": "Europe/Berlin", "source_column": "_version_table", "policy": "widen",
-     "max_view_chars": 120000, "max_event_age_seconds": 3600, "target_dataset_template": "views_{dataset}"},
+     "max_view_chars": 120000, "max_event_age_seconds": 3600, "target_dataset_template": "views_{dataset}",
+     "consolidate_idle_for": "30d", "consolidate_max_versions": 400, "consolidate_settle": "2h",
+     "sink_control_dataset": "uniview"},
 ], ids=["defaults", "every-option"])
 def test_function_accepts_the_environment_terraform_sets(evaluator: Evaluator, variables: dict) -> None:
     from uniview.cloudfn.config import load_config
@@ -53,6 +55,11 @@ def test_function_accepts_the_environment_terraform_sets(evaluator: Evaluator, v
     assert config.target_dataset("cdc") == variables.get("target_dataset_template", "{dataset}_unified").replace(
         "{dataset}", "cdc")
     assert config.max_event_age_seconds == variables.get("max_event_age_seconds", 86400)
+    if "consolidate_idle_for" in variables:
+        assert (config.consolidation.idle_for.days, config.consolidation.max_versions,
+                config.consolidation.control_dataset) == (30, 400, "uniview")
+    else:
+        assert config.consolidation is None
 
 
 def test_env_with_defaults_sets_no_optional_variable(evaluator: Evaluator) -> None:
@@ -63,6 +70,8 @@ def test_env_with_defaults_sets_no_optional_variable(evaluator: Evaluator) -> No
         "UNIVIEW_MAX_VIEW_CHARS": "250000",
         "UNIVIEW_MAX_EVENT_AGE_SECONDS": "86400",
         "UNIVIEW_CURRENT": "false",
+        "UNIVIEW_CONSOLIDATE_MAX_VERSIONS": "500",
+        "UNIVIEW_CONSOLIDATE_SETTLE": "1h",
     }
 
 

@@ -140,9 +140,10 @@ def test_pubsub_service_agent_can_forward_dead_letters_and_sign_push_tokens(modu
 def test_grants_naming_custom_roles_wait_for_them_to_propagate(module: Module) -> None:
     wait = module.resource("time_sleep", "custom_roles_propagated")
     assert wait["create_duration"] == "60s"
-    assert set(wait["triggers"]) == {"authorized_view_writer", "dataproc_worker"}
+    assert set(wait["triggers"]) == {"authorized_view_writer", "dataproc_worker", "consolidator"}
     for kind, name in (("google_project_iam_member", "project_roles"),
-                       ("google_bigquery_dataset_access", "function_source_authorizer")):
+                       ("google_bigquery_dataset_access", "function_source_authorizer"),
+                       ("google_bigquery_dataset_access", "function_consolidator")):
         assert "${time_sleep.custom_roles_propagated}" in module.resource(kind, name)["depends_on"]
 
 
@@ -208,7 +209,11 @@ def test_source_dataset_grants_are_dataset_access_entries_on_source_datasets(mod
         assert entry["for_each"] == _ref("toset(var.source_datasets)")
         assert entry["dataset_id"] == _ref("each.key")
         assert (entry["role"], entry["user_by_email"]) == (role, email)
-    assert set(entries) == {*expected, "authorized_target"}
+    consolidator = entries["function_consolidator"]  # only with consolidate_idle_for (test_terraform_plan)
+    assert consolidator["for_each"] == _ref("local.consolidated_datasets")
+    assert (consolidator["role"], consolidator["user_by_email"]) == (
+        _ref("google_project_iam_custom_role.consolidator[0].name"), _ref("google_service_account.function.email"))
+    assert set(entries) == {*expected, "authorized_target", "function_consolidator"}
 
 
 def test_target_dataset_is_authorized_on_its_source_for_views(module: Module) -> None:

@@ -25,6 +25,7 @@ VARIABLE_SETS = {
                          "view_readers": ["group:analysts@example.com", "user:ana@example.com"]},
     "scheduler_off": {"project_id": PROJECT, "self_healing_enabled": False, "dataproc_mode": "none",
                       "create_sink_bucket": False},
+    "consolidation": {"project_id": PROJECT, "source_datasets": ["cdc", "shop_eu"], "consolidate_idle_for": "30d"},
 }
 
 #: Predefined roles the module may grant project-wide, none of which carries storage.objects.create,
@@ -191,6 +192,23 @@ def test_dataset_access_entries(plans):
                        for m in ("group:analysts@example.com", "user:ana@example.com")}
 
 
+def test_scheduled_consolidation_is_granted_on_the_source_datasets_only_when_asked(plans):
+    role = f"projects/{PROJECT}/roles/{PREFIX}_consolidator"
+    grants = [g for g in plans["consolidation"].grants() if g.role == role]
+    assert sorted(g.scope for g in grants) == ["cdc", "shop_eu"]
+    assert {g.member for g in grants} == {account("fn").removeprefix("serviceAccount:")}
+    assert sorted(plans["consolidation"].custom_role_permissions(role)) == [
+        "bigquery.tables.create", "bigquery.tables.get", "bigquery.tables.getData", "bigquery.tables.update",
+        "bigquery.tables.updateData"]  # no tables.delete: dropping folded tables stays a manual opt-in
+    (function,) = plans["consolidation"].of_type("google_cloudfunctions2_function")
+    environment = function["values"]["service_config"][0]["environment_variables"]
+    assert (environment["UNIVIEW_CONSOLIDATE_IDLE_FOR"], environment["UNIVIEW_CONSOLIDATE_SETTLE"]) == ("30d", "1h")
+    for name in set(VARIABLE_SETS) - {"consolidation"}:
+        assert not [g for g in plans[name].grants() if g.role == role]
+        (function,) = plans[name].of_type("google_cloudfunctions2_function")
+        assert "UNIVIEW_CONSOLIDATE_IDLE_FOR" not in function["values"]["service_config"][0]["environment_variables"]
+
+
 def test_push_subscription_authenticates_and_dead_letters(each_plan):
     (push,) = [r for r in each_plan.of_type("google_pubsub_subscription") if r["name"] == "function_push"]
     values = push["values"]
@@ -263,7 +281,7 @@ def test_the_documented_iam_table_is_the_plans(plans):
     docs/deployment.md's IAM table, and every row is a grant of those plans."""
     variables = {**VARIABLE_SETS["several_datasets"], **VARIABLE_SETS["sink_bucket"]}
     planned = set()
-    for name in ("several_datasets", "sink_bucket"):
+    for name in ("several_datasets", "sink_bucket", "consolidation"):
         plan = plans[name]
         for grant in plan.grants():
             planned.add((principal_label(grant, variables.get("view_readers", [])), role_label(grant.role),

@@ -8,10 +8,10 @@ UNIVIEW_DATETIME_TIMEZONE           IANA zone DATETIME is read in when it become
 UNIVIEW_SOURCE_COLUMN               add a column naming each row's version table
 UNIVIEW_CURRENT                     "true": also keep <table>_current; default false
 UNIVIEW_MAX_EVENT_AGE_SECONDS       drop events older than this; default 86400
-
-Local (DuckDB) warehouses only, until consolidation runs on BigQuery (docs/consolidation.md):
 UNIVIEW_CONSOLIDATE_IDLE_FOR        consolidate on dataset-wide (scheduled) events: versions idle this long
 UNIVIEW_CONSOLIDATE_MAX_VERSIONS    fold until a family keeps at most this many tables; default 500
+UNIVIEW_CONSOLIDATE_SETTLE          BigQuery: how long a moved table stays in the view; default 1h
+UNIVIEW_CONSOLIDATE_CONTROL_DATASET BigQuery: the sink's control dataset (the registry); default: the event's
 
 An empty variable counts as unset.  Every problem is reported at once in one ConfigError.
 """
@@ -37,9 +37,11 @@ ENV_VARS: tuple[str, ...] = (
     "UNIVIEW_SOURCE_COLUMN",
     "UNIVIEW_CURRENT",
     "UNIVIEW_MAX_EVENT_AGE_SECONDS",
+    "UNIVIEW_CONSOLIDATE_IDLE_FOR",
+    "UNIVIEW_CONSOLIDATE_MAX_VERSIONS",
+    "UNIVIEW_CONSOLIDATE_SETTLE",
+    "UNIVIEW_CONSOLIDATE_CONTROL_DATASET",
 )
-#: Settings of local (DuckDB) warehouses only: not deployed by Terraform until BigQuery supports them.
-LOCAL_ENV_VARS: tuple[str, ...] = ("UNIVIEW_CONSOLIDATE_IDLE_FOR", "UNIVIEW_CONSOLIDATE_MAX_VERSIONS")
 DEFAULT_TARGET_DATASET = "{dataset}_unified"
 DEFAULT_MAX_EVENT_AGE_SECONDS = 86_400
 _PLACEHOLDER = "{dataset}"
@@ -53,9 +55,8 @@ class FunctionConfig:
     target_dataset_template: str
     options: Any
     max_event_age_seconds: int
-    #: Scheduled consolidation (UNIVIEW_CONSOLIDATE_*): None when it is off.
-    consolidate_idle_for: timedelta | None = None
-    consolidate_max_versions: int = 500
+    #: Scheduled consolidation (UNIVIEW_CONSOLIDATE_*): `consolidation` is None when it is off.
+    consolidation: ScheduledConsolidation | None = None
 
     def target_dataset(self, dataset: str) -> str:
         """The views' dataset for source `dataset`; IdentifierError if the result is not a dataset name."""
@@ -64,7 +65,7 @@ class FunctionConfig:
 
 def load_config(environ: Mapping[str, str]) -> FunctionConfig:
     """Read and validate the UNIVIEW_* variables of `environ`; ConfigError listing every problem."""
-    values = {name: (environ.get(name) or "").strip() for name in ENV_VARS + LOCAL_ENV_VARS}
+    values = {name: (environ.get(name) or "").strip() for name in ENV_VARS}
     problems: list[str] = []
     warehouse = _checked(problems, _warehouse_url, values["UNIVIEW_WAREHOUSE"])
     template = _checked(problems, _target_template, values["UNIVIEW_TARGET_DATASET"] or DEFAULT_TARGET_DATASET)
@@ -73,10 +74,10 @@ def load_config(environ: Mapping[str, str]) -> FunctionConfig:
         values["UNIVIEW_MAX_EVENT_AGE_SECONDS"] or str(DEFAULT_MAX_EVENT_AGE_SECONDS),
     )
     options = _checked(problems, _generator_options, values)
-    consolidation = _checked(problems, _consolidation, values, warehouse)
+    consolidation = _checked(problems, _consolidation, values)
     if problems:
         raise ConfigError("invalid Cloud Function configuration: " + "; ".join(problems))
-    return FunctionConfig(warehouse, template, options, max_age, *consolidation)
+    return FunctionConfig(warehouse, template, options, max_age, consolidation)
 
 
 _cached: FunctionConfig | None = None
@@ -129,24 +130,46 @@ def _positive_int(name: str, text: str) -> int:
     return int(text)
 
 
-def _consolidation(values: Mapping[str, str], warehouse: str | None) -> tuple[timedelta | None, int]:
-    """(idle time, max versions) of scheduled consolidation; (None, default) when it is off."""
-    from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS, parse_duration
+@dataclass(frozen=True)
+class ScheduledConsolidation:
+    """What the function folds on a dataset-wide event (uniview.consolidate.ConsolidationRequest)."""
 
-    idle_text, max_text = values["UNIVIEW_CONSOLIDATE_IDLE_FOR"], values["UNIVIEW_CONSOLIDATE_MAX_VERSIONS"]
-    max_versions = _positive_int("UNIVIEW_CONSOLIDATE_MAX_VERSIONS", max_text) if max_text else DEFAULT_MAX_VERSIONS
-    if not idle_text:
-        return None, max_versions
+    idle_for: timedelta
+    max_versions: int
+    settle: timedelta
+    control_dataset: str | None
+
+
+def _consolidation(values: Mapping[str, str]) -> ScheduledConsolidation | None:
+    """The scheduled consolidation the UNIVIEW_CONSOLIDATE_* variables ask for; None when it is off."""
+    from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS
+
+    problems: list[str] = []
+    max_text = values["UNIVIEW_CONSOLIDATE_MAX_VERSIONS"]
+    max_versions = _checked(problems, _positive_int, "UNIVIEW_CONSOLIDATE_MAX_VERSIONS", max_text) if max_text \
+        else DEFAULT_MAX_VERSIONS
+    if max_versions is not None and max_versions < 2:
+        problems.append(f"UNIVIEW_CONSOLIDATE_MAX_VERSIONS must be at least 2, not {max_versions}")
+    idle_for = _checked(problems, _duration, "UNIVIEW_CONSOLIDATE_IDLE_FOR", values["UNIVIEW_CONSOLIDATE_IDLE_FOR"])
+    settle = _checked(problems, _duration, "UNIVIEW_CONSOLIDATE_SETTLE", values["UNIVIEW_CONSOLIDATE_SETTLE"] or "1h")
+    control = values["UNIVIEW_CONSOLIDATE_CONTROL_DATASET"] or None
+    if control is not None:
+        _checked(problems, validate_dataset, control, "UNIVIEW_CONSOLIDATE_CONTROL_DATASET")
+    if problems:
+        raise ConfigError("; ".join(problems))
+    return ScheduledConsolidation(idle_for, max_versions, settle, control) if values["UNIVIEW_CONSOLIDATE_IDLE_FOR"] \
+        else None
+
+
+def _duration(name: str, text: str) -> timedelta | None:
+    from uniview.consolidation_plan import parse_duration
+
+    if not text:
+        return None
     try:
-        idle_for = parse_duration(idle_text)
+        return parse_duration(text)
     except ConfigError as error:
-        raise ConfigError(f"UNIVIEW_CONSOLIDATE_IDLE_FOR: {error}") from None
-    if warehouse is not None and not warehouse.startswith("duckdb:"):
-        raise ConfigError("UNIVIEW_CONSOLIDATE_IDLE_FOR: consolidation runs on DuckDB warehouses only for now "
-                          "(docs/consolidation.md, Warehouses)")
-    if max_versions < 2:
-        raise ConfigError(f"UNIVIEW_CONSOLIDATE_MAX_VERSIONS must be at least 2, not {max_versions}")
-    return idle_for, max_versions
+        raise ConfigError(f"{name}: {error}") from None
 
 
 def _flag(text: str | None) -> Any:

@@ -136,7 +136,7 @@ def _refresh(
     scope = {"dataset": notification.dataset, "family": notification.table, "announced_version": notification.version,
              "ignored_fields": list(notification.ignored_fields) or None, **ids}
     def consolidate_then_refresh(opened: Any) -> list:
-        if config.consolidate_idle_for is not None and notification.table is None:
+        if config.consolidation is not None and notification.table is None:
             _consolidate(opened, config, request, scope)
         return refresh(opened, request)
 
@@ -174,22 +174,24 @@ def _refresh(
 
 
 def _consolidate(warehouse: Any, config: FunctionConfig, request: Any, scope: dict) -> None:
-    """Scheduled consolidation (UNIVIEW_CONSOLIDATE_IDLE_FOR) of every family of the event's dataset,
-    before its refresh; a family that cannot be consolidated is logged and still refreshed."""
+    """Scheduled consolidation (UNIVIEW_CONSOLIDATE_*) of every family of the event's dataset, before
+    its refresh; a family that cannot be consolidated is logged and still refreshed."""
     from uniview.consolidate import ConsolidationRequest, consolidate
 
+    scheduled = config.consolidation
     results = consolidate(warehouse, ConsolidationRequest(
-        request.dataset, None, config.consolidate_idle_for, config.consolidate_max_versions, apply=True,
-        options=config.options, target_dataset=request.target_dataset))
+        request.dataset, None, scheduled.idle_for, scheduled.max_versions, apply=True, options=config.options,
+        target_dataset=request.target_dataset, control_dataset=scheduled.control_dataset, settle=scheduled.settle))
     for result in results:
         family_scope = {**scope, "family": result.family}
         if result.error is not None:
             log_event(logger, logging.ERROR, f"cannot consolidate {request.dataset}.{result.family}: {result.error}",
                       outcome="consolidation_failed", reason=reason_of(result.error), **family_scope)
-        elif result.applied:
-            log_event(logger, logging.INFO, f"consolidated {len(result.plan.versions)} versions of "
-                      f"{request.dataset}.{result.family} ({result.moved_rows} rows) into "
-                      f"{result.plan.consolidated_table}", outcome="consolidated", **family_scope)
+        elif result.applied or result.retired:
+            folded = (f"folded {len(result.plan.versions)} versions ({result.moved_rows} rows) into "
+                      f"{result.plan.consolidated_table}" if result.plan else "folded nothing new")
+            log_event(logger, logging.INFO, f"consolidated {request.dataset}.{result.family}: {folded}; "
+                      f"{len(result.retired)} folded tables left the view", outcome="consolidated", **family_scope)
 
 
 def _log_outcome(outcome: Any, scope: dict, duration_ms: int) -> None:
