@@ -16,7 +16,7 @@ import signal
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from uniview.consolidation_plan import MOVED, PLANNED, FoldPlan, choose_versions, fold_plan, \
+from uniview.consolidation_plan import MOVED, PLANNED, FoldPlan, check_max_versions, choose_versions, fold_plan, \
     next_consolidated_table, successor_version
 from uniview.errors import ConfigError, NotFoundError, UniviewError
 from uniview.limits import LimitError
@@ -49,8 +49,7 @@ class ConsolidationRequest:
     settle: timedelta = timedelta(hours=1)
 
     def __post_init__(self) -> None:
-        if self.max_versions < 2:
-            raise ConfigError(f"--max-versions must be at least 2, not {self.max_versions}")
+        check_max_versions(self.max_versions)
 
     def refresh_request(self, family: str) -> RefreshRequest:
         """The refresh of `family`'s views that consolidation runs, with the same options as `uniview refresh`."""
@@ -123,10 +122,7 @@ def _consolidate_family(warehouse, folding, request: ConsolidationRequest, versi
     result.plan = _plan(folding, request, versions, records, last_written)
     result.resumed = any(r.state == PLANNED for r in records)
     if result.plan is not None:
-        sizes = folding.sizes(request.dataset, [v.table_name for v in result.plan.versions])
-        result.rows = sum(rows for rows, _ in sizes.values())
-        byte_counts = [size for _, size in sizes.values()]
-        result.bytes = None if None in byte_counts else sum(byte_counts)
+        result.rows, result.bytes = folding.size(request.dataset, [v.table_name for v in result.plan.versions])
     if not request.apply:
         return
     if result.plan is not None:

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Mapping, Sequence
 
 from uniview.errors import ConfigError
-from uniview.identifiers import identifier, identifier_path, string_literal
 from uniview.landing_layout import SOURCE_TABLE
-from uniview.plan import GeneratorOptions, SelectBuilder, UnifiedColumn, table_alias, unify_columns
-from uniview.render import render
+from uniview.plan import GeneratorOptions, UnifiedColumn, unify_columns, version_select
 from uniview.schema import TableVersion, version_table_name
 from uniview.types import STRING, BQType
 
@@ -46,8 +44,11 @@ def parse_duration(text: str) -> timedelta:
     return total
 
 
-def is_consolidated(version: str) -> bool:
-    return CONSOLIDATED_VERSION.fullmatch(version) is not None
+def check_max_versions(value: int, name: str = "--max-versions") -> int:
+    """`value`, or ConfigError naming `name`: a fold keeps the consolidated table and at least one version."""
+    if value < 2:
+        raise ConfigError(f"{name} must be at least 2, not {value}")
+    return value
 
 
 def next_consolidated_table(family: str, versions: Sequence[TableVersion], registered: Sequence[str] = ()) -> str:
@@ -104,8 +105,7 @@ def choose_versions(versions: Sequence[TableVersion], last_written: Mapping[str,
     """The versions to fold: idle ones (never written, or not since `now - idle_for`), oldest first,
     as many as it takes for the family to keep at most `max_versions` tables with the consolidated
     one; none when the family is already small enough or too few versions are idle to fold two."""
-    if max_versions < 2:
-        raise ConfigError(f"--max-versions must be at least 2, not {max_versions}")
+    check_max_versions(max_versions)
     if len(versions) <= max_versions:
         return []
     cutoff = now - idle_for
@@ -123,11 +123,6 @@ def fold_plan(dataset: str, family_versions: Sequence[TableVersion], chosen: Seq
 
 
 def move_select(plan: FoldPlan, version: TableVersion, options: GeneratorOptions) -> str:
-    """The SELECT (BigQuery SQL) that reads `version` in the consolidated table's column order."""
-    builder = SelectBuilder(plan.dataset, plan.columns, options)
-    own = {column.name.lower(): column for column in version.columns}
-    items = [builder.item(column, own.get(column.name.lower())) for column in plan.columns]
-    source = identifier(SOURCE_TABLE) if SOURCE_TABLE in own else string_literal(version.table_name)
-    items.append(f"{source} AS {identifier(SOURCE_TABLE)}")
-    return render("version_select.sql.j2", items=items, source=identifier_path(plan.dataset, version.table_name),
-                  alias=table_alias(version))
+    """The SELECT (BigQuery SQL) that reads `version` in the consolidated table's column order: the
+    view's select, with the version table (or, from a consolidated table, its own) as `_cdc_source_table`."""
+    return version_select(plan.dataset, version, plan.columns, replace(options, source_column=SOURCE_TABLE))

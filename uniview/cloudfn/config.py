@@ -142,14 +142,14 @@ class ScheduledConsolidation:
 
 def _consolidation(values: Mapping[str, str]) -> ScheduledConsolidation | None:
     """The scheduled consolidation the UNIVIEW_CONSOLIDATE_* variables ask for; None when it is off."""
-    from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS
+    from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS, check_max_versions
 
     problems: list[str] = []
     max_text = values["UNIVIEW_CONSOLIDATE_MAX_VERSIONS"]
     max_versions = _checked(problems, _positive_int, "UNIVIEW_CONSOLIDATE_MAX_VERSIONS", max_text) if max_text \
         else DEFAULT_MAX_VERSIONS
-    if max_versions is not None and max_versions < 2:
-        problems.append(f"UNIVIEW_CONSOLIDATE_MAX_VERSIONS must be at least 2, not {max_versions}")
+    if max_versions is not None:
+        _checked(problems, check_max_versions, max_versions, "UNIVIEW_CONSOLIDATE_MAX_VERSIONS")
     idle_for = _checked(problems, _duration, "UNIVIEW_CONSOLIDATE_IDLE_FOR", values["UNIVIEW_CONSOLIDATE_IDLE_FOR"])
     settle = _checked(problems, _duration, "UNIVIEW_CONSOLIDATE_SETTLE", values["UNIVIEW_CONSOLIDATE_SETTLE"] or "1h")
     control = values["UNIVIEW_CONSOLIDATE_CONTROL_DATASET"] or None

@@ -55,14 +55,12 @@ class BigQueryFolding:
                           f"SELECT table_id, last_modified_time FROM {quote_path(self.project, dataset)}.__TABLES__")
         return {row["table_id"]: datetime.fromtimestamp(row["last_modified_time"] / 1000, timezone.utc) for row in rows}
 
-    def sizes(self, dataset: str, tables: Sequence[str]) -> dict[str, tuple[int, int | None]]:
-        """{table: (rows, bytes)}: exact row counts, and the bytes a dry run says the moves will read
-        (attributed to the first table; the plan shows their sum)."""
-        rows = {row["t"]: row["n"] for sql in count_queries(self.project, dataset, tables)
-                for row in self._rows(f"count the rows to fold in {dataset}", sql)}
+    def size(self, dataset: str, tables: Sequence[str]) -> tuple[int, int | None]:
+        """(rows, bytes) of `tables`: exact row counts, and the bytes a dry run says the moves will read."""
+        rows = sum(row["n"] for sql in count_queries(self.project, dataset, tables)
+                   for row in self._rows(f"count the rows to fold in {dataset}", sql))
         estimates = [self.warehouse.dry_run_bytes(sql) for sql in read_queries(self.project, dataset, tables)]
-        estimate = None if None in estimates else sum(estimates)
-        return {table: (rows.get(table, 0), estimate if index == 0 else 0) for index, table in enumerate(tables)}
+        return rows, None if None in estimates else sum(estimates)
 
     def record(self, plan: FoldPlan, successors: dict[str, str]) -> None:
         """Register the versions as `planned` (those not registered yet), then create the consolidated

@@ -14,7 +14,7 @@ from uniview.plan import GeneratorOptions
 from uniview.schema import TableVersion
 from uniview.warehouse.duckdb import DuckDBWarehouse, column_types
 from uniview.warehouse.duckdb_connection import qualified
-from uniview.warehouse.duckdb_folds import last_written, mark, read_folds, record_planned
+from uniview.warehouse.duckdb_folds import last_written, mark, read_folds, record_planned, row_counts
 from uniview.warehouse.duckdb_sql import to_duckdb
 from uniview.warehouse.duckdb_types import duckdb_type
 
@@ -39,12 +39,14 @@ class DuckDBFolding:
         finally:
             self.warehouse.close()
 
-    def sizes(self, dataset: str, tables: Sequence[str]) -> dict[str, tuple[int, int | None]]:
-        """{table: (rows, bytes)}; DuckDB keeps no per-table byte count, so bytes are None."""
+    def size(self, dataset: str, tables: Sequence[str]) -> tuple[int, int | None]:
+        """(rows, bytes) of `tables`; DuckDB keeps no per-table byte count, so bytes are None."""
+        return sum(self._row_counts(dataset, tables).values()), None
+
+    def _row_counts(self, dataset: str, tables: Sequence[str]) -> dict[str, int]:
         try:
             with self.warehouse.transaction() as connection:
-                return {table: (connection.execute(f"SELECT count(*) FROM {qualified(dataset, table)}").fetchone()[0],
-                                None) for table in tables}
+                return row_counts(connection, dataset, tables)
         finally:
             self.warehouse.close()
 
@@ -82,9 +84,7 @@ class DuckDBFolding:
 
     def holding_rows(self, dataset: str, tables: Sequence[str]) -> set[str]:
         """The `tables` that hold rows."""
-        if not tables:
-            return set()
-        return {table for table, (rows, _) in self.sizes(dataset, tables).items() if rows}
+        return {table for table, rows in self._row_counts(dataset, tables).items() if rows}
 
     def settle(self, dataset: str, records: Sequence[FoldRecord], settle: object) -> list[str]:
         """Nothing to settle: one process writes the file at a time, so no sink batch can overlap a

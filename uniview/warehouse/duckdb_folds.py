@@ -60,6 +60,13 @@ def retired_tables(connection: duckdb.DuckDBPyConnection, datasets: Iterable[str
     return {(dataset, table): successor for dataset, table, successor in rows}
 
 
+def row_counts(connection: duckdb.DuckDBPyConnection, dataset: str, tables: Iterable[str]) -> dict[str, int]:
+    """{table: rows} for the `tables` of `dataset`, in one query."""
+    counts = " UNION ALL ".join(f"SELECT {string_literal(table)}, count(*) FROM {qualified(dataset, table)}"
+                                for table in tables)
+    return dict(connection.execute(counts).fetchall()) if counts else {}
+
+
 def empty_retired_tables(connection: duckdb.DuckDBPyConnection, dataset: str) -> set[str]:
     """The retired version tables of `dataset` that hold no row: the ones discovery leaves out.  A
     retired table that holds rows again (written by something other than uniview's sink) stays in
@@ -70,10 +77,8 @@ def empty_retired_tables(connection: duckdb.DuckDBPyConnection, dataset: str) ->
     present = {row[0] for row in connection.execute(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?",
         [dataset]).fetchall()}
-    counts = " UNION ALL ".join(f"SELECT {string_literal(table)}, count(*) FROM {qualified(dataset, table)}"
-                                for table in retired if table in present)
-    return {table for table in retired if table not in present} | (
-        {table for table, rows in connection.execute(counts).fetchall() if rows == 0} if counts else set())
+    rows = row_counts(connection, dataset, [table for table in retired if table in present])
+    return {table for table in retired if not rows.get(table)}
 
 
 def last_written(connection: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, datetime]:
