@@ -11,9 +11,11 @@ from decimal import Decimal
 import pytest
 from sink_support import columns_of, query, record, tables_of, write_ndjson
 
-from uniview.sink import frames
+from uniview.sink import frames, job, slots
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.landing import BatchKey
+from uniview.sink.routing import LandingColumn
+from uniview.types import parse_type
 from uniview.sink.versioning import SourceColumn, compute_version
 from uniview.warehouse.url import duckdb_url
 
@@ -204,15 +206,30 @@ def test_values_outside_a_type_are_quarantined(spark, tmp_path):
     assert details == sorted(f"values that do not fit: {name} ({declared[name]})" for name in cases)
 
 
+def _shape(*types: str) -> tuple[LandingColumn, ...]:
+    return tuple(LandingColumn(f"c{i}", None, parse_type(t)) for i, t in enumerate(types))
+
+
+def test_shapes_share_typed_columns_by_type():
+    both = slots.assign_slots([_shape("INT64", "STRING"), _shape("INT64", "STRING", "INT64")], [0, 1])
+    assert [(s.column, str(s.bq_type), s.members) for s in both] == [
+        ("x0", "INT64", ((0, 0), (1, 0))), ("x1", "INT64", ((1, 2),)), ("x2", "STRING", ((0, 1), (1, 1)))]
+    assert slots.slot_fields(both) == {(0, 0): "x0", (1, 0): "x0", (1, 2): "x1", (0, 1): "x2", (1, 1): "x2"}
+    assert slots.chunk_shapes([_shape("INT64", "STRING")] * 3, 3) == [[0, 1, 2]]
+    assert slots.chunk_shapes([_shape("INT64", "STRING"), _shape("DATE", "BOOL"), _shape("INT64")], 3) == [[0], [1, 2]]
+    assert slots.chunk_shapes([_shape("INT64", "STRING", "DATE", "BOOL")], 3) == [[0]]
+
+
 def test_many_versions_are_staged_in_chunks(spark, tmp_path, monkeypatch):
-    monkeypatch.setattr(frames, "MAX_STAGED_COLUMNS", 3)
+    monkeypatch.setattr(slots, "MAX_STAGED_COLUMNS", 1)
     customers = [r for r in good_records() if r["metadata"]["table_name"] == "customer"]
     bad = BAD_LINES[:3] + BAD_LINES[-3:]
     write_ndjson(tmp_path / "in" / "all.json", [*customers, *(line for line, _ in bad)])
     warehouse = tmp_path / "w.duckdb"
+    staged = []
+    monkeypatch.setattr(job, "staged_frame", lambda *args: staged.append(args[2]) or frames.staged_frame(*args))
     result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse)))
-    assert frames.chunk_shapes([2] * 3) == [[0], [1], [2]]
-    assert frames.chunk_shapes([1] * 3) == [[0, 1, 2]] and frames.chunk_shapes([5]) == [[0]]
+    assert staged == [[0], [1], [2], [3]]   # one shape per frame
     assert dict(result.counts.written) == {f"shop.customer_v_{version_of('customer', CUSTOMER_V1)}": 3,
                                            f"shop.customer_v_{version_of('customer', CUSTOMER_V2)}": 2,
                                            "shop.customer_v_5b6ffe5fb": 3}

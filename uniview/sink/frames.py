@@ -3,17 +3,18 @@
 All per-row work is native Spark (from_json, map lookups, casts, regular expressions);
 Python only runs on the driver over the few distinct routing keys.  A staged frame holds the
 typed rows of many versions at once plus the quarantine rows, so one Spark job stages a whole
-batch.  Rows are typed per *shape* (a version's columns): one version landing in a thousand
-datasets is one shape, typed by one set of expressions into struct column `s<k>`.  Typed columns are named by position (`c0`, `c1`,
-...) because Parquet and Spark restrict column names that MySQL allows; warehouses rename them
-when loading.
+batch.  Rows are typed per *shape* (a version's columns; one version landing in a thousand
+datasets is one shape) into typed columns that the shapes share by type (uniview.sink.slots), so
+the work per row does not grow with the number of versions in the batch.  Typed columns are
+named `x0`, `x1`, ... because Parquet and Spark restrict column names that MySQL allows;
+warehouses rename them when loading.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from functools import reduce
-from typing import Callable, Sequence
+from typing import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -23,11 +24,10 @@ from pyspark.sql import types as T
 from uniview.sink import reasons
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, route_shapes
 from uniview.sink.sequence import sequence_column
+from uniview.sink.slots import Shape, Slot
 from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value
 
 _TEXT = T.StringType()
-#: The columns of one shape: every route with these columns is typed by the same expressions.
-Shape = tuple[LandingColumn, ...]
 METADATA_SCHEMA = T.StructType([
     T.StructField(name, _TEXT) for name in (
         "ingestion_method", "database_name", "table_name", "table_version", "schema", "operation",
@@ -49,8 +49,6 @@ _DECISION_SCHEMA = T.StructType([
     T.StructField("_target", _TEXT), T.StructField("_route", T.IntegerType()), T.StructField("_shape", T.IntegerType()),
     T.StructField("_reject", _TEXT), T.StructField("_reject_detail", _TEXT), T.StructField("_resolved_version", _TEXT),
 ])
-#: Staged frames stay under this many typed columns; more versions make more frames.
-MAX_STAGED_COLUMNS = 512
 #: Columns of the quarantine table and their BigQuery types.
 QUARANTINE_COLUMNS = (
     ("raw_line", "STRING"), ("reason", "STRING"), ("detail", "STRING"), ("source_file", "STRING"),
@@ -137,51 +135,34 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
     )
 
 
-def chunk_shapes(widths: Sequence[int], max_columns: int | None = None) -> list[list[int]]:
-    """Shape indexes grouped so each staged frame has at most `max_columns` (default MAX_STAGED_COLUMNS)
-    typed columns, unless one shape alone has more; at least one group.  `widths`: columns per shape."""
-    max_columns = max_columns or MAX_STAGED_COLUMNS
-    chunks: list[list[int]] = [[]]
-    total = 0
-    for index, width in enumerate(widths):
-        if chunks[-1] and total + width > max_columns:
-            chunks.append([])
-            total = 0
-        chunks[-1].append(index)
-        total += width
-    return chunks
-
-
-def typed_struct(shape: int) -> str:
-    """The staged column holding the typed values of the rows of `shape`: a struct c0..cN by position."""
-    return f"s{shape}"
-
-
-def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], with_rejected: bool,
-                 batch: str, at: datetime) -> DataFrame:
+def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], slots: Sequence[Slot],
+                 with_rejected: bool, batch: str, at: datetime) -> DataFrame:
     """One frame for the rows whose shape is in `chunk` (and, when `with_rejected`, the rows rejected
-    before typing).  `shapes[k]` is the columns of shape k (routing.route_shapes).
+    before typing).  `shapes[k]` is the columns of shape k (routing.route_shapes), `slots` the chunk's
+    typed columns (slots.assign_slots).
 
-    Columns: `_route` (-1 for rows without one), `_reason`/`_detail` (NULL for rows to write),
-    `s<k>` (typed_struct: c0..cN typed values, set on rows of shape k), the _cdc_ columns, and the
-    quarantine columns (`raw_line`, ..., `quarantined_at`, `_dataset`).  Each step is its own
-    projection, so every expression is computed once per row, and only for the row's own shape."""
+    Columns: `_route` (-1 for rows without one), `_reason`/`_detail` (NULL for rows to write), one
+    typed column per slot (its member column of the row's shape, NULL when the shape has none), the
+    _cdc_ columns, and the quarantine columns (`raw_line`, ..., `quarantined_at`, `_dataset`).  Each
+    step is its own projection, so every expression is computed once per row; no expression depends on
+    how many shapes the chunk holds, except the exact parses of the few shapes that need them."""
     shape, ok = F.col("_shape"), F.col("_reason").isNull()
     member = shape.isin(chunk) if chunk else F.lit(False)
     rows = routed.where(member | shape.isNull() if with_rejected else member)
-    parsed = rows.select("*", F.when(ok & shape.isNotNull(), F.map_keys("_data")).alias("_keys"), *[
-        _parse_exact(shapes[k], k, ok) for k in chunk if _exact_columns(shapes[k])])
-    typed = parsed.select(
-        "*", *[_typed(c, k).alias(f"_t{k}_{j}") for k in chunk for j, c in enumerate(shapes[k])],
-        _per_shape(chunk, lambda k: _declared_keys_present(shapes[k])).alias("_declared"))
-    judged = typed.select("*", F.coalesce(F.col("_reason"), _per_shape(chunk, lambda k: _data_reason(shapes[k], k)))
-                          .alias("_final_reason"))
+    count = max(chunk, default=-1) + 1
+    looked_up = rows.select(
+        "*", F.when(ok & shape.isNotNull(), F.map_keys("_data")).alias("_keys"),
+        *[_parse_exact(shapes[k], k, ok) for k in chunk if _exact_columns(shapes[k])],
+        *[F.element_at("_data", _slot_key(slot, shapes, count)).alias(_raw(slot)) for slot in slots])
+    typed = looked_up.select(
+        "*", *[_slot_value(slot, shapes, count).alias(slot.column) for slot in slots],
+        _declared_keys_present(slots, shapes, count).alias("_declared"))
+    judged = typed.select("*", F.coalesce(F.col("_reason"), _data_reason(slots)).alias("_final_reason"))
     bad = F.col("_final_reason").isNotNull()
-    detail = F.when(bad, F.coalesce(F.col("_detail"), _per_shape(chunk, lambda k: _data_detail(shapes[k], k))))
+    detail = F.when(bad, F.coalesce(F.col("_detail"), _data_detail(slots, shapes, count)))
     return judged.select(
         F.coalesce("_route", F.lit(-1)).alias("_route"), F.col("_final_reason").alias("_reason"), detail.alias("_detail"),
-        *[F.when(shape == k, F.struct(*[F.col(f"_t{k}_{j}").alias(f"c{j}") for j in range(len(shapes[k]))]))
-          .alias(typed_struct(k)) for k in chunk],
+        *[slot.column for slot in slots],
         "_cdc_ingestion_method", "_cdc_operation", "_cdc_position", "_cdc_timestamp",
         F.lit(at).cast("timestamp").alias("_cdc_ingested_at"), "_cdc_database", "_cdc_sequence",
         F.when(bad, F.col("_line")).alias("raw_line"), F.col("_final_reason").alias("reason"), detail.alias("detail"),
@@ -191,12 +172,28 @@ def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], w
     )
 
 
-def _per_shape(chunk: list[int], make: Callable[[int], Column]) -> Column:
-    """`make(k)` for the rows of shape k (NULL for rows of no shape in `chunk`)."""
-    result = F.lit(None)
-    for index in reversed(chunk):
-        result = F.when(F.col("_shape") == index, make(index)).otherwise(result)
-    return result
+def _per_shape(values: dict[int, object], count: int) -> Column:
+    """The value for the row's shape from a literal array indexed by shape (NULL for shapes without one)."""
+    return F.element_at(F.array(*[F.lit(values.get(k)) for k in range(count)]), F.col("_shape") + 1)
+
+
+def _slot_key(slot: Slot, shapes: Sequence[Shape], count: int) -> Column:
+    """The name of the row's shape's column in `slot`: its key in `_data`."""
+    return _per_shape({k: shapes[k][j].name for k, j in slot.members}, count)
+
+
+def _raw(slot: Slot) -> str:
+    return f"_r{slot.column}"
+
+
+def _slot_value(slot: Slot, shapes: Sequence[Shape], count: int) -> Column:
+    """The landing value of the row's column in `slot`: from its exact parse, or from its text in `_data`."""
+    if not parse_may_fail(slot.bq_type):
+        return typed_value(slot.bq_type, F.col(_raw(slot)))
+    value = F.lit(None)
+    for k, j in reversed(slot.members):
+        value = F.when(F.col("_shape") == k, F.col(f"_p{k}")[shapes[k][j].name]).otherwise(value)
+    return value
 
 
 def _exact_columns(columns: Shape) -> list[LandingColumn]:
@@ -213,32 +210,25 @@ def _parse_exact(columns: Shape, index: int, ok: Column) -> Column:
     return F.when(mine, F.from_json("_value", envelope)["data"]).alias(f"_p{index}")
 
 
-def _typed(column: LandingColumn, index: int) -> Column:
-    """The landing value of one column of shape `index` (NULL on other shapes' rows): from its exact
-    parse, or from its text in `_data`."""
-    if parse_may_fail(column.bq_type):
-        return F.col(f"_p{index}")[column.name]
-    return F.when(F.col("_shape") == index, typed_value(column.bq_type, F.col("_data")[column.name]))
+def _misfits(slots: Sequence[Slot]) -> list[Column]:
+    """Per slot: a non-null JSON value whose typed value is NULL."""
+    return [F.col(_raw(slot)).isNotNull() & F.col(slot.column).isNull() for slot in slots]
 
 
-def _misfits(columns: Shape, index: int) -> list[Column]:
-    """Per column: a non-null JSON value whose typed value is NULL."""
-    return [F.col("_data")[column.name].isNotNull() & F.col(f"_t{index}_{j}").isNull()
-            for j, column in enumerate(columns)]
-
-
-def _declared_keys_present(columns: Shape) -> Column:
+def _declared_keys_present(slots: Sequence[Slot], shapes: Sequence[Shape], count: int) -> Column:
     """How many of the shape's columns the data object names.  Fewer than its keys means the object names
     a key outside the schema, or one key twice: the rare rows that need a closer look."""
-    return reduce(lambda a, b: a + b, [F.map_contains_key("_data", c.name).cast("int") for c in columns])
+    present = [F.coalesce(F.call_function("map_contains_key", F.col("_data"), _slot_key(slot, shapes, count))
+                          .cast("int"), F.lit(0)) for slot in slots]
+    return reduce(lambda a, b: a + b, present, F.lit(0))
 
 
-def _data_reason(columns: Shape, index: int) -> Column:
-    """Why a row of route `index` cannot be written: data missing or naming a key twice (which value was
-    meant is unknowable), unknown keys, values that do not fit."""
+def _data_reason(slots: Sequence[Slot]) -> Column:
+    """Why a row cannot be written: data missing or naming a key twice (which value was meant is
+    unknowable), unknown keys, values that do not fit."""
     return (F.when(F.col("_keys").isNull(), F.lit(reasons.INVALID_DATA))
             .when(_odd_keys(), F.when(_repeated_key(), F.lit(reasons.INVALID_DATA)).otherwise(F.lit(reasons.UNKNOWN_COLUMN)))
-            .when(reduce(lambda a, b: a | b, _misfits(columns, index)), F.lit(reasons.TYPE_MISMATCH)))
+            .when(reduce(lambda a, b: a | b, _misfits(slots), F.lit(False)), F.lit(reasons.TYPE_MISMATCH)))
 
 
 def _odd_keys() -> Column:
@@ -249,12 +239,24 @@ def _repeated_key() -> Column:
     return F.size("_keys") != F.size(F.array_distinct("_keys"))
 
 
-def _data_detail(columns: Shape, index: int) -> Column:
-    """The detail of `_data_reason`, naming the unknown keys or the columns that do not fit."""
-    labels = [F.when(misfit, F.lit(f"{column.name} ({column.declared_type or column.bq_type})"))
-              for misfit, column in zip(_misfits(columns, index), columns)]
-    unknown = F.array_except("_keys", F.array(*[F.lit(c.name) for c in columns]))
+def _data_detail(slots: Sequence[Slot], shapes: Sequence[Shape], count: int) -> Column:
+    """The detail of `_data_reason`, naming the unknown keys or the columns that do not fit (in the
+    shape's column order)."""
+    no_names = F.array().cast("array<string>")
+    declared = F.element_at(F.array(*[F.array(*[F.lit(c.name) for c in columns]).cast("array<string>")
+                                      for columns in shapes[:count]]), F.col("_shape") + 1) if count else no_names
+    unknown = F.array_except("_keys", declared)
+    labels = [F.when(misfit, F.struct(
+        _per_shape({k: j for k, j in slot.members}, count).alias("position"),
+        _per_shape({k: _label(shapes[k][j]) for k, j in slot.members}, count).alias("label")))
+        for misfit, slot in zip(_misfits(slots), slots)]
+    ordered = (F.transform(F.array_sort(F.array_compact(F.array(*labels))), lambda misfit: misfit["label"])
+               if labels else no_names)
     return (F.when(F.col("_keys").isNull(), F.lit("data is missing or not a JSON object"))
             .when(_odd_keys() & _repeated_key(), F.lit("data names the same key more than once"))
             .when(_odd_keys(), F.concat(F.lit("keys not in the schema: "), F.array_join(unknown, ", ")))
-            .otherwise(F.concat(F.lit("values that do not fit: "), F.concat_ws(", ", *labels))))
+            .otherwise(F.concat(F.lit("values that do not fit: "), F.array_join(ordered, ", "))))
+
+
+def _label(column: LandingColumn) -> str:
+    return f"{column.name} ({column.declared_type or column.bq_type})"

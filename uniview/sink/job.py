@@ -27,11 +27,12 @@ from pyspark.sql import functions as F
 from uniview.errors import ConfigError, UniviewError
 from uniview.identifiers import validate_dataset
 from uniview.warehouse.url import WarehouseURL
-from uniview.sink.frames import attach_decisions, chunk_shapes, distinct_keys, parse_envelopes, staged_frame
+from uniview.sink.frames import attach_decisions, distinct_keys, parse_envelopes, staged_frame
 from uniview.sink.landing import BatchCounts, BatchKey, Landing, StagedBatch, StagedChunk
 from uniview.sink.notify import Notification, Notifier, make_notifier
 from uniview.sink.pending import FlushResult, flush
 from uniview.sink.routing import Lookup, RoutingPlan, distinct_shapes, plan_routes, route_shapes
+from uniview.sink.slots import assign_slots, chunk_shapes, slot_fields
 from uniview.sink.debezium import debezium_lines
 from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
 
@@ -252,11 +253,12 @@ def stage_batch(spark: SparkSession, envelopes: DataFrame, key: BatchKey, option
     routed = attach_decisions(spark, envelopes, plan, options.quarantine_dataset)
     now = datetime.now(timezone.utc)
     shapes, shape_of = distinct_shapes(plan.routes), route_shapes(plan.routes)
-    chunks = [
-        StagedChunk([i for i, shape in enumerate(shape_of) if shape in group],
-                    staged_frame(routed, shapes, group, number == 0, key.label, now))
-        for number, group in enumerate(chunk_shapes([len(columns) for columns in shapes]))
-    ]
+    chunks = []
+    for number, group in enumerate(chunk_shapes(shapes)):
+        slots = assign_slots(shapes, group)
+        chunks.append(StagedChunk([i for i, shape in enumerate(shape_of) if shape in group],
+                                  staged_frame(routed, shapes, group, slots, number == 0, key.label, now),
+                                  slot_fields(slots)))
     return StagedBatch(key, read, plan.routes, chunks, notify), plan
 
 

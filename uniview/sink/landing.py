@@ -1,7 +1,7 @@
 """The interface a warehouse offers the sink: which versions exist, and land one batch.
 
-A batch arrives as staged frames: each row is either typed for its version table (struct
-column `s<k>` of its route's shape k, see frames.typed_struct) or carries a `_reason` and goes to its
+A batch arrives as staged frames: each row is either typed for its version table (in the staged
+columns its route's shape fills, see uniview.sink.slots) or carries a `_reason` and goes to its
 dataset's quarantine.  `land` writes all of it
 and returns exact counts; a landing that keeps a batch ledger makes `land` idempotent per
 BatchKey, so a batch replayed after a crash is not written twice.
@@ -22,7 +22,6 @@ from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.landing_layout import CDC_PREFIX, missing_cdc_columns
-from uniview.sink.frames import typed_struct
 from uniview.sink.routing import KnownVersion, VersionRoute, route_shapes
 from uniview.sink.versioning import SourceColumn
 from uniview.types import BQType
@@ -100,10 +99,12 @@ class BatchCounts:
 @dataclass(frozen=True)
 class StagedChunk:
     """One staged frame (see frames.staged_frame) holding the rows of `routes` (indexes into
-    StagedBatch.routes); the first chunk of a batch also holds the rows rejected before typing."""
+    StagedBatch.routes); the first chunk of a batch also holds the rows rejected before typing.
+    `fields`: {(shape, position): the staged column holding that column of that shape's rows}."""
 
     routes: list[int]
     frame: DataFrame
+    fields: Mapping[tuple[int, int], str]
 
 
 @dataclass(frozen=True)
@@ -121,9 +122,13 @@ class StagedBatch:
         """The shape of each route (routing.route_shapes), as staged_frame typed it."""
         return route_shapes(self.routes)
 
+    @cached_property
+    def _fields(self) -> dict[tuple[int, int], str]:
+        return {member: field for chunk in self.chunks for member, field in chunk.fields.items()}
+
     def typed_field(self, route: int, position: int) -> str:
-        """The staged field holding column `position` of route `route`'s rows."""
-        return f"{typed_struct(self.route_shape[route])}.c{position}"
+        """The staged column holding column `position` of route `route`'s rows."""
+        return self._fields[(self.route_shape[route], position)]
 
 
 class Landing(ABC):
