@@ -275,7 +275,7 @@ def test_records_that_appear_after_routing_are_never_dropped(spark, tmp_path):
         return parse_envelopes(spark.read.text(str(path)).selectExpr("value", "_metadata.file_path AS source_file"))
 
     _, keys = distinct_keys(envelopes(early))
-    routed = attach_decisions(spark, envelopes(both), plan_routes(keys, None, "uniview", lambda t: {}), "uniview")
+    routed = attach_decisions(spark, envelopes(both), plan_routes(keys, None, "uniview", lambda t: {}), "uniview", [])
     assert sorted((r["_table"], r["_reason"]) for r in routed.collect()) == [("t", None), ("u", "input_changed")]
 
     options = Options(input=str(both), warehouse=duckdb_url(tmp_path / "w.duckdb"))

@@ -22,9 +22,9 @@ from pyspark.sql import types as T
 
 
 from uniview.sink import reasons
-from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, route_shapes
+from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, distinct_shapes, route_shapes
 from uniview.sink.sequence import sequence_column
-from uniview.sink.slots import Shape, Slot
+from uniview.sink.slots import Shape, Slot, slot_positions
 from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value
 
 _TEXT = T.StringType()
@@ -48,6 +48,8 @@ _DECISION_SCHEMA = T.StructType([
     *[T.StructField(f"k{name}", _TEXT) for name in KEY_COLUMNS],
     T.StructField("_target", _TEXT), T.StructField("_route", T.IntegerType()), T.StructField("_shape", T.IntegerType()),
     T.StructField("_reject", _TEXT), T.StructField("_reject_detail", _TEXT), T.StructField("_resolved_version", _TEXT),
+    *[T.StructField(name, T.ArrayType(_TEXT)) for name in ("_slot_keys", "_slot_labels", "_names")],
+    T.StructField("_slot_positions", T.ArrayType(T.IntegerType())),
 ])
 #: Columns of the quarantine table and their BigQuery types.
 QUARANTINE_COLUMNS = (
@@ -102,14 +104,21 @@ def distinct_keys(envelopes: DataFrame) -> tuple[int, dict[RecordKey, datetime |
     return sum(row["_lines"] for row in rows), keys
 
 
-def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPlan, fallback_dataset: str) -> DataFrame:
+def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPlan, fallback_dataset: str,
+                     slots: Sequence[Sequence[Slot]]) -> DataFrame:
     """Join each row to its key's decision: `_dataset`, `_route`, `_shape` (routing.route_shapes), `_reason`,
-    `_detail`, `_resolved_version`, and the typed `_cdc_timestamp` (a metadata.timestamp that is not a
-    timestamp is invalid_metadata)."""
-    shapes = route_shapes(plan.routes)
+    `_detail`, `_resolved_version`, the typed `_cdc_timestamp` (a metadata.timestamp that is not a
+    timestamp is invalid_metadata), and where its shape's columns are staged (`slots`: the slots of each
+    staged frame, uniview.sink.slots): `_slot_keys`/`_slot_labels`/`_slot_positions` per slot of the
+    row's frame, `_names` the shape's column names."""
+    shape_of, shapes = route_shapes(plan.routes), distinct_shapes(plan.routes)
+    layout = {shape: _shape_layout(shapes[shape], positions)
+              for frame in slots for shape, positions in slot_positions(frame).items()}
+    no_layout = (None, None, None, None)
     rows = [
         (k.database_name, k.table_name, k.table_version, k.schema_text, k.primary_key_text, d.dataset, d.route,
-         None if d.route is None else shapes[d.route], d.reason, d.detail, d.version)
+         None if d.route is None else shape_of[d.route], d.reason, d.detail, d.version,
+         *(no_layout if d.route is None else layout.get(shape_of[d.route], no_layout)))
         for k, d in plan.decisions.items()
     ]
     decisions = spark.createDataFrame(rows, _DECISION_SCHEMA)
@@ -132,7 +141,16 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
         "_cdc_timestamp", "_cdc_database", "_cdc_sequence", F.coalesce("_target", F.lit(fallback_dataset)).alias("_dataset"),
         "_route", "_shape", reason.alias("_reason"), detail.alias("_detail"),
         F.coalesce("_resolved_version", "_version").alias("_resolved_version"),
+        "_slot_keys", "_slot_labels", "_names", "_slot_positions",
     )
+
+
+def _shape_layout(columns: Shape, positions: list[int | None]) -> tuple[list, list, list, list]:
+    """A decision row's `_slot_keys`, `_slot_labels`, `_names` and `_slot_positions` for one shape."""
+    def each(value) -> list:
+        return [None if position is None else value(columns[position]) for position in positions]
+
+    return each(lambda c: c.name), each(_label), [c.name for c in columns], positions
 
 
 def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], slots: Sequence[Slot],
@@ -144,22 +162,22 @@ def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], s
     Columns: `_route` (-1 for rows without one), `_reason`/`_detail` (NULL for rows to write), one
     typed column per slot (its member column of the row's shape, NULL when the shape has none), the
     _cdc_ columns, and the quarantine columns (`raw_line`, ..., `quarantined_at`, `_dataset`).  Each
-    step is its own projection, so every expression is computed once per row; no expression depends on
-    how many shapes the chunk holds, except the exact parses of the few shapes that need them."""
+    step is its own projection, so every expression is computed once per row.  Which key of `_data` a
+    slot reads comes with the row (attach_decisions), so the expressions do not grow with the number of
+    shapes, except the exact parses of the few shapes that need them."""
     shape, ok = F.col("_shape"), F.col("_reason").isNull()
     member = shape.isin(chunk) if chunk else F.lit(False)
     rows = routed.where(member | shape.isNull() if with_rejected else member)
-    count = max(chunk, default=-1) + 1
     looked_up = rows.select(
         "*", F.when(ok & shape.isNotNull(), F.map_keys("_data")).alias("_keys"),
         *[_parse_exact(shapes[k], k, ok) for k in chunk if _exact_columns(shapes[k])],
-        *[F.element_at("_data", _slot_key(slot, shapes, count)).alias(_raw(slot)) for slot in slots])
+        *[F.element_at("_data", F.col("_slot_keys")[number]).alias(_raw(slot)) for number, slot in enumerate(slots)])
     typed = looked_up.select(
-        "*", *[_slot_value(slot, shapes, count).alias(slot.column) for slot in slots],
-        _declared_keys_present(slots, shapes, count).alias("_declared"))
+        "*", *[_slot_value(slot, shapes).alias(slot.column) for slot in slots],
+        _declared_keys_present(slots).alias("_declared"))
     judged = typed.select("*", F.coalesce(F.col("_reason"), _data_reason(slots)).alias("_final_reason"))
     bad = F.col("_final_reason").isNotNull()
-    detail = F.when(bad, F.coalesce(F.col("_detail"), _data_detail(slots, shapes, count)))
+    detail = F.when(bad, F.coalesce(F.col("_detail"), _data_detail(slots)))
     return judged.select(
         F.coalesce("_route", F.lit(-1)).alias("_route"), F.col("_final_reason").alias("_reason"), detail.alias("_detail"),
         *[slot.column for slot in slots],
@@ -172,21 +190,11 @@ def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], s
     )
 
 
-def _per_shape(values: dict[int, object], count: int) -> Column:
-    """The value for the row's shape from a literal array indexed by shape (NULL for shapes without one)."""
-    return F.element_at(F.array(*[F.lit(values.get(k)) for k in range(count)]), F.col("_shape") + 1)
-
-
-def _slot_key(slot: Slot, shapes: Sequence[Shape], count: int) -> Column:
-    """The name of the row's shape's column in `slot`: its key in `_data`."""
-    return _per_shape({k: shapes[k][j].name for k, j in slot.members}, count)
-
-
 def _raw(slot: Slot) -> str:
     return f"_r{slot.column}"
 
 
-def _slot_value(slot: Slot, shapes: Sequence[Shape], count: int) -> Column:
+def _slot_value(slot: Slot, shapes: Sequence[Shape]) -> Column:
     """The landing value of the row's column in `slot`: from its exact parse, or from its text in `_data`."""
     if not parse_may_fail(slot.bq_type):
         return typed_value(slot.bq_type, F.col(_raw(slot)))
@@ -215,11 +223,11 @@ def _misfits(slots: Sequence[Slot]) -> list[Column]:
     return [F.col(_raw(slot)).isNotNull() & F.col(slot.column).isNull() for slot in slots]
 
 
-def _declared_keys_present(slots: Sequence[Slot], shapes: Sequence[Shape], count: int) -> Column:
+def _declared_keys_present(slots: Sequence[Slot]) -> Column:
     """How many of the shape's columns the data object names.  Fewer than its keys means the object names
     a key outside the schema, or one key twice: the rare rows that need a closer look."""
-    present = [F.coalesce(F.call_function("map_contains_key", F.col("_data"), _slot_key(slot, shapes, count))
-                          .cast("int"), F.lit(0)) for slot in slots]
+    present = [F.coalesce(F.call_function("map_contains_key", F.col("_data"), F.col("_slot_keys")[number])
+                          .cast("int"), F.lit(0)) for number in range(len(slots))]
     return reduce(lambda a, b: a + b, present, F.lit(0))
 
 
@@ -239,19 +247,15 @@ def _repeated_key() -> Column:
     return F.size("_keys") != F.size(F.array_distinct("_keys"))
 
 
-def _data_detail(slots: Sequence[Slot], shapes: Sequence[Shape], count: int) -> Column:
+def _data_detail(slots: Sequence[Slot]) -> Column:
     """The detail of `_data_reason`, naming the unknown keys or the columns that do not fit (in the
     shape's column order)."""
-    no_names = F.array().cast("array<string>")
-    declared = F.element_at(F.array(*[F.array(*[F.lit(c.name) for c in columns]).cast("array<string>")
-                                      for columns in shapes[:count]]), F.col("_shape") + 1) if count else no_names
-    unknown = F.array_except("_keys", declared)
-    labels = [F.when(misfit, F.struct(
-        _per_shape({k: j for k, j in slot.members}, count).alias("position"),
-        _per_shape({k: _label(shapes[k][j]) for k, j in slot.members}, count).alias("label")))
-        for misfit, slot in zip(_misfits(slots), slots)]
+    unknown = F.array_except("_keys", "_names")
+    labels = [F.when(misfit, F.struct(F.col("_slot_positions")[number].alias("position"),
+                                      F.col("_slot_labels")[number].alias("label")))
+              for number, misfit in enumerate(_misfits(slots))]
     ordered = (F.transform(F.array_sort(F.array_compact(F.array(*labels))), lambda misfit: misfit["label"])
-               if labels else no_names)
+               if labels else F.array().cast("array<string>"))
     return (F.when(F.col("_keys").isNull(), F.lit("data is missing or not a JSON object"))
             .when(_odd_keys() & _repeated_key(), F.lit("data names the same key more than once"))
             .when(_odd_keys(), F.concat(F.lit("keys not in the schema: "), F.array_join(unknown, ", ")))

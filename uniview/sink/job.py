@@ -250,15 +250,16 @@ def stage_batch(spark: SparkSession, envelopes: DataFrame, key: BatchKey, option
     """Route the envelopes of one batch and build its staged frames; nothing is written yet."""
     read, keys = distinct_keys(envelopes)
     plan = plan_routes(keys, options.dataset, options.quarantine_dataset, lookup, first_seen=keys)
-    routed = attach_decisions(spark, envelopes, plan, options.quarantine_dataset)
     now = datetime.now(timezone.utc)
     shapes, shape_of = distinct_shapes(plan.routes), route_shapes(plan.routes)
-    chunks = []
-    for number, group in enumerate(chunk_shapes(shapes)):
-        slots = assign_slots(shapes, group)
-        chunks.append(StagedChunk([i for i, shape in enumerate(shape_of) if shape in group],
-                                  staged_frame(routed, shapes, group, slots, number == 0, key.label, now),
-                                  slot_fields(slots)))
+    groups = chunk_shapes(shapes)
+    slots = [assign_slots(shapes, group) for group in groups]
+    routed = attach_decisions(spark, envelopes, plan, options.quarantine_dataset, slots)
+    chunks = [
+        StagedChunk([i for i, shape in enumerate(shape_of) if shape in group],
+                    staged_frame(routed, shapes, group, frame_slots, number == 0, key.label, now), slot_fields(frame_slots))
+        for number, (group, frame_slots) in enumerate(zip(groups, slots))
+    ]
     return StagedBatch(key, read, plan.routes, chunks, notify), plan
 
 

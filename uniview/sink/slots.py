@@ -72,6 +72,16 @@ def chunk_shapes(shapes: Sequence[Shape], max_columns: int | None = None) -> lis
     return chunks
 
 
+def slot_positions(slots: Sequence[Slot]) -> dict[int, list[int | None]]:
+    """{shape: for each slot of its frame, the position of the shape's column staged there (None for none)}:
+    rows carry this as data, so a frame's expressions do not grow with the number of its shapes."""
+    positions: dict[int, list[int | None]] = {}
+    for number, slot in enumerate(slots):
+        for shape, position in slot.members:
+            positions.setdefault(shape, [None] * len(slots))[number] = position
+    return positions
+
+
 def slot_fields(slots: Sequence[Slot]) -> dict[tuple[int, int], str]:
     """{(shape, position): the staged column holding that column}."""
     return {member: slot.column for slot in slots for member in slot.members}
