@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_sink.py                          # 400,000 and 1,000,000 records, 3 pairs each
     .venv/bin/python bench/bench_sink.py --records 400000 --pairs 5
+    .venv/bin/python bench/bench_sink.py --records 400000 --tables 20 --versions-per-table 10   # 200 versions
 
 Input: CDC records in uniview's envelope over 4 tables x 5 schema versions of 12-22 columns, each
 record declaring its schema and version, one malformed line per 20,000.  Whole processes are timed,
@@ -38,12 +39,13 @@ TABLES = ("customer", "orders", "events", "shipments")
 VERSIONS_PER_TABLE = 5
 
 
-def schemas() -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """(table, version, columns): 4 tables x 5 versions, 12-22 columns each, types rotating."""
+def schemas(tables: int = len(TABLES), versions: int = VERSIONS_PER_TABLE) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(table, version, columns): `tables` x `versions` (default 4 x 5), 12-22 columns each, types rotating."""
+    names = TABLES[:tables] + tuple(f"table{n:02d}" for n in range(len(TABLES), tables))
     found = []
-    for t, table in enumerate(TABLES):
-        for v in range(VERSIONS_PER_TABLE):
-            width = 12 + (t * VERSIONS_PER_TABLE + v) % 11
+    for t, table in enumerate(names):
+        for v in range(versions):
+            width = 12 + (t * versions + v) % 11
             columns = [("id", "bigint(20)")] + [(f"c{i}", TYPES[(i + v) % len(TYPES)]) for i in range(1, width)]
             found.append((table, f"v{v + 1}", columns))
     return found
@@ -58,9 +60,10 @@ def value(declared: str, n: int) -> object:
     }[declared]
 
 
-def generate(directory: Path, records: int, files: int = 8) -> int:
+def generate(directory: Path, records: int, files: int = 8, tables: int = len(TABLES),
+             versions_per_table: int = VERSIONS_PER_TABLE) -> int:
     """Write `records` records round-robin over the versions into `files` NDJSON files; returns lines."""
-    versions = schemas()
+    versions = schemas(tables, versions_per_table)
     declared = [json.dumps([{"name": n, "type": t} for n, t in columns]) for _, _, columns in versions]
     directory.mkdir(parents=True, exist_ok=True)
     handles = [open(directory / f"part-{i:03d}.json", "w", encoding="utf-8") for i in range(files)]
@@ -116,9 +119,9 @@ def clean(workdir: Path) -> None:
         shutil.rmtree(workdir / folder, ignore_errors=True)
 
 
-def measure(workdir: Path, records: int, pairs: int, master: str) -> dict:
+def measure(workdir: Path, records: int, pairs: int, master: str, tables: int, versions: int) -> dict:
     source = workdir / f"input-{records}"
-    lines = generate(source, records)
+    lines = generate(source, records, tables=tables, versions_per_table=versions)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1"}
     run = commands(workdir, source, master)
     seconds: dict[str, list[float]] = {"baseline": [], "sink": []}
@@ -141,18 +144,23 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--records", type=int, nargs="+", default=[400_000, 1_000_000])
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--tables", type=int, default=len(TABLES))
+    parser.add_argument("--versions-per-table", type=int, default=VERSIONS_PER_TABLE)
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="bench-sink-"))
     try:
-        runs = [measure(workdir, records, args.pairs, args.master) for records in args.records]
+        runs = [measure(workdir, records, args.pairs, args.master, args.tables, args.versions_per_table)
+                for records in args.records]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    report = {"runs": runs, "master": args.master, "versions": len(schemas()), "cpu_count": os.cpu_count(),
-              "python": platform.python_version()}
+    versions = len(schemas(args.tables, args.versions_per_table))
+    report = {"runs": runs, "master": args.master, "tables": args.tables, "versions": versions,
+              "cpu_count": os.cpu_count(), "python": platform.python_version()}
     for r in runs:
         print(f"{r['records']:>9,} records: baseline {r['baseline_seconds']:.1f}s, sink {r['sink_seconds']:.1f}s "
               f"-> sink at {r['ratio']:.2f}x the hand-written job (text copy {r['text_copy_seconds']:.1f}s)")
-    print(f"wrote {write_results('sink', report)}")
+    default = (args.tables, args.versions_per_table) == (len(TABLES), VERSIONS_PER_TABLE)
+    print(f"wrote {write_results('sink' if default else f'sink-{versions}-versions', report)}")
     return report
 
 
