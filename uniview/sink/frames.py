@@ -112,13 +112,12 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
     staged frame, uniview.sink.slots): `_slot_keys`/`_slot_labels`/`_slot_positions` per slot of the
     row's frame, `_names` the shape's column names."""
     shape_of, shapes = route_shapes(plan.routes), distinct_shapes(plan.routes)
-    layout = {shape: _shape_layout(shapes[shape], positions)
-              for frame in slots for shape, positions in slot_positions(frame).items()}
-    no_layout = (None, None, None, None)
+    staged = {shape: positions for frame in slots for shape, positions in slot_positions(frame).items()}
+    layout = [_shape_layout(columns, staged.get(shape, [])) for shape, columns in enumerate(shapes)]
     rows = [
         (k.database_name, k.table_name, k.table_version, k.schema_text, k.primary_key_text, d.dataset, d.route,
          None if d.route is None else shape_of[d.route], d.reason, d.detail, d.version,
-         *(no_layout if d.route is None else layout.get(shape_of[d.route], no_layout)))
+         *((None,) * 4 if d.route is None else layout[shape_of[d.route]]))
         for k, d in plan.decisions.items()
     ]
     decisions = spark.createDataFrame(rows, _DECISION_SCHEMA)
