@@ -37,8 +37,9 @@ METADATA_SCHEMA = T.StructType([
 _CORRUPT = "_uniview_corrupt_line"
 #: Each line is parsed once with `data` as a map of its keys to their values as text, so typing a
 #: column is a lookup; a line whose `data` is not an object is parsed again for its metadata alone.
+_DATA_TYPE = T.MapType(_TEXT, _TEXT)
 ENVELOPE_SCHEMA = T.StructType([
-    T.StructField("data", T.MapType(_TEXT, _TEXT)), T.StructField("metadata", METADATA_SCHEMA),
+    T.StructField("data", _DATA_TYPE), T.StructField("metadata", METADATA_SCHEMA),
     T.StructField(_CORRUPT, _TEXT),
 ])
 _METADATA_ENVELOPE_SCHEMA = T.StructType([T.StructField("metadata", METADATA_SCHEMA), T.StructField(_CORRUPT, _TEXT)])
@@ -62,24 +63,29 @@ QUARANTINE_COLUMNS = (
 ORIGINAL_LINE = "_original_line"
 
 
-def parse_envelopes(lines: DataFrame) -> DataFrame:
+def parse_envelopes(lines: DataFrame, with_data: bool = True) -> DataFrame:
     """(value, source_file) lines -> envelope columns plus `_reason` for lines that are not records.
-    `_data` is the data object as a map (NULL when data is missing or not an object), `_value` the line
-    the envelope was parsed from (for the columns parsed exactly, see _parse_exact).  The quarantine
-    keeps the line as read (ORIGINAL_LINE when the value was rewritten)."""
+    `_data` is the data object as a map (NULL when data is missing or not an object, and on every row
+    when not `with_data`: the routing pass needs only the metadata, which parses the same either way),
+    `_value` the line the envelope was parsed from (for the columns parsed exactly, see _parse_exact).
+    The quarantine keeps the line as read (ORIGINAL_LINE when the value was rewritten)."""
     options = {"columnNameOfCorruptRecord": _CORRUPT}
     original = F.col(ORIGINAL_LINE) if ORIGINAL_LINE in lines.columns else F.col("value")
-    parsed = lines.select(original.alias("_line"), "value", F.col("value").isNull().alias("_null_value"), "source_file",
-                          F.from_json("value", ENVELOPE_SCHEMA, options).alias("m"))
-    not_a_map = F.col("m").isNull() | F.col(f"m.{_CORRUPT}").isNotNull()
-    envelope = parsed.select("*", F.when(not_a_map, F.from_json("value", _METADATA_ENVELOPE_SCHEMA, options))
-                             .otherwise(F.struct(F.col("m.metadata").alias("metadata"),
-                                                 F.col(f"m.{_CORRUPT}").alias(_CORRUPT))).alias("e"))
+    columns = [original.alias("_line"), "value", F.col("value").isNull().alias("_null_value"), "source_file"]
+    metadata_only = F.from_json("value", _METADATA_ENVELOPE_SCHEMA, options)
+    if with_data:
+        parsed = lines.select(*columns, F.from_json("value", ENVELOPE_SCHEMA, options).alias("m"))
+        not_a_map = F.col("m").isNull() | F.col(f"m.{_CORRUPT}").isNotNull()
+        envelope = parsed.select("*", F.when(not_a_map, metadata_only)
+                                 .otherwise(F.struct(F.col("m.metadata").alias("metadata"),
+                                                     F.col(f"m.{_CORRUPT}").alias(_CORRUPT))).alias("e"),
+                                 F.col("m.data").alias("_data"))
+    else:
+        envelope = lines.select(*columns, metadata_only.alias("e"), F.lit(None).cast(_DATA_TYPE).alias("_data"))
     meta = F.col("e.metadata")
     unparseable = F.col("e").isNull() | F.col(f"e.{_CORRUPT}").isNotNull()
     return envelope.select(
-        "_line", F.col("value").alias("_value"), F.col("source_file").alias("_source_file"),
-        F.col("m.data").alias("_data"),
+        "_line", F.col("value").alias("_value"), F.col("source_file").alias("_source_file"), "_data",
         meta["database_name"].alias("_database"), meta["table_name"].alias("_table"),
         meta["table_version"].alias("_version"), meta["schema"].alias("_schema"),
         meta["ingestion_method"].alias("_cdc_ingestion_method"), meta["operation"].alias("_cdc_operation"),

@@ -230,9 +230,10 @@ class Sink:
         envelopes = parse_envelopes(lines)
         if self.options.cache:
             envelopes = envelopes.persist(StorageLevel.MEMORY_AND_DISK)
+        routing = envelopes if self.options.cache else parse_envelopes(lines, with_data=False)
         try:
             batch, plan = stage_batch(self.spark, envelopes, key, self.options, self.landing.known_versions,
-                                      self.notifier.enabled)
+                                      self.notifier.enabled, routing)
             for warning in plan.warnings:
                 logger.warning("%s", warning)
                 if warning not in self.result.warnings:
@@ -246,9 +247,10 @@ class Sink:
 
 
 def stage_batch(spark: SparkSession, envelopes: DataFrame, key: BatchKey, options: SinkOptions, lookup: Lookup,
-                notify: bool) -> tuple[StagedBatch, RoutingPlan]:
-    """Route the envelopes of one batch and build its staged frames; nothing is written yet."""
-    read, keys = distinct_keys(envelopes)
+                notify: bool, routing: DataFrame | None = None) -> tuple[StagedBatch, RoutingPlan]:
+    """Route the envelopes of one batch and build its staged frames; nothing is written yet.  `routing`:
+    the same lines parsed without their data (parse_envelopes(with_data=False)) for the routing pass."""
+    read, keys = distinct_keys(envelopes if routing is None else routing)
     plan = plan_routes(keys, options.dataset, options.quarantine_dataset, lookup, first_seen=keys)
     now = datetime.now(timezone.utc)
     shapes, shape_of = distinct_shapes(plan.routes), route_shapes(plan.routes)
