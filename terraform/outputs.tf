@@ -96,5 +96,7 @@ output "dataproc_serverless" {
     subnet          = var.dataproc_subnetwork
     version         = var.dataproc_runtime_version
     deps_bucket     = local.has_sink_bucket ? "gs://${local.sink_bucket_name}" : null
+    # For --properties: the sink's Spark properties as KEY=VALUE,KEY=VALUE.
+    properties = join(",", [for key, value in local.sink_spark_properties : "${key}=${value}"])
   } : null
 }

@@ -107,9 +107,10 @@ resource "google_dataproc_cluster" "sink" {
 
     software_config {
       image_version = var.dataproc_cluster.image_version
-      override_properties = var.dataproc_cluster.num_workers == 0 ? {
-        "dataproc:dataproc.allow.zero.workers" = "true"
-      } : {}
+      override_properties = merge(
+        { for key, value in local.sink_spark_properties : "spark:${key}" => value },
+        var.dataproc_cluster.num_workers == 0 ? { "dataproc:dataproc.allow.zero.workers" = "true" } : {},
+      )
     }
 
     lifecycle_config {

@@ -112,6 +112,23 @@ def test_the_spark_extra_alone_runs_the_sink_into_duckdb(tmp_path):
     assert query(warehouse, "SELECT id FROM shop_unified.customer_unified") == [(1,)]
 
 
+LOCAL_JVM_ARGUMENTS = """
+from uniview.sink.command import _new_session
+spark = _new_session("local[1]")
+print("\\n".join(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()))
+spark.stop()
+"""
+
+
+def test_a_local_session_starts_its_jvm_with_the_sinks_options():
+    """The typed pass is one generated method above HotSpot's JIT size limit: the JVM must allow compiling it."""
+    from uniview.sink.job import JVM_OPTIONS
+
+    done = subprocess.run([sys.executable, "-c", LOCAL_JVM_ARGUMENTS], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert JVM_OPTIONS in done.stdout.splitlines()
+
+
 def test_the_summary_of_a_run_over_many_tables_fits_a_terminal_and_json_lists_them_all(spark, tmp_path):
     import json
 

@@ -28,6 +28,14 @@ SCOPABLE_ROLES = {
 }
 
 
+# --- the sink's jobs ------------------------------------------------------------------------------
+
+def test_sink_jobs_get_the_jvm_options_the_sink_starts_with(evaluator: Evaluator) -> None:
+    from uniview.sink.job import JVM_PROPERTIES
+
+    assert evaluator.value("local.sink_spark_properties") == JVM_PROPERTIES
+
+
 # --- the function's environment ------------------------------------------------------------------
 
 def test_env_var_names_are_ones_the_function_reads(evaluator: Evaluator) -> None:

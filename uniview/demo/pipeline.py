@@ -123,11 +123,13 @@ def _subscribe_function(function_url: str) -> None:
 def new_spark_session(jars: Sequence[str] = ()):
     from pyspark.sql import SparkSession
 
+    from uniview.sink.job import JVM_OPTIONS
+
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     quiet_logging = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties').as_uri()}"
     spark = (
         SparkSession.builder.appName("uniview-demo").master("local[2]")
-        .config("spark.driver.extraJavaOptions", quiet_logging)
+        .config("spark.driver.extraJavaOptions", f"{quiet_logging} {JVM_OPTIONS}")
         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "2g")
         .config("spark.jars", ",".join(jars))

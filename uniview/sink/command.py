@@ -146,10 +146,18 @@ def _new_session(master: str | None, jars: Sequence[str] = ()) -> Any:
         builder = builder.config("spark.jars", ",".join(jars))
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         master = master or "local[*]"
-        builder = (builder.master(master).config("spark.ui.enabled", "false")
-                   .config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.sql.shuffle.partitions", str(_local_cores(master))))
+        builder = builder.master(master)
+        for key, value in local_session_settings(master).items():
+            builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def local_session_settings(master: str) -> dict[str, str]:
+    """The settings of a session `uniview sink` starts itself (under spark-submit, the submitter's apply)."""
+    from uniview.sink.job import JVM_PROPERTIES
+
+    return {**JVM_PROPERTIES, "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": str(_local_cores(master))}
 
 
 def _local_cores(master: str) -> int:

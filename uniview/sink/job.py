@@ -46,6 +46,12 @@ SESSION_SETTINGS = {
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.sql.ansi.enabled": "false",
 }
+#: Options of the sink's JVMs, which must be set before they start: `uniview sink` and the demo give them to
+#: their local session, Dataproc takes them as properties (terraform/locals.tf `sink_spark_properties`,
+#: docs/deployment.md).  The typed pass compiles to one method above HotSpot's 8,000-byte limit for JIT
+#: compilation; without this flag that method runs interpreted (docs/sink.md, Performance).
+JVM_OPTIONS = "-XX:-DontCompileHugeMethods"
+JVM_PROPERTIES = {"spark.driver.extraJavaOptions": JVM_OPTIONS, "spark.executor.extraJavaOptions": JVM_OPTIONS}
 
 
 @dataclass(frozen=True)
