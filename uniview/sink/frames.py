@@ -13,7 +13,6 @@ warehouses rename them when loading.
 from __future__ import annotations
 
 from datetime import datetime
-from functools import reduce
 from typing import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -179,10 +178,12 @@ def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], s
         *[F.element_at("_data", F.col("_slot_keys")[number]).alias(_raw(slot)) for number, slot in enumerate(slots)])
     typed = looked_up.select(
         "*", *[_slot_value(slot, shapes).alias(slot.column) for slot in slots],
-        _declared_keys_present(slots).alias("_declared"))
-    judged = typed.select("*", F.coalesce(F.col("_reason"), _data_reason(slots)).alias("_final_reason"))
+        F.size(F.array_intersect("_keys", "_names")).alias("_declared"))
+    flags = F.array(*_misfits(slots)) if slots else F.array().cast("array<boolean>")
+    misfits = typed.select("*", flags.alias("_misfits"))
+    judged = misfits.select("*", F.coalesce(F.col("_reason"), _data_reason()).alias("_final_reason"))
     bad = F.col("_final_reason").isNotNull()
-    detail = F.when(bad, F.coalesce(F.col("_detail"), _data_detail(slots)))
+    detail = F.when(bad, F.coalesce(F.col("_detail"), _data_detail(len(slots))))
     return judged.select(
         F.coalesce("_route", F.lit(-1)).alias("_route"), F.col("_final_reason").alias("_reason"), detail.alias("_detail"),
         *[slot.column for slot in slots],
@@ -228,20 +229,12 @@ def _misfits(slots: Sequence[Slot]) -> list[Column]:
     return [F.col(_raw(slot)).isNotNull() & F.col(slot.column).isNull() for slot in slots]
 
 
-def _declared_keys_present(slots: Sequence[Slot]) -> Column:
-    """How many of the shape's columns the data object names.  Fewer than its keys means the object names
-    a key outside the schema, or one key twice: the rare rows that need a closer look."""
-    present = [F.coalesce(F.call_function("map_contains_key", F.col("_data"), F.col("_slot_keys")[number])
-                          .cast("int"), F.lit(0)) for number in range(len(slots))]
-    return reduce(lambda a, b: a + b, present, F.lit(0))
-
-
-def _data_reason(slots: Sequence[Slot]) -> Column:
+def _data_reason() -> Column:
     """Why a row cannot be written: data missing or naming a key twice (which value was meant is
-    unknowable), unknown keys, values that do not fit."""
+    unknowable), unknown keys, values that do not fit (`_misfits`, one flag per slot)."""
     return (F.when(F.col("_keys").isNull(), F.lit(reasons.INVALID_DATA))
             .when(_odd_keys(), F.when(_repeated_key(), F.lit(reasons.INVALID_DATA)).otherwise(F.lit(reasons.UNKNOWN_COLUMN)))
-            .when(reduce(lambda a, b: a | b, _misfits(slots), F.lit(False)), F.lit(reasons.TYPE_MISMATCH)))
+            .when(F.array_contains("_misfits", True), F.lit(reasons.TYPE_MISMATCH)))
 
 
 def _odd_keys() -> Column:
@@ -252,13 +245,13 @@ def _repeated_key() -> Column:
     return F.size("_keys") != F.size(F.array_distinct("_keys"))
 
 
-def _data_detail(slots: Sequence[Slot]) -> Column:
+def _data_detail(slot_count: int) -> Column:
     """The detail of `_data_reason`, naming the unknown keys or the columns that do not fit (in the
     shape's column order)."""
     unknown = F.array_except("_keys", "_names")
-    labels = [F.when(misfit, F.struct(F.col("_slot_positions")[number].alias("position"),
-                                      F.col("_slot_labels")[number].alias("label")))
-              for number, misfit in enumerate(_misfits(slots))]
+    labels = [F.when(F.col("_misfits")[number], F.struct(F.col("_slot_positions")[number].alias("position"),
+                                                         F.col("_slot_labels")[number].alias("label")))
+              for number in range(slot_count)]
     ordered = (F.transform(F.array_sort(F.array_compact(F.array(*labels))), lambda misfit: misfit["label"])
                if labels else F.array().cast("array<string>"))
     return (F.when(F.col("_keys").isNull(), F.lit("data is missing or not a JSON object"))
