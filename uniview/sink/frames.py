@@ -180,7 +180,8 @@ def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], s
         "*", *[_slot_value(slot, shapes).alias(slot.column) for slot in slots],
         F.size(F.array_intersect("_keys", "_names")).alias("_declared"))
     flags = F.array(*_misfits(slots)) if slots else F.array().cast("array<boolean>")
-    misfits = typed.select("*", flags.alias("_misfits"))
+    # the lookups are done with: a frame of at most 100 columns compiles into one stage with the rest
+    misfits = typed.select("*", flags.alias("_misfits")).drop("_data", "_slot_keys", *[_raw(slot) for slot in slots])
     judged = misfits.select("*", F.coalesce(F.col("_reason"), _data_reason()).alias("_final_reason"))
     bad = F.col("_final_reason").isNotNull()
     detail = F.when(bad, F.coalesce(F.col("_detail"), _data_detail(len(slots))))
@@ -252,8 +253,9 @@ def _data_detail(slot_count: int) -> Column:
     labels = [F.when(F.col("_misfits")[number], F.struct(F.col("_slot_positions")[number].alias("position"),
                                                          F.col("_slot_labels")[number].alias("label")))
               for number in range(slot_count)]
-    ordered = (F.transform(F.array_sort(F.array_compact(F.array(*labels))), lambda misfit: misfit["label"])
-               if labels else F.array().cast("array<string>"))
+    # No lambdas (array_compact is one): they would keep the whole projection out of Spark's compiled stage.
+    # Slots that fit are NULL labels, which sort_array puts first and array_join skips.
+    ordered = F.sort_array(F.array(*labels))["label"] if labels else F.array().cast("array<string>")
     return (F.when(F.col("_keys").isNull(), F.lit("data is missing or not a JSON object"))
             .when(_odd_keys() & _repeated_key(), F.lit("data names the same key more than once"))
             .when(_odd_keys(), F.concat(F.lit("keys not in the schema: "), F.array_join(unknown, ", ")))
