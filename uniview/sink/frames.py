@@ -178,10 +178,10 @@ def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], s
         *[F.element_at("_data", F.col("_slot_keys")[number]).alias(_raw(slot)) for number, slot in enumerate(slots)])
     typed = looked_up.select(
         "*", *[_slot_value(slot, shapes).alias(slot.column) for slot in slots],
+        # how many of the shape's columns the data names: fewer than its keys means an unknown or repeated key
         F.size(F.array_intersect("_keys", "_names")).alias("_declared"))
     flags = F.array(*_misfits(slots)) if slots else F.array().cast("array<boolean>")
-    # the lookups are done with: a frame of at most 100 columns compiles into one stage with the rest
-    misfits = typed.select("*", flags.alias("_misfits")).drop("_data", "_slot_keys", *[_raw(slot) for slot in slots])
+    misfits = typed.select("*", flags.alias("_misfits"))
     judged = misfits.select("*", F.coalesce(F.col("_reason"), _data_reason()).alias("_final_reason"))
     bad = F.col("_final_reason").isNotNull()
     detail = F.when(bad, F.coalesce(F.col("_detail"), _data_detail(len(slots))))
