@@ -24,7 +24,7 @@ from uniview.sink import reasons
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, distinct_shapes, route_shapes
 from uniview.sink.sequence import sequence_column
 from uniview.sink.slots import Shape, Slot, slot_positions
-from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value
+from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value, utc_timestamp
 
 _TEXT = T.StringType()
 METADATA_SCHEMA = T.StructType([
@@ -91,7 +91,7 @@ def parse_envelopes(lines: DataFrame, with_data: bool = True) -> DataFrame:
         meta["position"].alias("_cdc_position"), meta["timestamp"].alias("_timestamp_text"),
         meta["database_name"].alias("_cdc_database"), sequence_column(meta["position"]).alias("_cdc_sequence"),
         meta["primary_key"].alias("_primary_key"),
-        F.when(meta["timestamp"].rlike(_TIMESTAMP_TEXT), meta["timestamp"].cast("timestamp")).alias("_cdc_timestamp"),
+        F.when(meta["timestamp"].rlike(_TIMESTAMP_TEXT), utc_timestamp(meta["timestamp"])).alias("_cdc_timestamp"),
         F.when(F.col("_null_value"), F.lit(reasons.TOMBSTONE)).when(unparseable, F.lit(reasons.UNPARSEABLE))
         .when(meta.isNull(), F.lit(reasons.MISSING_METADATA)).alias("_reason"),
         F.when(F.col("_null_value"), F.lit("a message with a null value (tombstone)"))

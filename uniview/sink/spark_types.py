@@ -118,12 +118,20 @@ def typed_value(bq_type: BQType, carried: Column) -> Column:
     if name == "DATETIME":
         return _guarded(carried, _DATETIME, carried.cast("timestamp_ntz"))
     if name == "TIMESTAMP":
-        return _guarded(carried, _TIMESTAMP, carried.cast("timestamp"))
+        return _guarded(carried, _TIMESTAMP, utc_timestamp(carried))
     if name == "TIME":
         return _guarded(carried, _TIME, carried)
     if name == "JSON":
         return F.when(F.json_array_length(F.concat(F.lit("["), carried, F.lit("]"))) == 1, carried)
     return carried
+
+
+def utc_timestamp(text: Column) -> Column:
+    """`text` (a timestamp, optionally with a zone) cast to a timestamp.  A trailing "Z" is dropped first:
+    the text is then read in the session's time zone, which the sink sets to UTC (job.SESSION_SETTINGS),
+    so the instant is the same, and Spark skips resolving a zone name for every value."""
+    zulu = text.endswith("Z")
+    return F.when(zulu, text.substr(F.lit(1), F.length(text) - 1)).otherwise(text).cast("timestamp")
 
 
 def _guarded(carried: Column, pattern: str, value: Column) -> Column:
