@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_sink.py                          # 400,000 and 1,000,000 records, 3 pairs each
     .venv/bin/python bench/bench_sink.py --records 400000 --pairs 5
     .venv/bin/python bench/bench_sink.py --records 400000 --tables 20 --versions-per-table 10   # 200 versions
+    .venv/bin/python bench/bench_sink.py --records 4000000 --pairs 1                           # scale
 
 Input: CDC records in uniview's envelope over 4 tables x 5 schema versions of 12-22 columns, each
 record declaring its schema and version, one malformed line per 20,000.  Whole processes are timed,
@@ -11,7 +12,9 @@ each starting its own local[2] SparkSession, in alternating pairs (baseline, sin
             parse, Parquet partitioned by table and version
   sink:     uniview sink --input ... --warehouse duckdb:///... --dataset shop --notify none
 The figure is median(baseline) / median(sink): 1.0 means as fast as the hand-written job.
-A plain text copy (read.text -> write.parquet, parses nothing) is timed once as context.
+A plain text copy (read.text -> write.parquet, parses nothing) is timed once as context.  Each run's
+peak memory is that of its whole process tree (the Python driver and Spark's local JVM, which holds the
+executors), the largest over the pairs.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ TYPES = ["int(11)", "bigint(20)", "varchar(255)", "decimal(12,2)", "datetime", "
          "json", "date"]
 TABLES = ("customer", "orders", "events", "shipments")
 VERSIONS_PER_TABLE = 5
+MIB = 1024 * 1024
+DEFAULT_RECORDS = [400_000, 1_000_000]
 
 
 def schemas(tables: int = len(TABLES), versions: int = VERSIONS_PER_TABLE) -> list[tuple[str, str, list[tuple[str, str]]]]:
@@ -87,13 +92,33 @@ def generate(directory: Path, records: int, files: int = 8, tables: int = len(TA
     return lines
 
 
-def timed(command: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"{command[:4]} failed: {done.stderr[-2000:]}")
-    return elapsed
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """(wall seconds, peak resident memory in bytes of the process and its descendants together: the
+    Python driver and Spark's JVM, sampled every 0.2 s)."""
+    with tempfile.TemporaryFile("w+") as errors:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, text=True, env=env)
+        peak = 0
+        while process.poll() is None:
+            peak = max(peak, tree_rss(process.pid))
+            time.sleep(0.2)
+        elapsed = time.perf_counter() - started
+        if process.returncode != 0:
+            errors.seek(0)
+            raise RuntimeError(f"{command[:4]} failed: {errors.read()[-2000:]}")
+    return elapsed, peak
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of `pid` and all its descendants now (Linux /proc; 0 where it is not readable)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        own = next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        children = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+                    for child in (task / "children").read_text().split()]
+    except OSError:
+        return 0
+    return own + sum(tree_rss(child) for child in children)
 
 
 def commands(workdir: Path, source: Path, master: str) -> dict[str, list[str]]:
@@ -125,23 +150,28 @@ def measure(workdir: Path, records: int, pairs: int, master: str, tables: int, v
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1"}
     run = commands(workdir, source, master)
     seconds: dict[str, list[float]] = {"baseline": [], "sink": []}
+    memory: dict[str, list[int]] = {"baseline": [], "sink": []}
     for _ in range(pairs):
         for name in ("baseline", "sink"):
             clean(workdir)
-            seconds[name].append(timed(run[name], env))
-        print(f"{records:,} records: baseline {seconds['baseline'][-1]:.1f}s, sink {seconds['sink'][-1]:.1f}s", flush=True)
+            elapsed, peak = timed(run[name], env)
+            seconds[name].append(elapsed)
+            memory[name].append(peak)
+        print(f"{records:,} records: baseline {seconds['baseline'][-1]:.1f}s, sink {seconds['sink'][-1]:.1f}s "
+              f"(peak memory {memory['baseline'][-1] / MIB:,.0f} / {memory['sink'][-1] / MIB:,.0f} MiB)", flush=True)
     clean(workdir)
-    copy = timed(run["text copy"], env)
+    copy, _ = timed(run["text copy"], env)
     baseline, sink = statistics.median(seconds["baseline"]), statistics.median(seconds["sink"])
     shutil.rmtree(source, ignore_errors=True)
     return {"records": records, "lines": lines, "pairs": pairs, "baseline_seconds": round(baseline, 2),
             "sink_seconds": round(sink, 2), "ratio": round(baseline / sink, 3), "text_copy_seconds": round(copy, 2),
+            "baseline_peak_mib": round(max(memory["baseline"]) / MIB), "sink_peak_mib": round(max(memory["sink"]) / MIB),
             "all": {k: [round(x, 2) for x in v] for k, v in seconds.items()}}
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, nargs="+", default=[400_000, 1_000_000])
+    parser.add_argument("--records", type=int, nargs="+", default=DEFAULT_RECORDS)
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--tables", type=int, default=len(TABLES))
@@ -158,9 +188,12 @@ def main(argv: list[str] | None = None) -> dict:
               "cpu_count": os.cpu_count(), "python": platform.python_version()}
     for r in runs:
         print(f"{r['records']:>9,} records: baseline {r['baseline_seconds']:.1f}s, sink {r['sink_seconds']:.1f}s "
-              f"-> sink at {r['ratio']:.2f}x the hand-written job (text copy {r['text_copy_seconds']:.1f}s)")
-    default = (args.tables, args.versions_per_table) == (len(TABLES), VERSIONS_PER_TABLE)
-    print(f"wrote {write_results('sink' if default else f'sink-{versions}-versions', report)}")
+              f"-> sink at {r['ratio']:.2f}x the hand-written job (text copy {r['text_copy_seconds']:.1f}s); "
+              f"peak memory {r['baseline_peak_mib']:,} / {r['sink_peak_mib']:,} MiB")
+    name = "sink" if (args.tables, args.versions_per_table) == (len(TABLES), VERSIONS_PER_TABLE) else f"sink-{versions}-versions"
+    if args.records != DEFAULT_RECORDS:
+        name += "-" + "-".join(str(records) for records in args.records) + "-records"
+    print(f"wrote {write_results(name, report)}")
     return report
 
 

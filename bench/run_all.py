@@ -71,7 +71,9 @@ def sink_rows(r: dict) -> list[tuple[str, str, str]]:
     return [(f"sink: {run['records']:,} records, {r['versions']} versions, {r['master']}, median of {run['pairs']} pairs",
              f"{run['sink_seconds']} s ({run['records'] / run['sink_seconds']:,.0f} records/s)",
              f"{run['ratio']}x a hand-written Spark job parsing the same input ({run['baseline_seconds']} s); "
-             f"a text copy that parses nothing: {run['text_copy_seconds']} s")
+             f"a text copy that parses nothing: {run['text_copy_seconds']} s"
+             + (f"; peak memory {run['sink_peak_mib']:,} MiB (the job: {run['baseline_peak_mib']:,} MiB)"
+                if "sink_peak_mib" in run else ""))
             for run in r["runs"]]
 
 
