@@ -312,3 +312,28 @@ def test_json_numbers_of_more_digits_than_a_double_holds_land_exactly(spark, tmp
         (1, Decimal("12345678901234567.89"), Decimal("12345678901234567890123456789.123456789"),
          Decimal("1234567890.12"), Decimal("98765432109876543.21")),
         (2, Decimal("1.00"), None, None, None)]
+
+
+def test_a_batch_larger_than_the_load_memory_spills_and_lands_whole(spark, tmp_path, monkeypatch):
+    from uniview.sink import landing_duckdb
+
+    monkeypatch.setattr(landing_duckdb, "LOAD_MEMORY_LIMIT", "64MB")
+    records = [record("customer", {"id": i, "first_name": f"{i:06d}" + "x" * 20000}, CUSTOMER_V1) for i in range(6000)]
+    write_ndjson(tmp_path / "in" / "big.json", records)
+    spilled = []
+    read_staged = landing_duckdb._read_staged
+
+    def observed(connection, batch, files):
+        read_staged(connection, batch, files)
+        spilled.append(connection.execute("SELECT coalesce(sum(size), 0) FROM duckdb_temporary_files()").fetchone()[0])
+
+    monkeypatch.setattr(landing_duckdb, "_read_staged", observed)
+    staging = tmp_path / "staging"
+    warehouse = tmp_path / "w.duckdb"
+    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), staging_dir=str(staging)))
+    [spilled_bytes] = spilled
+    assert spilled_bytes > 0                      # ~120 MB of staged rows did not fit in 64 MB: on disk, not in memory
+    table = f"customer_v_{version_of('customer', CUSTOMER_V1)}"
+    assert dict(result.counts.written) == {f"shop.{table}": 6000}
+    assert query(warehouse, f"SELECT count(*), count(DISTINCT id), min(length(first_name)) FROM shop.{table}") == [(6000, 6000, 20006)]
+    assert list(staging.iterdir()) == []         # the spilled blocks went with the batch's staging directory

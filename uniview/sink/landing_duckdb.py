@@ -41,6 +41,9 @@ from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_typ
 PENDING_TABLE = "_uniview_pending_notifications"
 #: The temporary table a batch's staged files are read into (per connection, dropped before commit).
 STAGED = "_uniview_staged"
+#: DuckDB's memory while it loads a batch (the staged rows take about 0.9 KB each in memory, so an
+#: unbounded load grows with the batch); past it, the staged rows spill to disk.
+LOAD_MEMORY_LIMIT = "1GB"
 _LEDGER_DDL = """CREATE TABLE IF NOT EXISTS {table} (
   stream VARCHAR, batch_id BIGINT, read BIGINT, written BIGINT, quarantined BIGINT, counts VARCHAR,
   landed_at TIMESTAMP WITH TIME ZONE, PRIMARY KEY (stream, batch_id))"""
@@ -105,6 +108,7 @@ class DuckDBLanding(Landing):
         try:
             files = [_stage(chunk.frame, stage / f"chunk-{number}") for number, chunk in enumerate(batch.chunks)]
             with self.connect() as connection:
+                _bound_memory(connection, stage / "spill")
                 return _load(connection, batch, files)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
@@ -119,6 +123,13 @@ def _stage(frame, directory: Path) -> str | None:
     """Write `frame` as Parquet; the glob of its files, or None when it wrote none."""
     frame.write.mode("overwrite").parquet(str(directory))
     return str(directory / "*.parquet") if any(directory.glob("*.parquet")) else None
+
+
+def _bound_memory(connection: duckdb.DuckDBPyConnection, spill: Path) -> None:
+    """Keep the load's memory flat however large the batch: past LOAD_MEMORY_LIMIT, DuckDB spills the
+    staged rows to `spill` (inside the batch's staging directory, removed with it)."""
+    connection.execute(f"SET memory_limit = {literal(LOAD_MEMORY_LIMIT)}")
+    connection.execute(f"SET temp_directory = {literal(str(spill))}")
 
 
 def _ledger_entry(connection: duckdb.DuckDBPyConnection, key: BatchKey) -> BatchCounts | None:
