@@ -12,6 +12,7 @@ warehouses rename them when loading.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Sequence
 
@@ -125,7 +126,7 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
          *((None,) * 4 if d.route is None else layout[shape_of[d.route]]))
         for k, d in plan.decisions.items()
     ]
-    decisions = spark.createDataFrame(rows, _DECISION_SCHEMA)
+    decisions = local_frame(spark, rows, _DECISION_SCHEMA)
     condition = None
     for name in KEY_COLUMNS:
         clause = envelopes[name].eqNullSafe(decisions[f"k{name}"])
@@ -147,6 +148,15 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
         F.coalesce("_resolved_version", "_version").alias("_resolved_version"),
         "_slot_keys", "_slot_labels", "_names", "_slot_positions",
     )
+
+
+def local_frame(spark: SparkSession, rows: Sequence[tuple], schema: T.StructType) -> DataFrame:
+    """`rows` of `schema` as a DataFrame the JVM builds from one JSON text, with no Python worker
+    (spark.createDataFrame runs one to read Python rows: a process to start and a Spark job per batch).
+    FAILFAST: a row that does not fit the schema is an error, never a missing decision."""
+    text = json.dumps([dict(zip(schema.fieldNames(), row)) for row in rows])
+    parsed = F.from_json(F.lit(text), T.ArrayType(schema), {"mode": "FAILFAST"})
+    return spark.range(1, numPartitions=1).select(F.inline(parsed))
 
 
 def _shape_layout(columns: Shape, positions: list[int | None]) -> tuple[list, list, list, list]:
