@@ -126,7 +126,7 @@ def _stage(frame, directory: Path) -> str | None:
 
 
 def _bound_memory(connection: duckdb.DuckDBPyConnection, spill: Path) -> None:
-    """Keep the load's memory flat however large the batch: past LOAD_MEMORY_LIMIT, DuckDB spills the
+    """Bound the load's memory however large the batch: past LOAD_MEMORY_LIMIT, DuckDB spills the
     staged rows to `spill` (inside the batch's staging directory, removed with it)."""
     connection.execute(f"SET memory_limit = {literal(LOAD_MEMORY_LIMIT)}")
     connection.execute(f"SET temp_directory = {literal(str(spill))}")
