@@ -38,10 +38,11 @@ def terraform(terraform_bin: str, directory: Path, *args: str, check: bool = Tru
 
 
 def plan_json(terraform_bin: str, directory: Path, name: str, variables: dict) -> dict:
-    """`terraform plan -refresh=false` of `directory` with `variables`, as `terraform show -json` gives it."""
+    """`terraform plan -refresh=false` of `directory` with `variables`, as `terraform show -json` gives it.
+    Plans of different `name`s may run at once: each writes its own files and none reads or locks a state."""
     (directory / f"{name}.tfvars.json").write_text(json.dumps(variables))
-    terraform(terraform_bin, directory, "plan", "-refresh=false", "-input=false", f"-var-file={name}.tfvars.json",
-              f"-out={name}.plan")
+    terraform(terraform_bin, directory, "plan", "-refresh=false", "-lock=false", "-input=false",
+              f"-var-file={name}.tfvars.json", f"-out={name}.plan")
     return json.loads(terraform(terraform_bin, directory, "show", "-json", f"{name}.plan").stdout)
 
 

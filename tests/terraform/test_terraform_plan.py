@@ -4,8 +4,10 @@ archive 2.7.1; see scripts/terraform_standin), and least privilege read from eac
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -68,8 +70,9 @@ def workspace(request, terraform_bin, tmp_path_factory):
 @pytest.fixture(scope="session")
 def plans(terraform_bin, workspace) -> dict[str, Plan]:
     examples = workspace / "terraform" / "examples"
-    planned = {name: Plan(plan_json(terraform_bin, examples, name, variables))
-               for name, variables in VARIABLE_SETS.items()}
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:  # separate plan files, no state written
+        documents = pool.map(lambda item: plan_json(terraform_bin, examples, *item), VARIABLE_SETS.items())
+        planned = {name: Plan(document) for name, document in zip(VARIABLE_SETS, documents)}
     lock = (examples / ".terraform.lock.hcl").read_text()
     google = re.search(r'provider "registry.terraform.io/hashicorp/google" \{\n  version\s+= "([\d.]+)"', lock)
     assert google and google.group(1) == (workspace / "google-version").read_text(), lock
