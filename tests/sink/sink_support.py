@@ -1,8 +1,11 @@
-"""Shared code of the sink tests: binlog records, NDJSON files, DuckDB reads."""
+"""Shared code of the sink tests: binlog records, NDJSON files, DuckDB reads, an HTTP endpoint for notifications."""
 
 from __future__ import annotations
 
+import base64
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterable
 
@@ -43,3 +46,31 @@ def columns_of(path: Path, dataset: str, table: str) -> list[tuple[str, str]]:
 def tables_of(path: Path, dataset: str) -> list[str]:
     return [row[0] for row in query(
         path, "SELECT table_name FROM duckdb_tables() WHERE schema_name = ? ORDER BY table_name", [dataset])]
+
+
+class Endpoint:
+    """A local HTTP endpoint recording POST bodies; answers the queued statuses, then 204."""
+
+    def __init__(self, statuses=()):
+        self.bodies, self.statuses = [], list(statuses)
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                endpoint.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(endpoint.statuses.pop(0) if endpoint.statuses else 204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def data(self):
+        return [base64.b64decode(body["message"]["data"]) for body in self.bodies]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

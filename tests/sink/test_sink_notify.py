@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import json
-import threading
 import time
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from sink_support import query, record, write_ndjson
+from sink_support import Endpoint, query, record, write_ndjson
 
 from uniview.local.processes import free_port
 from uniview.local.pubsub_emulator import find_emulator_jar, pubsub_emulator
@@ -34,34 +31,6 @@ def message(table, schema, dataset="cdc"):
 def write_two_tables(directory):
     write_ndjson(directory / "a.json", [record("customer", {"id": 1, "first_name": "Ann"}, CUSTOMER)])
     write_ndjson(directory / "b.json", [record("orders", {"id": 7, "amount": 1.5}, ORDERS)])
-
-
-class Endpoint:
-    """A local HTTP endpoint recording POST bodies; answers the queued statuses, then 204."""
-
-    def __init__(self, statuses=()):
-        self.bodies, self.statuses = [], list(statuses)
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                endpoint.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                self.send_response(endpoint.statuses.pop(0) if endpoint.statuses else 204)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def data(self):
-        return [base64.b64decode(body["message"]["data"]) for body in self.bodies]
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

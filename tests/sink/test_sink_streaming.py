@@ -1,4 +1,5 @@
-"""Structured Streaming with --available-now: kill -9 mid-run, restart, nothing lost, nothing twice."""
+"""Structured Streaming: kill -9 mid-run and restart (--available-now), nothing lost, nothing twice; a running
+stream retries a failed notification while it waits for data, and SIGTERM stops it between batches."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from sink_support import query, record, write_ndjson
+from sink_support import Endpoint, query, record, write_ndjson
 
 from uniview.sink.versioning import SourceColumn, compute_version
 from uniview.warehouse.url import duckdb_url
@@ -24,9 +25,9 @@ SCHEMAS = {
 }
 
 
-def write_input(directory: Path) -> None:
-    """FILES files; file k holds ROWS_PER_FILE records of both tables plus one bad line."""
-    for k in range(FILES):
+def write_input(directory: Path, files: range = range(FILES)) -> None:
+    """File k (of `files`) holds ROWS_PER_FILE records of both tables plus one bad line."""
+    for k in files:
         rows = []
         for i in range(ROWS_PER_FILE):
             n = k * ROWS_PER_FILE + i
@@ -36,10 +37,11 @@ def write_input(directory: Path) -> None:
         write_ndjson(directory / f"part-{k:03d}.json", rows)
 
 
-def sink_process(input_dir: Path, warehouse: Path, checkpoint: Path, log: Path) -> subprocess.Popen:
+def sink_process(input_dir: Path, warehouse: Path, checkpoint: Path, log: Path, *until_stopped: str) -> subprocess.Popen:
+    """The sink over `input_dir` with --available-now, or with `until_stopped` options instead, running until stopped."""
     command = [sys.executable, "-m", "uniview.sink", "--input", str(input_dir), "--warehouse", duckdb_url(warehouse),
-               "--stream", "--checkpoint", str(checkpoint), "--available-now", "--max-files-per-trigger", "1",
-               "--master", "local[1]", "--dataset", "cdc"]
+               "--stream", "--checkpoint", str(checkpoint), *(until_stopped or ["--available-now"]),
+               "--max-files-per-trigger", "1", "--master", "local[1]", "--dataset", "cdc"]
     with open(log, "ab") as out:
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -84,15 +86,59 @@ def test_kill_9_and_restart_lose_and_duplicate_nothing(tmp_path):
     second = sink_process(tmp_path / "in", warehouse, checkpoint, log)
     assert second.wait(timeout=150) == 0, log.read_text()[-3000:]
 
+    assert_every_line_landed_once(warehouse, moment)
+
+
+def assert_every_line_landed_once(warehouse: Path, context: str) -> None:
     total = FILES * ROWS_PER_FILE
     for table, schema in SCHEMAS.items():
         name = f"{table}_v_{compute_version(table, [SourceColumn(n, t) for n, t in schema])}"
         ids = [row[0] for row in query(warehouse, f"SELECT id FROM cdc.{name} ORDER BY id")]
         expected = [n for n in range(total) if (n % 2 == 1) == (table == "customer")]
-        assert ids == expected, moment
+        assert ids == expected, context
     assert query(warehouse, "SELECT count(*), count(DISTINCT raw_line) FROM cdc._uniview_quarantine") == [(FILES, FILES)]
     # Spark may plan the batches after a restart differently (two files in one), so the ledger is held to
     # its sums: every line read once, in batches recorded once each.
     ((batches, read, written, quarantined),) = query(
         warehouse, "SELECT count(DISTINCT batch_id), sum(read), sum(written), sum(quarantined) FROM main._uniview_batches")
     assert (read, written, quarantined) == (total + FILES, total, FILES) and batches <= FILES
+
+
+def batches_logged(log: Path) -> int:
+    return log.read_text(errors="replace").count("INFO uniview.sink.job: batch ")
+
+
+def wait_for(condition, what: str, process: subprocess.Popen, log: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert process.poll() is None, f"the sink ended (exit code {process.returncode}) before {what}: " + log.read_text()[-3000:]
+        assert time.monotonic() < deadline, f"no {what} within {timeout:.0f} s: " + log.read_text()[-3000:]
+        time.sleep(0.1)
+
+
+def test_a_running_stream_retries_notifications_while_idle_and_sigterm_stops_it_between_batches(tmp_path):
+    endpoint = Endpoint(statuses=[503, 503])  # both new tables' first announcements fail
+    try:
+        write_input(tmp_path / "in", range(1))
+        warehouse, checkpoint, log = tmp_path / "w.duckdb", tmp_path / "checkpoint", tmp_path / "sink.log"
+        running = sink_process(tmp_path / "in", warehouse, checkpoint, log, "--trigger-interval", "1 second",
+                               "--notify", endpoint.url)
+        wait_for(lambda: len(endpoint.bodies) >= 4, "retry of the failed notifications", running, log)
+        assert batches_logged(log) == 1, "the retry waited for a batch instead of the trigger interval"
+        assert sorted(endpoint.data()[2:]) == sorted(endpoint.data()[:2]) and len(set(endpoint.data())) == 2
+
+        write_input(tmp_path / "in", range(1, FILES))
+        wait_for(lambda: batches_logged(log) >= 2, "second batch", running, log)
+        running.send_signal(signal.SIGTERM)
+        assert running.wait(timeout=120) == 0, log.read_text()[-3000:]
+        output = log.read_text()
+        assert "SIGTERM: stopping the stream after the batch in progress" in output
+        assert "reentrant call" not in output, output[-3000:]
+        landed = batches_logged(log)
+        assert 2 <= landed < FILES and landed_batches(warehouse) == landed == committed_batches(checkpoint)
+
+        assert sink_process(tmp_path / "in", warehouse, checkpoint, log).wait(timeout=150) == 0, log.read_text()[-3000:]
+        assert_every_line_landed_once(warehouse, f"stopped after {landed} batches")
+        assert len(endpoint.bodies) == 4, "a delivered notification was sent again"
+    finally:
+        endpoint.close()

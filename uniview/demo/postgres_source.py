@@ -112,6 +112,8 @@ class PostgresDemo:
                               checkpoint=str(self.workdir / "checkpoint"), available_now=True,
                               notify=self.function.url)
         result = run(self.spark, options)
+        if result.stopped_by:  # Ctrl-C stopped the stream cleanly; the demo ends there
+            raise KeyboardInterrupt
         self.console.print(f"sink: read {result.counts.read} = written {result.counts.total_written} + "
                            f"quarantined {result.counts.total_quarantined} + skipped {result.counts.total_skipped}; {len(result.sent)} new version(s) announced")
         for shown in DATABASES:

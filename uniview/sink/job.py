@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,6 +24,7 @@ from datetime import datetime, timezone
 from pyspark import StorageLevel
 from pyspark.errors import AnalysisException, StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql import functions as F
 
 from uniview.errors import ConfigError, UniviewError
@@ -35,6 +38,7 @@ from uniview.sink.routing import Lookup, RoutingPlan, distinct_shapes, plan_rout
 from uniview.sink.slots import assign_slots, chunk_shapes, slot_fields
 from uniview.sink.debezium import debezium_lines
 from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
+from uniview.sink.stop_signals import stop_requests
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +56,11 @@ SESSION_SETTINGS = {
 #: compilation; without this flag that method runs interpreted (docs/sink.md, Performance).
 JVM_OPTIONS = "-XX:-DontCompileHugeMethods"
 JVM_PROPERTIES = {"spark.driver.extraJavaOptions": JVM_OPTIONS, "spark.executor.extraJavaOptions": JVM_OPTIONS}
+#: How often the driver wakes while a stream runs, to see whether a stop was asked for or a retry is due.
+_WAIT_SECONDS = 1
+#: How long a stop waits for Spark to record a landed batch in its checkpoint (a batch landed but not recorded
+#: is read again by the next run and skipped by the ledger).
+_COMMIT_WAIT_SECONDS = 30
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,8 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     sent: list[Notification] = field(default_factory=list)
     failed: dict[Notification, str] = field(default_factory=dict)
+    #: The signal that stopped a stream between batches (uniview.sink.stop_signals), None otherwise.
+    stopped_by: str | None = None
 
     def record_flush(self, result: FlushResult) -> None:
         self.sent.extend(result.sent)
@@ -176,6 +187,10 @@ class Sink:
         self.spark, self.options, self.landing, self.notifier = spark, options, landing, notifier
         self.result = RunResult()
         self._stream_error: BaseException | None = None
+        #: Held while a micro-batch lands, so a retry of pending notifications between batches never overlaps one.
+        self._batch_lock = threading.Lock()
+        self._stopping = False
+        self._last_batch: int | None = None
 
     def run_batch(self) -> None:
         lines = _with_source_file(_load_input(lambda: self.spark.read.text(self.options.input), self.options.input))
@@ -187,13 +202,57 @@ class Sink:
         trigger = {"availableNow": True} if self.options.available_now else {"processingTime": self.options.trigger_interval}
         query = writer.trigger(**trigger).start()
         try:
-            query.awaitTermination()
+            self._await(query)
         except StreamingQueryException as error:
+            if isinstance(self._stream_error, _StreamStopping):
+                return  # a batch refused while the query stopped: the next run lands it
             if isinstance(self._stream_error, UniviewError):
                 raise self._stream_error from None
             raise UniviewError(f"the streaming query failed: {str(error).strip().splitlines()[0]}") from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # a second signal: stop now, the batch in progress left as a kill leaves it
             query.stop()
+            raise
+
+    def _await(self, query: StreamingQuery) -> None:
+        """Wait until the stream ends or a stop is asked for (uniview.sink.stop_signals).  While a running
+        stream waits for data, notifications that failed are retried once per trigger interval instead of
+        only after the next batch: a quiet source may send none for hours."""
+        retry_every = None if self.options.available_now else trigger_seconds(self.spark, self.options.trigger_interval)
+        retried = time.monotonic()
+        with stop_requests() as stop:
+            while not query.awaitTermination(_WAIT_SECONDS):
+                if stop:
+                    self.result.stopped_by = stop.signal_name
+                    self._stop_between_batches(query)
+                    query.awaitTermination()  # raises if a batch failed meanwhile
+                    return
+                if retry_every is not None and self.result.failed and time.monotonic() - retried >= retry_every:
+                    retried = time.monotonic()
+                    self._retry_pending()
+
+    def _stop_between_batches(self, query: StreamingQuery) -> None:
+        """Stop once no batch is landing and Spark has recorded the last one landed in its checkpoint, so the
+        next run starts after it.  A batch that reaches the sink while the query stops is refused, unlanded,
+        and the next run lands it."""
+        logger.warning("%s: stopping the stream after the batch in progress", self.result.stopped_by)
+        deadline = time.monotonic() + _COMMIT_WAIT_SECONDS
+        while query.isActive:
+            with self._batch_lock:
+                if self._last_batch is None or _recorded_batch(query) >= self._last_batch or time.monotonic() > deadline:
+                    self._stopping = True
+                    query.stop()
+                    return
+            time.sleep(0.005)
+
+    def _retry_pending(self) -> None:
+        if not self._batch_lock.acquire(blocking=False):
+            return  # a batch is landing; it flushes when it ends
+        try:
+            self.flush()
+        except Exception as error:  # the store could not be read: still pending, retried again later
+            logger.warning("retrying pending notifications failed, will retry: %s", error)
+        finally:
+            self._batch_lock.release()
 
     def _file_lines(self) -> DataFrame:
         reader = self.spark.readStream.format("text")
@@ -208,7 +267,14 @@ class Sink:
 
     def _stream_batch(self, lines: DataFrame, batch_id: int) -> None:
         try:
-            self.process(lines, BatchKey(self.options.stream_name, batch_id))
+            while not self._batch_lock.acquire(timeout=0.05):
+                if self._stopping:  # the query is stopping (_stop_between_batches holds the lock)
+                    raise _StreamStopping(f"batch {batch_id} not landed: the stream is stopping (the next run lands it)")
+            try:
+                self.process(lines, BatchKey(self.options.stream_name, batch_id))
+                self._last_batch = batch_id
+            finally:
+                self._batch_lock.release()
         except BaseException as error:
             self._stream_error = error
             raise
@@ -250,6 +316,21 @@ class Sink:
 
     def flush(self) -> None:
         self.result.record_flush(flush(self.landing.pending, self.notifier))
+
+
+class _StreamStopping(UniviewError):
+    """A batch refused, before it landed anything, because the stream is stopping."""
+
+
+def _recorded_batch(query: StreamingQuery) -> int:
+    """The id of the last batch Spark has finished and recorded in the checkpoint (-1 before the first)."""
+    progress = query.lastProgress
+    return -1 if progress is None else progress["batchId"]
+
+
+def trigger_seconds(spark: SparkSession, interval: str) -> float:
+    """A --trigger-interval in seconds, as Spark reads it ("10 seconds", "1 minute", "500 milliseconds")."""
+    return spark._jvm.org.apache.spark.sql.streaming.Trigger.ProcessingTime(interval).intervalMs() / 1000
 
 
 def stage_batch(spark: SparkSession, envelopes: DataFrame, key: BatchKey, options: SinkOptions, lookup: Lookup,

@@ -37,6 +37,7 @@ def summary_document(result: RunResult) -> dict:
         "notified": [notification.body() for notification in result.sent],
         "pending": [{**notification.body(), "error": error} for notification, error in sorted(result.failed.items())],
         "warnings": list(result.warnings),
+        "stopped_by": result.stopped_by,
     }
 
 
@@ -59,6 +60,8 @@ def print_summary(result: RunResult, as_json: bool = False) -> None:
         click.echo(line, err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if result.stopped_by:
+        click.echo(f"stopped by {result.stopped_by} after the batch in progress; the next run goes on from there")
 
 
 def _at_most_shown(lines: Sequence[str], what: str) -> list[str]:
