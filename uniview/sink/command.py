@@ -17,6 +17,7 @@ import click
 from uniview.cli_options import generator_options, make_generator_options
 from uniview.errors import UniviewError
 from uniview.sink.job import DEFAULT_FALLBACK_DATASET, RunResult, SinkOptions
+from uniview.sink.stop_signals import Interrupted
 
 _PROG = "uniview sink"
 
@@ -98,6 +99,8 @@ def sink_command(input_path: str, master: str | None, quiet: bool, as_json: bool
                                    **options)
         sink_options.validate()
         result = _run_with_session(sink_options, master, _session_jars(sink_options))
+    except Interrupted as error:
+        raise OneLineError(str(error), exit_code=error.exit_code) from None
     except UniviewError as error:
         raise OneLineError(str(error)) from None
     from uniview.sink.summary import print_summary

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from pyspark import StorageLevel
+from py4j.protocol import Py4JError
 from pyspark.errors import AnalysisException, StreamingQueryException
+from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql import functions as F
@@ -38,7 +40,7 @@ from uniview.sink.routing import Lookup, RoutingPlan, distinct_shapes, plan_rout
 from uniview.sink.slots import assign_slots, chunk_shapes, slot_fields
 from uniview.sink.debezium import debezium_lines
 from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
-from uniview.sink.stop_signals import stop_requests
+from uniview.sink.stop_signals import Interrupted, stop_requests
 
 logger = logging.getLogger(__name__)
 
@@ -193,8 +195,17 @@ class Sink:
         self._last_batch: int | None = None
 
     def run_batch(self) -> None:
+        """One batch; Ctrl-C or SIGTERM cancels its Spark jobs and ends the run with Interrupted, unless the
+        batch is already past them (its warehouse work then completes, and errors other than Spark's are
+        raised as they are)."""
         lines = _with_source_file(_load_input(lambda: self.spark.read.text(self.options.input), self.options.input))
-        self.process(lines, BatchKey(f"batch:{uuid.uuid4().hex}", 0))
+        with stop_requests(on_request=self.spark.sparkContext.cancelAllJobs) as stop:
+            try:
+                self.process(lines, BatchKey(f"batch:{uuid.uuid4().hex}", 0))
+            except (Py4JError, CapturedException):  # a Spark call failed: cancelled, when a stop was asked for
+                if stop:
+                    raise Interrupted(stop.signal_name) from None
+                raise
 
     def run_stream(self) -> None:
         lines = self._kafka_lines() if is_kafka(self.options.input) else self._file_lines()
