@@ -54,7 +54,10 @@ def stop_requests(on_request: Callable[[], None] | None = None) -> Iterator[Stop
 
     def repeat() -> None:
         while not ended.is_set():
-            on_request()
+            try:
+                on_request()
+            except Exception:  # e.g. the Spark session stopped as the block ended: nothing left to cancel
+                return
             ended.wait(ON_REQUEST_SECONDS)
 
     def request_stop(signum, frame):
