@@ -59,8 +59,9 @@ def test_ctrl_c_during_a_batch_run_cancels_it_with_one_error_and_lands_nothing(t
     out, _ = sink.communicate(timeout=120)
     errors = (tmp_path / "err.txt").read_text()
     assert sink.returncode == 130 and out == "", errors[-3000:]
-    assert errors.splitlines()[-1] == ("uniview sink: error: interrupted by SIGINT: Spark's jobs were cancelled and "
-                                       "the batch was not landed")
+    # Spark's JVM, a process of its own, may still log its cancelled tasks after this line
+    assert [line for line in errors.splitlines() if line.startswith("uniview sink:")] == [
+        "uniview sink: error: interrupted by SIGINT: Spark's jobs were cancelled and the batch was not landed"]
     assert "Traceback" not in errors and "reentrant" not in errors, errors[-3000:]
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         assert connection.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall() == []
