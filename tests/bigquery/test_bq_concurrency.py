@@ -1,5 +1,5 @@
-"""No lost versions under concurrency, on the BigQuery emulator: 20 versions of one family appear
-while 60 notifications (duplicates, random order) are handled by 8 concurrent workers."""
+"""No lost versions under concurrency, on the BigQuery emulator: 12 versions of one family appear
+while 36 notifications (duplicates, random order) are handled by 8 concurrent workers."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from uniview.warehouse.bigquery import BigQueryWarehouse
 
 pytestmark = pytest.mark.emulator
 
-VERSIONS = 20
+VERSIONS = 12
 COPIES = 3
 WORKERS = 8
 MAX_DELIVERIES = 15
@@ -71,7 +71,7 @@ def create_version(client, dataset, index):
                  f"SELECT {index} AS id, CAST(NULL AS STRING) AS payload_{index:02d}").result()
 
 
-def test_twenty_versions_sixty_events_eight_workers_lose_nothing(fresh_emulator):
+def test_twelve_versions_thirty_six_events_eight_workers_lose_nothing(fresh_emulator):
     config = load_config({"UNIVIEW_WAREHOUSE": f"bigquery://{DEFAULT_PROJECT}"})
     rng = random.Random(20)
     deliveries = Deliveries()
