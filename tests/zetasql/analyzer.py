@@ -24,6 +24,8 @@ from typing import Sequence
 from uniview.types import Array, BQType, Field, Range, Scalar, Struct
 
 CHECKOUT = Path(__file__).resolve().parents[2]
+#: The key a test process of a parallel run reports its statement count under (xdist's worker output).
+STATEMENTS_REPORTED = "zetasql_statements"
 SETUP_SCRIPT = CHECKOUT / "scripts" / "setup-zetasql.sh"
 
 #: uniview's scalar names -> ZetaSQL TypeKind names (BigQuery's FLOAT64 is ZetaSQL's DOUBLE).

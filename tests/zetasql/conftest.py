@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from analyzer import Analyzer, Stubs, install  # noqa: E402
+from analyzer import STATEMENTS_REPORTED, Analyzer, Stubs, install  # noqa: E402
 
 from uniview.local.processes import free_port, stop_process_group  # noqa: E402
 
@@ -45,7 +45,14 @@ def zetasql(tmp_path_factory):
         stop_process_group(server)
 
 
+def pytest_sessionfinish(session):
+    """In a test process of a parallel run, report the count to the run (tests/conftest.py sums them)."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output[STATEMENTS_REPORTED] = sum(analyzer.statements for analyzer in _ANALYZERS)
+
+
 def pytest_terminal_summary(terminalreporter):
     count = sum(analyzer.statements for analyzer in _ANALYZERS)
-    if count:
+    if count and not hasattr(terminalreporter.config, "workeroutput"):
         terminalreporter.write_line(f"ZetaSQL analyzer: {count} statements analyzed")
