@@ -148,6 +148,7 @@ def _sink_process(tmp_path, options, dataset: str, kill_at: str | None) -> subpr
         return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
+@pytest.mark.timeout(900)  # six sink processes, each a JVM with the connector
 def test_kill_9_at_each_step_in_turn_then_restart_lands_every_row_once(connector_stack, tmp_path):
     """One stream killed at every point of the landing in turn, each restart dying at the next point on
     the residue of the kill before it, then a clean restart: every row lands once, whatever sequence of
