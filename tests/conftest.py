@@ -1,4 +1,5 @@
-"""Hooks of the whole run.  In a parallel run (pytest-xdist, as scripts/test.sh runs the suite) each test
+"""Hooks of the whole run.  gRPC's fork handlers are off in test processes (uniview.local.processes).
+In a parallel run (pytest-xdist, as scripts/test.sh runs the suite) each test
 process reports how many statements its ZetaSQL analyzer checked (tests/zetasql/conftest.py), and the
 run's summary gives their sum."""
 
@@ -7,7 +8,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
+from uniview.local.processes import keep_grpc_fork_handlers_off
+
+keep_grpc_fork_handlers_off()  # a test process keeps gRPC channels open while it starts Spark's gateway
+
+import pytest  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent / "zetasql"))
 

@@ -14,10 +14,14 @@ from typing import Callable
 
 import click
 
-from uniview.errors import UniviewError
-from uniview.cli_options import generator_options, make_generator_options
-from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS
-from uniview.refresh import FamilyFailure, RefreshRequest
+from uniview.local.processes import keep_grpc_fork_handlers_off
+
+keep_grpc_fork_handlers_off()  # before anything imports gRPC
+
+from uniview.errors import UniviewError  # noqa: E402
+from uniview.cli_options import generator_options, make_generator_options  # noqa: E402
+from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS  # noqa: E402
+from uniview.refresh import FamilyFailure, RefreshRequest  # noqa: E402
 
 _LAZY_COMMANDS = {
     "sink": ("uniview.sink.command", "sink_command"),

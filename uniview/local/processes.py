@@ -14,6 +14,15 @@ from typing import Iterator, Sequence
 from uniview.errors import UniviewError
 
 
+def keep_grpc_fork_handlers_off() -> None:
+    """Turn gRPC's fork handlers off in this process, unless the environment says otherwise.  Spark's
+    gateway JVM is started with fork + exec (pyspark passes a preexec_fn), and once gRPC runs in the
+    process (a Pub/Sub client, a channel) its handlers restart its poller in the forked child, which
+    can crash the child before it executes Java (grpc/grpc#43055): about 1 launch in 40 here.  uniview's
+    child processes never use gRPC.  Effective only before `grpc` is first imported."""
+    os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as probe:

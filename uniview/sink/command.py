@@ -14,10 +14,14 @@ from typing import Any, Sequence
 
 import click
 
-from uniview.cli_options import generator_options, make_generator_options
-from uniview.errors import UniviewError
-from uniview.sink.job import DEFAULT_FALLBACK_DATASET, RunResult, SinkOptions
-from uniview.sink.stop_signals import Interrupted
+from uniview.local.processes import keep_grpc_fork_handlers_off
+
+keep_grpc_fork_handlers_off()  # before anything imports gRPC (`python -m uniview.sink`)
+
+from uniview.cli_options import generator_options, make_generator_options  # noqa: E402
+from uniview.errors import UniviewError  # noqa: E402
+from uniview.sink.job import DEFAULT_FALLBACK_DATASET, RunResult, SinkOptions  # noqa: E402
+from uniview.sink.stop_signals import Interrupted  # noqa: E402
 
 _PROG = "uniview sink"
 
