@@ -45,14 +45,18 @@ def zetasql(tmp_path_factory):
         stop_process_group(server)
 
 
+def _statements() -> int:
+    return sum(analyzer.statements for analyzer in _ANALYZERS)
+
+
 def pytest_sessionfinish(session):
     """In a test process of a parallel run, report the count to the run (tests/conftest.py sums them)."""
     output = getattr(session.config, "workeroutput", None)
     if output is not None:
-        output[STATEMENTS_REPORTED] = sum(analyzer.statements for analyzer in _ANALYZERS)
+        output[STATEMENTS_REPORTED] = _statements()
 
 
 def pytest_terminal_summary(terminalreporter):
-    count = sum(analyzer.statements for analyzer in _ANALYZERS)
+    count = _statements()
     if count and not hasattr(terminalreporter.config, "workeroutput"):
         terminalreporter.write_line(f"ZetaSQL analyzer: {count} statements analyzed")
