@@ -1,6 +1,7 @@
 """Hooks of the whole run.  gRPC's fork handlers are off in test processes (uniview.local.processes).
-Spark's scratch files (SPARK_LOCAL_DIRS) go to one directory per test process, removed at its end: the
-tests kill Spark processes with SIGKILL, which would leave them in the system's temporary directory.
+Spark's scratch files (SPARK_LOCAL_DIRS, and the JVM's java.io.tmpdir) go to one directory per test
+process, removed at its end: the tests kill Spark processes with SIGKILL, which would leave them in the
+system's temporary directory.
 Spark's JVMs started by the tests compile with C1 only (SPARK_SUBMIT_OPTS=-XX:TieredStopAtLevel=1): on
 test-sized inputs C2's compiling is most of their CPU (in the connector's tests, 274 s of JVM CPU became
 174 s), while the code that runs is the same.
@@ -27,19 +28,17 @@ sys.path.insert(0, str(Path(__file__).parent / "zetasql"))
 from analyzer import STATEMENTS_REPORTED  # noqa: E402
 
 _reported: list[int] = []
-_SCRATCH = "SPARK_LOCAL_DIRS"
-_scratch_made: list[str] = []
+_scratch: list[str] = []
 
 
 def pytest_configure(config):
-    os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
-    if _SCRATCH not in os.environ:
-        _scratch_made.append(tempfile.mkdtemp(prefix="uniview-tests-spark-"))
-        os.environ[_SCRATCH] = _scratch_made[-1]
+    _scratch.append(tempfile.mkdtemp(prefix="uniview-tests-spark-"))
+    os.environ.setdefault("SPARK_LOCAL_DIRS", _scratch[-1])
+    os.environ.setdefault("SPARK_SUBMIT_OPTS", f"-XX:TieredStopAtLevel=1 -Djava.io.tmpdir={_scratch[-1]}")
 
 
 def pytest_unconfigure(config):
-    for directory in _scratch_made:
+    for directory in _scratch:
         shutil.rmtree(directory, ignore_errors=True)
 
 
