@@ -2,7 +2,7 @@
 Spark's scratch files (SPARK_LOCAL_DIRS, and the JVM's java.io.tmpdir) go to one directory per test
 process, removed at its end: the tests kill Spark processes with SIGKILL, which would leave them in the
 system's temporary directory.
-Spark's JVMs started by the tests compile with C1 only (SPARK_SUBMIT_OPTS=-XX:TieredStopAtLevel=1): on
+Spark's JVMs started by the tests compile with C1 only (SPARK_SUBMIT_OPTS, uniview.local.processes.QUICK_JIT): on
 test-sized inputs C2's compiling is most of their CPU (in the connector's tests, 274 s of JVM CPU became
 174 s), while the code that runs is the same.
 In a parallel run (pytest-xdist, as scripts/test.sh runs the suite) each test
@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from uniview.local.processes import keep_grpc_fork_handlers_off
+from uniview.local.processes import QUICK_JIT, keep_grpc_fork_handlers_off
 
 keep_grpc_fork_handlers_off()  # a test process keeps gRPC channels open while it starts Spark's gateway
 
@@ -34,7 +34,7 @@ _scratch: list[str] = []
 def pytest_configure(config):
     _scratch.append(tempfile.mkdtemp(prefix="uniview-tests-spark-"))
     os.environ.setdefault("SPARK_LOCAL_DIRS", _scratch[-1])
-    os.environ.setdefault("SPARK_SUBMIT_OPTS", f"-XX:TieredStopAtLevel=1 -Djava.io.tmpdir={_scratch[-1]}")
+    os.environ.setdefault("SPARK_SUBMIT_OPTS", f"{QUICK_JIT} -Djava.io.tmpdir={_scratch[-1]}")
 
 
 def pytest_unconfigure(config):

@@ -20,6 +20,7 @@ import duckdb
 
 from uniview.errors import UniviewError
 from uniview.local.function_server import function_server
+from uniview.local.processes import QUICK_JIT
 from uniview.local.pubsub_emulator import find_emulator_jar, pubsub_emulator
 from uniview.schema import split_version_table
 from uniview.warehouse.url import duckdb_url
@@ -120,12 +121,6 @@ def _subscribe_function(function_url: str) -> None:
         )
 
 
-#: The demo's batches are a few hundred records: its JVM compiles with C1 only, which costs a fraction of
-#: C2's compiling and made the whole demo 28.5 s instead of 33.5 s (median of 5 alternating runs).  The
-#: sink keeps C2 for real batches.
-DEMO_JIT = "-XX:TieredStopAtLevel=1"
-
-
 def new_spark_session(jars: Sequence[str] = ()):
     from pyspark.sql import SparkSession
 
@@ -135,7 +130,8 @@ def new_spark_session(jars: Sequence[str] = ()):
     quiet_logging = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties').as_uri()}"
     spark = (
         SparkSession.builder.appName("uniview-demo").master("local[2]")
-        .config("spark.driver.extraJavaOptions", f"{quiet_logging} {JVM_OPTIONS} {DEMO_JIT}")
+        # a few hundred records: with QUICK_JIT the whole demo took 28.5 s instead of 33.5 s (median of 5 runs)
+        .config("spark.driver.extraJavaOptions", f"{quiet_logging} {JVM_OPTIONS} {QUICK_JIT}")
         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "2g")
         .config("spark.jars", ",".join(jars))

@@ -22,9 +22,9 @@ from typing import Iterator, Mapping, Sequence
 
 from uniview.errors import UniviewError
 from uniview.local.java_stack import broker_classpath
-from uniview.local.processes import free_port, running_server
+from uniview.local.processes import QUICK_JIT, free_port, running_server
 
-_JAVA = ("java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+_JAVA = ("java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", QUICK_JIT)
 
 
 def _write_properties(path: Path, settings: Mapping[str, object]) -> Path:

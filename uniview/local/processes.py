@@ -14,6 +14,11 @@ from typing import Iterator, Sequence
 from uniview.errors import UniviewError
 
 
+#: The JIT setting of short-lived local JVMs (the Kafka stack, the demo's Spark, the tests' Spark): C1 only.
+#: On small inputs C2's compiling costs more CPU than its faster code saves; the sink keeps C2 for real batches.
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+
+
 def keep_grpc_fork_handlers_off() -> None:
     """Turn gRPC's fork handlers off in this process, unless the environment says otherwise.  Spark's
     gateway JVM is started with fork + exec (pyspark passes a preexec_fn), and once gRPC runs in the
