@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import duckdb
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -156,8 +158,6 @@ def clean(workdir: Path, names=tuple(OUTPUTS)) -> None:
 def differing_tables(sink: Path, prototype: Path) -> list[str]:
     """The version tables whose rows (source columns, compared as text, both ways) differ between the sink's
     DuckDB file and the prototype's, or that only one of them has."""
-    import duckdb
-
     connection = duckdb.connect()
     connection.execute(f"ATTACH '{sink}' AS s (READ_ONLY)")
     connection.execute(f"ATTACH '{prototype}' AS p (READ_ONLY)")

@@ -27,20 +27,15 @@ from pyspark.sql import types as T
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from uniview.sink.frames import METADATA_SCHEMA  # noqa: E402
 from uniview.sink.job import JVM_OPTIONS, SESSION_SETTINGS  # noqa: E402
 from uniview.sink.routing import RecordKey, VersionRoute, plan_routes  # noqa: E402
 from uniview.types import decimal_parameters  # noqa: E402
 from uniview.warehouse.duckdb_connection import quote_identifier as quote_ident  # noqa: E402
 from uniview.warehouse.duckdb_connection import string_literal as quote_string  # noqa: E402
 
-_TEXT = T.StringType()
-_METADATA = ("ingestion_method", "database_name", "table_name", "table_version", "schema", "operation", "position",
-             "timestamp", "primary_key")
-#: The metadata only: Spark skips `data`, which DuckDB parses from the staged line.
-_ENVELOPE = T.StructType([
-    T.StructField("metadata", T.StructType([T.StructField(name, _TEXT) for name in _METADATA])),
-    T.StructField("corrupt", _TEXT),
-])
+#: The metadata only (the sink's own schema of it): Spark skips `data`, which DuckDB parses from the staged line.
+_ENVELOPE = T.StructType([T.StructField("metadata", METADATA_SCHEMA), T.StructField("corrupt", T.StringType())])
 _DATETIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?"
 #: The sink's guards (uniview/sink/spark_types.py) as DuckDB SQL: {BigQuery type: (pattern or None, value)}.
 _TYPING = {
