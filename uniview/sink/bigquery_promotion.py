@@ -19,7 +19,7 @@ from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import BatchKey, StagedBatch
 from uniview.sink.reasons import SKIPPED
-from uniview.sink.spark_types import spark_decimal
+from uniview.sink.value_patterns import parsed_decimal
 from uniview.types import BQType, Scalar
 
 #: BigQuery: one transaction mutates at most 100 tables (the steps table is one of them).
@@ -44,7 +44,7 @@ def staged_value(field: str, bq_type: BQType) -> str:
     if isinstance(bq_type, Scalar):
         if bq_type.name in _FROM_TEXT:
             return _FROM_TEXT[bq_type.name].format(field)
-        if bq_type.name == "BIGNUMERIC" and spark_decimal(bq_type) is None:
+        if bq_type.name == "BIGNUMERIC" and parsed_decimal(bq_type) is None:
             return f"CAST({field} AS BIGNUMERIC)"
     return field
 

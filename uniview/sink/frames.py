@@ -164,7 +164,7 @@ def _shape_layout(columns: Shape, positions: list[int | None]) -> tuple[list, li
     def each(value) -> list:
         return [None if position is None else value(columns[position]) for position in positions]
 
-    return each(lambda c: c.name), each(_label), [c.name for c in columns], positions
+    return each(lambda c: c.name), each(lambda c: c.label), [c.name for c in columns], positions
 
 
 def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], slots: Sequence[Slot],
@@ -266,11 +266,8 @@ def _data_detail(slot_count: int) -> Column:
     # No lambdas (array_compact is one): they would keep the whole projection out of Spark's compiled stage.
     # Slots that fit are NULL labels, which sort_array puts first and array_join skips.
     ordered = F.sort_array(F.array(*labels))["label"] if labels else F.array().cast("array<string>")
-    return (F.when(F.col("_keys").isNull(), F.lit("data is missing or not a JSON object"))
-            .when(_odd_keys() & _repeated_key(), F.lit("data names the same key more than once"))
-            .when(_odd_keys(), F.concat(F.lit("keys not in the schema: "), F.array_join(unknown, ", ")))
-            .otherwise(F.concat(F.lit("values that do not fit: "), F.array_join(ordered, ", "))))
+    return (F.when(F.col("_keys").isNull(), F.lit(reasons.DATA_NOT_AN_OBJECT))
+            .when(_odd_keys() & _repeated_key(), F.lit(reasons.REPEATED_KEY))
+            .when(_odd_keys(), F.concat(F.lit(reasons.UNKNOWN_KEYS), F.array_join(unknown, ", ")))
+            .otherwise(F.concat(F.lit(reasons.MISFITS), F.array_join(ordered, ", "))))
 
-
-def _label(column: LandingColumn) -> str:
-    return f"{column.name} ({column.declared_type or column.bq_type})"

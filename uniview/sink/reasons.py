@@ -17,3 +17,10 @@ INVALID_DATA = "invalid_data"  # data is missing or not a JSON object
 UNKNOWN_COLUMN = "unknown_column"  # data has keys that the declared schema does not have
 TYPE_MISMATCH = "type_mismatch"  # a value cannot be read as its column's declared type
 INPUT_CHANGED = "input_changed"  # the record was not there when the batch was routed (its input changed while it was processed)
+
+#: The `detail` texts of the data checks (INVALID_DATA, UNKNOWN_COLUMN, TYPE_MISMATCH); the last two are
+#: followed by the keys, or the columns' labels (routing.LandingColumn.label), joined by ", ".
+DATA_NOT_AN_OBJECT = "data is missing or not a JSON object"
+REPEATED_KEY = "data names the same key more than once"
+UNKNOWN_KEYS = "keys not in the schema: "
+MISFITS = "values that do not fit: "

@@ -47,6 +47,11 @@ class LandingColumn:
     declared_type: str | None
     bq_type: BQType
 
+    @property
+    def label(self) -> str:
+        """How a quarantine detail names the column: `id (int(11))`."""
+        return f"{self.name} ({self.declared_type or self.bq_type})"
+
 
 @dataclass(frozen=True)
 class KnownVersion:

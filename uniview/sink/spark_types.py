@@ -33,20 +33,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from uniview.errors import TypeParseError
-from uniview.types import (
-    BIGNUMERIC_MAX_INTEGER_DIGITS, DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct, decimal_parameters,
-)
+from uniview.sink import value_patterns as patterns
+from uniview.types import DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct
 
-_SPARK_MAX_PRECISION = 38
-_INTEGER = r"^-?[0-9]{1,19}$"
-_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-_DATETIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?$"
-_TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
-_TIME = r"^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?$"
-_NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
-_BASE64 = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
-# A JSON number of at most 15 significant digits survives Spark's double round trip: carried as text.
-_TEXT_EXACT_PRECISION = 15
 _STRING_LANDED = frozenset({"STRING", "TIME", "JSON", "GEOGRAPHY"})
 _SCALAR_LANDING = {
     "INT64": T.LongType(), "FLOAT64": T.DoubleType(), "BOOL": T.BooleanType(), "BYTES": T.BinaryType(),
@@ -56,10 +45,8 @@ _SCALAR_LANDING = {
 
 def spark_decimal(bq_type: BQType) -> T.DecimalType | None:
     """The Spark decimal for a NUMERIC/BIGNUMERIC that fits 38 digits, else None."""
-    if not (isinstance(bq_type, Scalar) and bq_type.name in DEFAULT_DECIMAL_PARAMETERS):
-        return None
-    precision, scale = decimal_parameters(bq_type)
-    return T.DecimalType(precision, scale) if precision <= _SPARK_MAX_PRECISION else None
+    decimal = patterns.parsed_decimal(bq_type)
+    return None if decimal is None else T.DecimalType(*decimal)
 
 
 def landing_type(bq_type: BQType) -> T.DataType:
@@ -87,12 +74,9 @@ def carrier_type(bq_type: BQType) -> T.DataType:
 
 
 def parse_may_fail(bq_type: BQType) -> bool:
-    """True when from_json itself may turn a non-null value into NULL: nested types, and decimals
-    of more than 15 digits (parsed as DECIMAL so JSON numbers keep every digit)."""
-    if isinstance(bq_type, (Array, Struct)):
-        return True
-    decimal = spark_decimal(bq_type)
-    return decimal is not None and decimal.precision > _TEXT_EXACT_PRECISION
+    """True when from_json itself may turn a non-null value into NULL: the values read from the line
+    (value_patterns.read_from_line: nested types, decimals of more than 15 digits)."""
+    return patterns.read_from_line(bq_type)
 
 
 def typed_value(bq_type: BQType, carried: Column) -> Column:
@@ -103,24 +87,24 @@ def typed_value(bq_type: BQType, carried: Column) -> Column:
     if name in ("NUMERIC", "BIGNUMERIC"):
         decimal = spark_decimal(bq_type)
         if decimal is None:
-            return _guarded(carried, _wide_decimal_pattern(bq_type), carried)
-        return _guarded(carried, _NUMBER, carried.cast(decimal))
+            return _guarded(carried, patterns.wide_decimal(bq_type), carried)
+        return _guarded(carried, patterns.NUMBER, carried.cast(decimal))
     if name == "BYTES":
-        return _guarded(carried, _BASE64, F.unbase64(carried))
+        return _guarded(carried, patterns.BASE64, F.unbase64(carried))
     if name == "INT64":
-        return _guarded(carried, _INTEGER, carried.cast("bigint"))
+        return _guarded(carried, patterns.INTEGER, carried.cast("bigint"))
     if name == "FLOAT64":
         return carried.cast("double")
     if name == "BOOL":
         return _boolean(carried)
     if name == "DATE":
-        return _guarded(carried, _DATE, carried.cast("date"))
+        return _guarded(carried, patterns.DATE, carried.cast("date"))
     if name == "DATETIME":
-        return _guarded(carried, _DATETIME, carried.cast("timestamp_ntz"))
+        return _guarded(carried, patterns.DATETIME, carried.cast("timestamp_ntz"))
     if name == "TIMESTAMP":
-        return _guarded(carried, _TIMESTAMP, utc_timestamp(carried))
+        return _guarded(carried, patterns.TIMESTAMP, utc_timestamp(carried))
     if name == "TIME":
-        return _guarded(carried, _TIME, carried)
+        return _guarded(carried, patterns.TIME, carried)
     if name == "JSON":
         return F.when(F.json_array_length(F.concat(F.lit("["), carried, F.lit("]"))) == 1, carried)
     return carried
@@ -143,12 +127,5 @@ def _boolean(carried: Column) -> Column:
     return (
         F.when(lowered == "true", F.lit(True))
         .when(lowered == "false", F.lit(False))
-        .when(carried.rlike(r"^-?[0-9]+$"), ~carried.rlike(r"^-?0+$"))
+        .when(carried.rlike(patterns.BOOL_INTEGER), ~carried.rlike(patterns.BOOL_ZERO))
     )
-
-
-def _wide_decimal_pattern(bq_type: Scalar) -> str:
-    precision, scale = decimal_parameters(bq_type)
-    integer_digits = min(precision - scale, BIGNUMERIC_MAX_INTEGER_DIGITS)
-    fraction = rf"(\.[0-9]{{1,{scale}}})?" if scale else ""
-    return rf"^[+-]?[0-9]{{1,{integer_digits}}}{fraction}$"

@@ -1,0 +1,55 @@
+"""What text a column of each BigQuery scalar type accepts: the guards of the sink's typing.
+
+A value is typed only when its text matches its type's pattern, so "1.5" is never truncated into an
+INT64 and "2024-05-01x" never read as a date.  Both typings apply these same patterns: Spark's
+(uniview.sink.spark_types) and the load step's SQL (uniview.sink.load_typing).
+"""
+
+from __future__ import annotations
+
+from uniview.types import (
+    BIGNUMERIC_MAX_INTEGER_DIGITS, DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct, decimal_parameters,
+)
+
+INTEGER = r"^-?[0-9]{1,19}$"
+DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_CLOCK = r"([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?"
+DATETIME = rf"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_CLOCK}$"
+TIMESTAMP = rf"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_CLOCK}(Z|[+-][0-9]{{2}}:?[0-9]{{2}})?$"
+TIME = rf"^{_CLOCK}$"
+NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+BASE64 = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+#: BOOL: "true"/"false" in any case, or an integer, which is false when all its digits are 0.
+BOOL_INTEGER = r"^-?[0-9]+$"
+BOOL_ZERO = r"^-?0+$"
+#: A JSON number of at most this many significant digits survives a double's round trip exactly.
+TEXT_EXACT_PRECISION = 15
+
+
+def wide_decimal(bq_type: Scalar) -> str:
+    """The pattern of a NUMERIC/BIGNUMERIC too wide for a 38-digit decimal (landed as its text)."""
+    precision, scale = decimal_parameters(bq_type)
+    integer_digits = min(precision - scale, BIGNUMERIC_MAX_INTEGER_DIGITS)
+    fraction = rf"(\.[0-9]{{1,{scale}}})?" if scale else ""
+    return rf"^[+-]?[0-9]{{1,{integer_digits}}}{fraction}$"
+
+
+#: The widest decimal Spark and DuckDB parse (a NUMERIC/BIGNUMERIC over it is landed as its text).
+MAX_DECIMAL_PRECISION = 38
+
+
+def parsed_decimal(bq_type: BQType) -> tuple[int, int] | None:
+    """(precision, scale) of a NUMERIC/BIGNUMERIC parsed as a decimal (at most 38 digits), else None."""
+    if not (isinstance(bq_type, Scalar) and bq_type.name in DEFAULT_DECIMAL_PARAMETERS):
+        return None
+    precision, scale = decimal_parameters(bq_type)
+    return (precision, scale) if precision <= MAX_DECIMAL_PRECISION else None
+
+
+def read_from_line(bq_type: BQType) -> bool:
+    """True for the values read from the record's line with their type rather than from their text:
+    nested types, and decimals of more than 15 digits (a JSON number's text has been through a double)."""
+    if isinstance(bq_type, (Array, Struct)):
+        return True
+    decimal = parsed_decimal(bq_type)
+    return decimal is not None and decimal[0] > TEXT_EXACT_PRECISION
