@@ -210,6 +210,29 @@ def test_values_outside_a_type_are_quarantined(spark, tmp_path):
                              + ["values that do not fit: i (int(11)), d (date), y (year)"])
 
 
+EARLY = [("d", "date"), ("ts", "timestamp"), ("item", "STRUCT<qty INT64, at DATE>"), ("days", "ARRAY<DATE>")]
+
+
+def test_dates_back_to_year_one_land_and_nested_values_that_do_not_fit_are_quarantined(spark, tmp_path):
+    """BigQuery's dates start at 0001-01-01; a nested value that does not fit quarantines its record, never
+    lands as NULL, and never fails the batch."""
+    early = {"d": "0001-01-01", "ts": "0001-01-01 00:00:00Z", "item": {"qty": 1, "at": "1582-10-04"},
+             "days": ["0001-01-01", "1582-10-15"]}
+    misfits = [{"item": {"qty": 1.5}}, {"item": {"at": "2024-13-01"}}, {"days": ["2024-02-30"]}, {"days": [1]}]
+    write_ndjson(tmp_path / "in" / "early.json",
+                 [record("early", early, EARLY), *[record("early", data, EARLY) for data in misfits]])
+    warehouse = tmp_path / "w.duckdb"
+    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc"))
+    assert result.counts.total_written == 1 and dict(result.counts.quarantined) == {"type_mismatch": len(misfits)}
+    table = f"early_v_{version_of('early', EARLY)}"
+    assert query(warehouse, f"SELECT d, ts, item, days FROM cdc.{table}") == [(
+        date(1, 1, 1), datetime(1, 1, 1, tzinfo=timezone.utc), {"qty": 1, "at": date(1582, 10, 4)},
+        [date(1, 1, 1), date(1582, 10, 15)])]
+    details = sorted(row[0] for row in query(warehouse, "SELECT detail FROM cdc._uniview_quarantine"))
+    assert details == sorted(["values that do not fit: item (STRUCT<qty INT64, at DATE>)"] * 2
+                             + ["values that do not fit: days (ARRAY<DATE>)"] * 2)
+
+
 def _shape(*types: str) -> tuple[LandingColumn, ...]:
     return tuple(LandingColumn(f"c{i}", None, parse_type(t)) for i, t in enumerate(types))
 

@@ -51,6 +51,15 @@ SESSION_SETTINGS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.sql.ansi.enabled": "false",
+    # Dates and timestamps are proleptic Gregorian, as in BigQuery and DuckDB, back to 0001-01-01: written
+    # as they are (Spark's default refuses a date before 1582-10-15 and fails the whole batch).
+    "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+    "spark.sql.avro.datetimeRebaseModeInWrite": "CORRECTED",
+    # A date or timestamp nested in a STRUCT or ARRAY that does not parse is a value that does not fit (its
+    # record is quarantined), not an error that fails the whole batch (Spark's default policy raises one).
+    "spark.sql.legacy.timeParserPolicy": "CORRECTED",
+    "spark.sql.json.enablePartialResults": "false",
 }
 #: Options of the sink's JVMs, which must be set before they start: `uniview sink` and the demo give them to
 #: their local session, Dataproc takes them as properties (terraform/locals.tf `sink_spark_properties`,
