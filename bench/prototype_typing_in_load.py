@@ -5,11 +5,10 @@
 For measuring a design, not for landing data.  Spark parses each line's metadata once (the declared
 schema kept as text) and writes Parquet partitioned by table and version, holding the line and its
 metadata.  DuckDB then reads the routing keys from those files, the sink's own `plan_routes` routes them,
-and DuckDB parses each version's `data` from its lines and types it vectorized with the sink's guards
-written as SQL, writing the rows that fit into their version table and the others into the quarantine.
-It types the declared types of bench/bench_sink.py only, and leaves out rejected routing keys, the
-quarantine's detail texts, repeated keys, decimals of more than 15 digits, nested types, Debezium's
-conversions, the batch ledger and its transaction (it stops when its counts do not add up).
+and DuckDB parses each version's `data` from its lines and types it vectorized with the sink's type
+rules as SQL (uniview.sink.load_typing), writing the rows that fit into their version table and the
+others into the quarantine with the sink's reasons and details.  It leaves out rejected routing keys,
+Debezium's conversions, the batch ledger and its transaction (it stops when its counts do not add up).
 Prints one JSON line: the counts and the seconds of each phase.
 """
 
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 
 import duckdb
+from sqlglot import exp
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -30,37 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from uniview.sink.frames import METADATA_SCHEMA  # noqa: E402
 from uniview.sink.job import JVM_OPTIONS, SESSION_SETTINGS  # noqa: E402
 from uniview.sink.routing import RecordKey, VersionRoute, plan_routes  # noqa: E402
-from uniview.types import decimal_parameters  # noqa: E402
+from uniview.sink.load_typing import TypedColumn, data_verdict, typed_column, value_texts  # noqa: E402
 from uniview.warehouse.duckdb_connection import quote_identifier as quote_ident  # noqa: E402
 from uniview.warehouse.duckdb_connection import string_literal as quote_string  # noqa: E402
 
 #: The metadata only (the sink's own schema of it): Spark skips `data`, which DuckDB parses from the staged line.
 _ENVELOPE = T.StructType([T.StructField("metadata", METADATA_SCHEMA), T.StructField("corrupt", T.StringType())])
-_DATETIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?"
-#: The sink's guards (uniview/sink/spark_types.py) as DuckDB SQL: {BigQuery type: (pattern or None, value)}.
-_TYPING = {
-    "INT64": (r"-?[0-9]{1,19}", "TRY_CAST({v} AS BIGINT)"),
-    "FLOAT64": (None, "TRY_CAST({v} AS DOUBLE)"),
-    "NUMERIC": (r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", "TRY_CAST({v} AS DECIMAL({p}, {s}))"),
-    "DATE": (r"[0-9]{4}-[0-9]{2}-[0-9]{2}", "TRY_CAST({v} AS DATE)"),
-    "DATETIME": (_DATETIME, "TRY_CAST({v} AS TIMESTAMP)"),
-    "TIMESTAMP": (_DATETIME + r"(Z|[+-][0-9]{2}:?[0-9]{2})?", "TRY_CAST({v} AS TIMESTAMPTZ)"),
-    "BOOL": (None, "CASE WHEN lower({v}) = 'true' THEN true WHEN lower({v}) = 'false' THEN false "
-                   r"WHEN regexp_full_match({v}, '-?[0-9]+') THEN NOT regexp_full_match({v}, '-?0+') END"),
-    "JSON": (None, "CASE WHEN json_valid({v}) THEN {v} END"),
-    "STRING": (None, "{v}"),
-}
-_DATA_IS_OBJECT = "json_type(raw_line, '$.data') = 'OBJECT'"
 _SEQUENCE = (r"lpad(regexp_extract(position, 'mysql-bin\.([0-9]+):([0-9]+)', 1), 20, '0') || "
              r"lpad(regexp_extract(position, 'mysql-bin\.([0-9]+):([0-9]+)', 2), 20, '0')")
-
-
-def typed(bq_type, value: str) -> str:
-    """DuckDB SQL for the landing value of `value` (text) as `bq_type`: NULL when it does not fit."""
-    pattern, template = _TYPING[bq_type.name]
-    precision, scale = decimal_parameters(bq_type) if bq_type.name == "NUMERIC" else (0, 0)
-    cast = template.format(v=value, p=precision, s=scale)
-    return cast if pattern is None else f"CASE WHEN regexp_full_match({value}, {quote_string(pattern)}) THEN {cast} END"
 
 
 def stage(source: str, staging: str, master: str) -> None:
@@ -78,43 +55,47 @@ def stage(source: str, staging: str, master: str) -> None:
 
 
 def land_route(connection, staging: str, route: VersionRoute, schema_text: str) -> None:
-    """Type one version's staged rows: those that fit go to its table, the others to the quarantine."""
+    """Type one version's staged rows: those that fit go to its table, the others to the quarantine with the
+    sink's reason and detail."""
     names = [column.name for column in route.columns]
-    raw = [f"fields[{j + 1}]" for j in range(len(names))]
-    paths = "[" + ", ".join(quote_string(f'$."{name}"') for name in names) + "]"
-    values = ", ".join(f"{r} AS r{j}, {typed(c.bq_type, r)} AS t{j}" for j, (r, c) in enumerate(zip(raw, route.columns)))
-    misfit = " OR ".join(f"(r{j} IS NOT NULL AND t{j} IS NULL)" for j in range(len(names)))
+    line = exp.column("raw_line")
+    # sqlglot's lists count from 0; it renders DuckDB's from 1
+    typed = [typed_column(line, ("data", name), column.bq_type, exp.Bracket(this=exp.column("fields"), expressions=[
+        exp.Literal.number(j)])) for j, (name, column) in enumerate(zip(names, route.columns))]
+    values = ", ".join(f"{c.value.sql('duckdb')} AS t{j}, {c.fits.sql('duckdb')} AS f{j}" for j, c in enumerate(typed))
+    computed = [TypedColumn(c.text, exp.column(f"t{j}"), exp.column(f"f{j}")) for j, c in enumerate(typed)]
+    verdict = data_verdict(line, ("data",), route.columns, computed)
+    texts = value_texts(line, [("data", name) for name in names]).sql("duckdb")
     files = f"{staging}/table_name={route.table}/table_version={route.version}/*.parquet"
     connection.execute(
-        f"CREATE OR REPLACE TEMP TABLE typed AS SELECT *, NOT known AS unknown, {misfit} AS misfit FROM ("
-        f"SELECT raw_line, list_has_all([{', '.join(quote_string(n) for n in names)}], json_keys(data)) AS known, "
-        f"{values}, operation, position, {_SEQUENCE} AS change_sequence, "
+        f"CREATE OR REPLACE TEMP TABLE typed AS SELECT *, {verdict.reason.sql('duckdb')} AS reason, "
+        f"{verdict.detail.sql('duckdb')} AS detail FROM ("
+        f"SELECT raw_line, {values}, operation, position, {_SEQUENCE} AS change_sequence, "
         "TRY_CAST(\"timestamp\" AS TIMESTAMPTZ) AS changed_at "
-        f"FROM (SELECT *, json_extract_string(data, {paths}) AS fields FROM (SELECT *, json_extract(raw_line, '$.data') "
-        f"AS data FROM read_parquet({quote_string(files)}) WHERE schema = ?)))", [schema_text])
+        f"FROM (SELECT *, {texts} AS fields FROM read_parquet({quote_string(files)}) WHERE schema = ?))", [schema_text])
     columns = ", ".join(f"t{j} AS {quote_ident(name)}" for j, name in enumerate(names))
     connection.execute(
         f"CREATE TABLE shop.{quote_ident(route.table_name)} AS SELECT {columns}, operation AS _cdc_operation, "
         "position AS _cdc_position, change_sequence AS _cdc_sequence, changed_at AS _cdc_timestamp "
-        "FROM typed WHERE NOT unknown AND NOT misfit")
-    connection.execute("INSERT INTO shop.quarantine SELECT raw_line, CASE WHEN unknown THEN 'unknown_column' "
-                       "ELSE 'type_mismatch' END FROM typed WHERE unknown OR misfit")
+        "FROM typed WHERE reason IS NULL")
+    connection.execute("INSERT INTO shop.quarantine SELECT raw_line, reason, detail FROM typed WHERE reason IS NOT NULL")
 
 
 def land(staging: str, database: str) -> dict:
     """Route from the staged files and land every version; returns the counts."""
     connection = duckdb.connect(database)
+    connection.execute("SET TimeZone = 'UTC'")
     every = f"read_parquet({quote_string(staging + '/*/*/*.parquet')}, hive_partitioning = true)"
     keys = connection.execute(f"SELECT DISTINCT database_name, table_name, table_version, schema, primary_key FROM {every} "
-                              f"WHERE corrupt IS NULL AND {_DATA_IS_OBJECT}").fetchall()
+                              "WHERE corrupt IS NULL").fetchall()
     plan = plan_routes([RecordKey(*key) for key in keys], "shop", "shop", lambda tables: {})
     schema_of = {decision.route: key.schema_text for key, decision in plan.decisions.items() if decision.route is not None}
     connection.execute("CREATE SCHEMA shop")
-    connection.execute("CREATE TABLE shop.quarantine (raw_line VARCHAR, reason VARCHAR)")
+    connection.execute("CREATE TABLE shop.quarantine (raw_line VARCHAR, reason VARCHAR, detail VARCHAR)")
     for index, route in enumerate(plan.routes):
         land_route(connection, staging, route, schema_of[index])
-    connection.execute(f"INSERT INTO shop.quarantine SELECT raw_line, 'unparseable' FROM {every} "
-                       f"WHERE corrupt IS NOT NULL OR NOT coalesce({_DATA_IS_OBJECT}, false)")
+    connection.execute(f"INSERT INTO shop.quarantine SELECT raw_line, 'unparseable', NULL FROM {every} "
+                       "WHERE corrupt IS NOT NULL")
     written = sum(connection.execute(f"SELECT count(*) FROM shop.{quote_ident(route.table_name)}").fetchone()[0]
                   for route in plan.routes)
     counts = {"read": connection.execute(f"SELECT count(*) FROM {every}").fetchone()[0], "written": written,

@@ -1,0 +1,168 @@
+"""The load step's SQL typing (uniview.sink.load_typing) against the sink itself.
+
+One sink run lands every value of VALUES declared as every type of TYPES, one record each, into DuckDB;
+the same lines are then typed in DuckDB by the SQL rules.  For each record both must agree on whether
+it fits and, when it does, on the value landed.  The few cases where they are known to differ are
+listed in DIFFERENCES with the reason, and the test checks they still differ, so the list stays true.
+"""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+from sqlglot import exp
+from sink_support import query, write_ndjson
+
+from uniview.sink.job import SinkOptions, run
+from uniview.sink.landing import QUARANTINE_TABLE
+from uniview.sink.load_typing import data_verdict, typed_column
+from uniview.sink.routing import LandingColumn
+from uniview.sink.mysql_types import bigquery_type
+from uniview.warehouse.duckdb_types import duckdb_type
+from uniview.warehouse.url import duckdb_url
+
+#: Declared as a source declares them (NUMERIC is MySQL's: DECIMAL(10, 0)); each lands as its sink mapping.
+TYPES = [
+    "INT64", "FLOAT64", "NUMERIC", "NUMERIC(10, 2)", "NUMERIC(20, 3)", "BIGNUMERIC", "BIGNUMERIC(50, 10)", "BOOL",
+    "STRING", "BYTES", "DATE", "DATETIME", "TIMESTAMP", "TIME", "JSON", "GEOGRAPHY",
+    "STRUCT<a INT64, b STRING>", "ARRAY<INT64>", "ARRAY<STRUCT<d DATE, n NUMERIC(20, 2)>>",
+]
+#: JSON values as written in the record (not re-serialized, so 1.50 stays 1.50).
+VALUES = [
+    "0", "5", "-7", "1.5", "1.50", "-0.0", "1e2", "2.5E-3", "12.345", "99999999.995",
+    "9223372036854775807", "9223372036854775808", "-9223372036854775808", "12345678901234567890",
+    "12345678901234567.125", "123456789012345678901234567890.0123456789",
+    '"12"', '"-12"', '"1.5"', '" 12"', '"12 "', '"1e3"', '"abc"', '""', '"NaN"', '"Infinity"', '"-inf"',
+    "true", "false", '"true"', '"TRUE"', '"False"', '"0"', '"00"', '"-1"', "null",
+    '{"a": 1, "b": "x"}', "[1, 2]", "[]", "{}", '{"a": "1"}', '{"a": 1.5}', '{"a": 1, "z": 2}', '{"b": null}',
+    '[1, "2"]', '[1, null]', "[1.5]", '[{"d": "2024-01-01", "n": 123456789012345678.25}]', '[{"d": "2024-13-01"}]',
+    '[{"d": "2024-01-01", "x": true}]', "[[1]]",
+    '"2024-02-29"', '"2024-02-30"', '"0001-01-01"', '"9999-12-31"', '"2024-5-1"',
+    '"2024-05-01 10:00:00"', '"2024-05-01T10:00:00.123456"', '"2024-05-01T10:00:00.1234567"',
+    '"2024-05-01T10:00:00Z"', '"2024-05-01 23:59:60"', '"2024-05-01 10:60:00"', '"2024-05-01T10:00:00+02:00"', '"2024-05-01T10:00:00-0530"', '"2024-05-01T24:00:00"',
+    '"23:59:59.999999"', '"24:00:00"', '"7:00:00"',
+    '"[1,]"', '"[NaN]"', '"{\\"a\\": Infinity}"', '"\\"NaN\\""', '"1e5"', '"null"', '"  true "',
+    '"aGVsbG8="', '"aGVsbG8"', '"aGVs bG8="', '"{\\"k\\": [1, 2]}"', '"1, 2"', '"POINT(1 2)"', '"caf\\u00e9"',
+]
+_EXPONENT_TEXT = ("99999999.995", "12345678901234567.125", "123456789012345678901234567890.0123456789",
+                  '[{"d": "2024-01-01", "n": 123456789012345678.25}]')
+#: (type, value) pairs where the sink (Spark) and the SQL rules land different things, and why.
+DIFFERENCES = {
+    # A JSON number's text: Spark writes Java's (9.9999999995E7, 1.2345678901234568E17), DuckDB the shortest
+    # decimal (99999999.995, 123456789012345680.0).  Text columns land the number as that text; a BIGNUMERIC
+    # wider than 38 digits is read from it, so Spark quarantines what Java writes with an exponent.
+    **{(declared, value): "number text" for declared in ("STRING", "JSON", "GEOGRAPHY") for value in _EXPONENT_TEXT},
+    **{(declared, value): "number text" for declared in ("BIGNUMERIC", "BIGNUMERIC(50, 10)")
+       for value in _EXPONENT_TEXT[:2]},
+    # Nested values follow the rules of top-level columns in SQL, so a string of digits is an INT64 there too;
+    # Spark's JSON parser reads only numbers into a nested INT64.
+    ("STRUCT<a INT64, b STRING>", '{"a": "1"}'): "nested rules",
+    ("ARRAY<INT64>", '[1, "2"]'): "nested rules",
+}
+
+
+#: A version of several columns, and the data of its records: each lands, or is quarantined for a reason
+#: and detail that the SQL verdict must give too.
+VERDICT_SCHEMA = [("id", "int(11)"), ("name", "varchar(20)"), ("d", "date"), ("item", "STRUCT<qty INT64>"),
+                  ("n", "decimal(20,2)"), ("m", "decimal(20,2)")]
+VERDICT_DATA = [
+    None, '"x"', "[1]", "{}", '{"id": 1, "name": "a"}', '{"id": 1, "id": 2}', '{"id": 1, "zz": 2, "aa": 3}',
+    '{"ID": 1}', '{"id": "x", "d": "2024-13-01", "name": "ok"}', '{"zz": 1, "zz": 2}', '{"n": 1.5, "m": "x"}',
+    '{"item": {"qty": 1.5}, "name": 7}', '{"item": {"qty": 1.5}, "n": 12.5}',
+]
+#: Records whose detail differs, and why: the columns read from the line are read together by Spark, so
+#: when one does not fit it names all of them that have a value; the SQL names the one that does not fit.
+VERDICT_DIFFERENCES = {'{"item": {"qty": 1.5}, "n": 12.5}', '{"n": 1.5, "m": "x"}'}
+
+
+def _line(data: str | None, metadata: dict) -> str:
+    return json.dumps({"metadata": metadata}) if data is None else '{"data": %s, "metadata": %s}' % (
+        data, json.dumps(metadata))
+
+
+def _metadata(table: str, schema: list[tuple[str, str]], position: str) -> dict:
+    return {"ingestion_method": "BINLOG", "database_name": "shop", "table_name": table, "operation": "INSERT",
+            "schema": [{"name": name, "type": declared} for name, declared in schema], "position": position}
+
+
+@pytest.fixture(scope="module")
+def sink_run(spark, tmp_path_factory):
+    """One sink run over VALUES as each of TYPES and over VERDICT_DATA: (warehouse, {position: line},
+    {position: case})."""
+    root = tmp_path_factory.mktemp("load-typing")
+    lines, cases = {}, {}
+    for t, declared in enumerate(TYPES):
+        for v, value in enumerate(VALUES):
+            position = f"mysql-bin.000001:{t * 1000 + v}"
+            lines[position] = _line('{"c": %s}' % value, _metadata(f"t{t}", [("c", declared)], position))
+            cases[position] = (declared, value)
+    for number, data in enumerate(VERDICT_DATA):
+        position = f"mysql-bin.000002:{number}"
+        lines[position] = _line(data, _metadata("verdicts", VERDICT_SCHEMA, position))
+        cases[position] = data
+    write_ndjson(root / "in" / "records.json", lines.values())
+    warehouse = root / "w.duckdb"
+    result = run(spark, SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse), dataset="cdc"))
+    assert result.counts.read == len(lines)
+    return warehouse, lines, cases
+
+
+def sink_outcome(warehouse, cases: dict) -> dict:
+    """{position: (reason, detail, value as text)} as the sink landed or quarantined each record."""
+    outcome = {}
+    for (table,) in query(warehouse, "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'cdc' "
+                                     f"AND table_name <> '{QUARANTINE_TABLE}'"):
+        value = "CAST(c AS VARCHAR)" if table.startswith("t") else "NULL"
+        for position, text in query(warehouse, f'SELECT _cdc_position, {value} FROM cdc."{table}"'):
+            outcome[position] = (None, None, text)
+    for line, reason, detail in query(warehouse, f"SELECT raw_line, reason, detail FROM cdc.{QUARANTINE_TABLE}"):
+        outcome[json.loads(line)["metadata"]["position"]] = (reason, detail, None)
+    assert set(outcome) == set(cases)
+    return outcome
+
+
+def sql_outcome(lines: dict, schema: list[tuple[str, str]], value_of: str | None = None) -> dict:
+    """{position: (reason, detail, value as text)} from the SQL rules over `lines` (one version), in DuckDB."""
+    columns = [LandingColumn(name, declared, bigquery_type(declared).bq_type) for name, declared in schema]
+    line = exp.column("line")
+    typed = [typed_column(line, ("data", column.name), column.bq_type) for column in columns]
+    verdict = data_verdict(line, ("data",), columns, typed)
+    value = "NULL"
+    if value_of is not None:
+        column, = [(c, t) for c, t in zip(columns, typed) if c.name == value_of]
+        cast = exp.cast(column[1].value, exp.DataType.build(duckdb_type(column[0].bq_type), dialect="duckdb"))
+        value = f"CAST({cast.sql('duckdb')} AS VARCHAR)"
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    rows = connection.execute(
+        f"SELECT line ->> '$.metadata.position', {verdict.reason.sql('duckdb')}, {verdict.detail.sql('duckdb')}, "
+        f"{value} FROM (SELECT unnest(?) AS line)", [list(lines.values())]).fetchall()
+    return {position: (reason, detail, None if reason else text) for position, reason, detail, text in rows}
+
+
+def test_sql_typing_lands_what_the_sink_lands(sink_run):
+    warehouse, lines, cases = sink_run
+    landed = sink_outcome(warehouse, cases)
+    typed = {}
+    for declared in TYPES:
+        mine = {position: line for position, line in lines.items()
+                if isinstance(cases[position], tuple) and cases[position][0] == declared}
+        typed.update(sql_outcome(mine, [("c", declared)], "c"))
+    differing = {cases[position]: (landed[position], typed[position]) for position in typed
+                 if landed[position] != typed[position]}
+    assert {case: pair for case, pair in differing.items() if case not in DIFFERENCES} == {}
+    assert set(DIFFERENCES) <= set(differing)
+
+
+def test_sql_verdicts_are_the_sinks_reasons_and_details(sink_run):
+    warehouse, lines, cases = sink_run
+    landed = sink_outcome(warehouse, cases)
+    mine = {position: line for position, line in lines.items() if not isinstance(cases[position], tuple)}
+    judged = sql_outcome(mine, VERDICT_SCHEMA)
+    differing = {cases[position]: (landed[position], judged[position]) for position in mine
+                 if landed[position] != judged[position]}
+    assert {data: pair for data, pair in differing.items() if data not in VERDICT_DIFFERENCES} == {}
+    assert set(differing) == VERDICT_DIFFERENCES
+    assert sum(reason is None for reason, _, _ in judged.values()) == 2

@@ -1,0 +1,286 @@
+"""The sink's type rules as SQL: a record's `data` read, typed and judged in the warehouse's load step.
+
+The rules of uniview.sink.spark_types (its table lists what each type accepts), with the same guards
+(uniview.sink.value_patterns) and the same quarantine reasons and details, built once as sqlglot
+expressions so that a warehouse can type rows vectorized in its own load step instead of in Spark.
+The functions called are DuckDB's: `typed_column(...).value.sql("duckdb")`.
+
+- A value's *text* is its JSON value's text as Spark's map reading gives it: a string unescaped,
+  a number, true or false as written out, an object or array as its JSON text, NULL for JSON null
+  and for a key that is absent.
+- Scalars are typed from that text behind their guard.  A decimal of more than 15 digits is parsed
+  from the record itself, at any depth, so a JSON number keeps every digit.
+- STRUCT and ARRAY apply the top-level rules field by field and element by element: a nested value
+  fits when it is an object (an array) and every field (element) in it fits; keys of a nested object
+  that its type does not name are ignored.  (Spark's JSON parser reads only numbers into a nested
+  INT64; tests/sink/test_load_typing.py lists where the two differ.)
+- A column whose text is not NULL but whose value does not fit is a *misfit*, and `data_verdict`
+  gives a record's reason and detail: data missing or not an object, a key named twice, unknown
+  keys, misfits.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Sequence
+
+from sqlglot import exp
+
+from uniview.errors import TypeParseError
+from uniview.sink import reasons
+from uniview.sink import value_patterns as patterns
+from uniview.sink.routing import LandingColumn
+from uniview.types import DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct, decimal_parameters
+from uniview.warehouse.duckdb_types import duckdb_type
+
+#: Scalars landed as their text once it passes its guard (NULL: any text).
+_TEXT_GUARDS = {"STRING": None, "GEOGRAPHY": None, "TIME": patterns.TIME}
+#: Scalars cast from their text behind a guard: {type: (pattern or None, DuckDB type cast to)}.
+_CAST_GUARDS = {
+    "INT64": (patterns.INTEGER, "BIGINT"), "FLOAT64": (None, "DOUBLE"), "DATE": (patterns.DATE, "DATE"),
+    "DATETIME": (patterns.DATETIME, "TIMESTAMP"), "TIMESTAMP": (patterns.TIMESTAMP, "TIMESTAMPTZ"),
+}
+
+#: A JSON string token, and what is left outside strings that strict JSON refuses (letters other than an
+#: exponent's e, which only NaN and Infinity bring; a comma before a closing bracket).
+_JSON_STRING = r'"([^"\\]|\\.)*"'
+_LENIENT_JSON = r"[A-DF-Za-df-z]|,\s*[\]}]"
+
+
+@dataclass(frozen=True)
+class TypedColumn:
+    """One column of a record: its `text`, its landing `value` (NULL when it does not fit), whether it `fits`."""
+
+    text: exp.Expression
+    value: exp.Expression
+    fits: exp.Expression
+
+    @property
+    def misfit(self) -> exp.Expression:
+        """A value that is there but does not fit its type."""
+        return exp.not_(self.fits.copy())
+
+
+#: Where a value is in its record: the keys from the record's root, e.g. ("data", "customer_id").
+Path = tuple[str, ...]
+
+
+def typed_column(record: exp.Expression, path: Path, bq_type: BQType, text: exp.Expression | None = None) -> TypedColumn:
+    """The value at `path` of the JSON text `record`, typed as `bq_type`.  `text`: the value's text when the
+    query has it already (value_texts reads many columns' texts in one parse)."""
+    at = _At(record, path, _exact_values(record, path, bq_type), text)
+    return TypedColumn(at.text(), typed_value(at, bq_type), fits(at, bq_type))
+
+
+def value_texts(record: exp.Expression, paths: list[Path]) -> exp.Expression:
+    """The texts of the values at `paths` as one list, from one parse of `record`."""
+    pointers = exp.Array(expressions=[exp.Literal.string(_pointer(path)) for path in paths])
+    return _call("json_extract_string", record.copy(), pointers)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why a record cannot be written (`reason`, `detail`; both NULL when it can), in the order the
+    quarantine documents: data missing or not an object, a key named twice, keys the schema does not
+    have, values that do not fit (named in the schema's order)."""
+
+    reason: exp.Expression
+    detail: exp.Expression
+
+
+def data_verdict(record: exp.Expression, path: Path, columns: Sequence[LandingColumn],
+                 typed: Sequence[TypedColumn]) -> Verdict:
+    """The verdict on the data object at `path` of `record`, whose `columns` are typed as `typed`."""
+    pointer = exp.Literal.string(_pointer(path))
+    is_object = exp.func("coalesce", exp.EQ(this=_call("json_type", record.copy(), pointer),
+                                            expression=exp.Literal.string("OBJECT")), exp.false())
+    keys = _call("json_keys", record.copy(), pointer.copy())
+    names = exp.Array(expressions=[exp.Literal.string(column.name) for column in columns])
+    odd = exp.NEQ(this=_call("len", keys), expression=_call("len", _call("list_intersect", keys.copy(), names)))
+    repeated = exp.NEQ(this=_call("len", keys.copy()), expression=_call("len", _call("list_distinct", keys.copy())))
+    key = exp.to_identifier("key")
+    unknown = _call("list_filter", keys.copy(), exp.Lambda(
+        this=exp.not_(_call("list_contains", names.copy(), exp.column(key))), expressions=[key]))
+    misfits = [column.misfit for column in typed]
+    labels = [_when(misfit, exp.Literal.string(column.label)) for misfit, column in zip(misfits, columns)]
+    any_misfit = exp.or_(*[misfit.copy() for misfit in misfits]) if misfits else exp.false()
+    text = exp.Literal.string
+    reason = (exp.Case().when(exp.not_(is_object), text(reasons.INVALID_DATA))
+              .when(odd, exp.Case().when(repeated, text(reasons.INVALID_DATA)).else_(text(reasons.UNKNOWN_COLUMN)))
+              .when(any_misfit, text(reasons.TYPE_MISMATCH)))
+    detail = (exp.Case().when(exp.not_(is_object.copy()), text(reasons.DATA_NOT_AN_OBJECT))
+              .when(exp.and_(odd.copy(), repeated.copy()), text(reasons.REPEATED_KEY))
+              .when(odd.copy(), exp.DPipe(this=text(reasons.UNKNOWN_KEYS),
+                                          expression=_call("array_to_string", unknown, text(", "))))
+              .when(any_misfit.copy(), exp.DPipe(this=text(reasons.MISFITS),
+                                                 expression=_call("concat_ws", text(", "), *labels))))
+    return Verdict(reason, detail)
+
+
+def value_text(document: exp.Expression, path: Path) -> exp.Expression:
+    """The text of the value at `path` in `document` (a JSON pointer, so any key is addressed exactly)."""
+    return _call("json_extract_string", document.copy(), exp.Literal.string(_pointer(path)))
+
+
+@dataclass(frozen=True)
+class _At:
+    """A value's place: the JSON `document` it is in and its `path` there, and `exact`, the same value
+    parsed with its type's exact decimals when it holds any (a JSON number's text has been through a
+    double, so a decimal of more than 15 digits is read from there instead)."""
+
+    document: exp.Expression
+    path: Path
+    exact: exp.Expression | None = None
+    given_text: exp.Expression | None = None
+
+    def text(self) -> exp.Expression:
+        return value_text(self.document, self.path) if self.given_text is None else self.given_text.copy()
+
+    def kind_is(self, kind: str) -> exp.Expression:
+        """The value is a JSON OBJECT or ARRAY (a string holding JSON text is neither)."""
+        return exp.EQ(this=_call("json_type", self.document.copy(), exp.Literal.string(_pointer(self.path))),
+                      expression=exp.Literal.string(kind))
+
+    def field(self, name: str) -> "_At":
+        exact = None if self.exact is None else exp.func("struct_extract", self.exact.copy(), exp.Literal.string(name))
+        return _At(self.document, (*self.path, name), exact)
+
+    def each_element(self, body) -> exp.Expression:
+        """list_transform over the array's elements, `body(element's _At)` for each."""
+        array = _call("json_extract", self.document.copy(), exp.Literal.string(_pointer(self.path)))
+        elements = _call("json_extract", array, exp.Literal.string("$[*]"))
+        element, index = exp.to_identifier("element"), exp.to_identifier("position")
+        exact = None if self.exact is None else exp.func("list_extract", self.exact.copy(), exp.column(index))
+        each = exp.Lambda(this=body(_At(exp.column(element), (), exact)), expressions=[element, index])
+        return exp.func("list_transform", elements, each)
+
+
+def typed_value(at: _At, bq_type: BQType) -> exp.Expression:
+    """The landing value at `at` as `bq_type`; NULL when it does not fit."""
+    if isinstance(bq_type, Struct):
+        fields = [exp.PropertyEQ(this=exp.to_identifier(field.name), expression=typed_value(at.field(field.name), field.type))
+                  for field in bq_type.fields]
+        return _when(at.kind_is("OBJECT"), exp.func("struct_pack", *fields))
+    if isinstance(bq_type, Array):
+        return _when(at.kind_is("ARRAY"), at.each_element(lambda element: typed_value(element, bq_type.element)))
+    if not isinstance(bq_type, Scalar):
+        raise TypeParseError(f"{bq_type} cannot be landed by the sink")
+    if patterns.read_from_line(bq_type):
+        return _guarded(at.text(), patterns.NUMBER, at.exact)
+    return _typed_scalar(bq_type, at.text())
+
+
+def fits(at: _At, bq_type: BQType) -> exp.Expression:
+    """TRUE when the value at `at` is absent, JSON null, or fits `bq_type` (a STRUCT or ARRAY when every
+    field and element in it fits)."""
+    absent = exp.Is(this=at.text(), expression=exp.null())
+    if isinstance(bq_type, Struct):
+        inner = [fits(at.field(field.name), field.type) for field in bq_type.fields]
+        return exp.or_(absent, exp.and_(at.kind_is("OBJECT"), *inner))
+    if isinstance(bq_type, Array):
+        each = at.each_element(lambda element: fits(element, bq_type.element))
+        every = exp.func("coalesce", exp.func("list_bool_and", each), exp.true())
+        # a CASE, not AND: the elements are only read from a value that is an array
+        return exp.or_(absent, exp.Case().when(at.kind_is("ARRAY"), every).else_(exp.false()))
+    return exp.or_(absent, exp.Not(this=exp.Is(this=typed_value(at, bq_type), expression=exp.null())))
+
+
+def _pointer(path: Path) -> str:
+    return "".join("/" + key.replace("~", "~0").replace("/", "~1") for key in path)
+
+
+def _exact_values(record: exp.Expression, path: Path, bq_type: BQType) -> exp.Expression | None:
+    """The value at `path` parsed by json_transform with the exact decimals in `bq_type` (None when it has
+    none): json_transform keeps every digit of a JSON number."""
+    structure = _structure(bq_type)
+    if structure is None:
+        return None
+    for key in reversed(path):
+        structure = {key: structure}
+    value = _call("json_transform", record.copy(), exp.Literal.string(json.dumps(structure)))
+    for key in path:
+        value = exp.func("struct_extract", value, exp.Literal.string(key))
+    return value
+
+
+def _structure(bq_type: BQType) -> object | None:
+    """json_transform's structure for the exact decimals in `bq_type` (other values left out), or None."""
+    if isinstance(bq_type, Struct):
+        fields = {field.name: _structure(field.type) for field in bq_type.fields}
+        fields = {name: inner for name, inner in fields.items() if inner is not None}
+        return fields or None
+    if isinstance(bq_type, Array):
+        inner = _structure(bq_type.element)
+        return None if inner is None else [inner]
+    if isinstance(bq_type, Scalar) and patterns.read_from_line(bq_type):
+        precision, scale = decimal_parameters(bq_type)
+        return f"DECIMAL({precision},{scale})"
+    return None
+
+
+def _typed_scalar(bq_type: Scalar, text: exp.Expression) -> exp.Expression:
+    name = bq_type.name
+    if name in DEFAULT_DECIMAL_PARAMETERS:
+        if patterns.parsed_decimal(bq_type) is None:  # wider than any decimal the warehouse parses: landed as text
+            return _guarded(text, patterns.wide_decimal(bq_type), text)
+        return _guarded(text, patterns.NUMBER, _try_cast(text, duckdb_type(bq_type)))
+    if name == "BYTES":
+        return _guarded(text, patterns.BASE64, exp.func("from_base64", text.copy()))
+    if name == "BOOL":
+        return _boolean(text)
+    if name == "JSON":
+        return _when(_single_json_value(text), text)
+    if name in _TEXT_GUARDS:
+        pattern = _TEXT_GUARDS[name]
+        return text.copy() if pattern is None else _guarded(text, pattern, text)
+    if name not in _CAST_GUARDS:
+        raise TypeParseError(f"{bq_type} cannot be landed by the sink")
+    pattern, cast_to = _CAST_GUARDS[name]
+    cast = _try_cast(text, cast_to)
+    return cast if pattern is None else _guarded(text, pattern, cast)
+
+
+def _boolean(text: exp.Expression) -> exp.Expression:
+    lowered = exp.Lower(this=text.copy())
+    return (exp.Case()
+            .when(exp.EQ(this=lowered, expression=exp.Literal.string("true")), exp.true())
+            .when(exp.EQ(this=lowered.copy(), expression=exp.Literal.string("false")), exp.false())
+            .when(_matches(text, patterns.BOOL_INTEGER), exp.not_(_matches(text, patterns.BOOL_ZERO))))
+
+
+def _single_json_value(text: exp.Expression) -> exp.Expression:
+    """The text is one strict JSON document: wrapped in brackets, it is an array of exactly one element, and
+    outside its strings there is no NaN, Infinity or trailing comma (which DuckDB's parser lets through)."""
+    wrapped = exp.DPipe(this=exp.DPipe(this=exp.Literal.string("["), expression=text.copy()),
+                        expression=exp.Literal.string("]"))
+    length = _call("json_array_length", _when(_call("json_valid", wrapped), wrapped.copy()))
+    words = exp.RegexpReplace(this=exp.RegexpReplace(this=text.copy(), expression=exp.Literal.string(_JSON_STRING),
+                                                     replacement=exp.Literal.string('""'),
+                                                     modifiers=exp.Literal.string("g")),
+                              expression=exp.Literal.string("true|false|null"), replacement=exp.Literal.string("0"),
+                              modifiers=exp.Literal.string("g"))
+    return exp.and_(exp.EQ(this=length, expression=exp.Literal.number(1)),
+                    exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON))))
+
+
+def _guarded(text: exp.Expression, pattern: str, value: exp.Expression) -> exp.Expression:
+    return _when(_matches(text, pattern), value)
+
+
+def _matches(text: exp.Expression, pattern: str) -> exp.Expression:
+    return exp.RegexpLike(this=text.copy(), expression=exp.Literal.string(pattern))
+
+
+def _try_cast(text: exp.Expression, to: str) -> exp.Expression:
+    return exp.TryCast(this=text.copy(), to=exp.DataType.build(to, dialect="duckdb"))
+
+
+def _call(name: str, *arguments: exp.Expression) -> exp.Expression:
+    """A call of the warehouse's function `name` as written (sqlglot may otherwise render a JSON function as
+    an operator)."""
+    return exp.Anonymous(this=name, expressions=list(arguments))
+
+
+def _when(condition: exp.Expression, value: exp.Expression) -> exp.Expression:
+    return exp.Case().when(condition, value.copy())
