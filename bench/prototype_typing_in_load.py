@@ -30,7 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from uniview.sink.frames import METADATA_SCHEMA  # noqa: E402
 from uniview.sink.job import JVM_OPTIONS, SESSION_SETTINGS  # noqa: E402
 from uniview.sink.routing import RecordKey, VersionRoute, plan_routes  # noqa: E402
-from uniview.sink.load_typing import TypedColumn, data_verdict, typed_column, value_texts  # noqa: E402
+from uniview.sink.load_typing import (  # noqa: E402
+    DataObject, computed, data_object, data_of, data_verdict, typed_column, value_texts,
+)
 from uniview.warehouse.duckdb_connection import quote_identifier as quote_ident  # noqa: E402
 from uniview.warehouse.duckdb_connection import string_literal as quote_string  # noqa: E402
 
@@ -58,21 +60,25 @@ def land_route(connection, staging: str, route: VersionRoute, schema_text: str) 
     """Type one version's staged rows: those that fit go to its table, the others to the quarantine with the
     sink's reason and detail."""
     names = [column.name for column in route.columns]
-    line = exp.column("raw_line")
+    line, data = exp.column("raw_line"), exp.column("data")
     # sqlglot's lists count from 0; it renders DuckDB's from 1
-    typed = [typed_column(line, ("data", name), column.bq_type, exp.Bracket(this=exp.column("fields"), expressions=[
-        exp.Literal.number(j)])) for j, (name, column) in enumerate(zip(names, route.columns))]
-    values = ", ".join(f"{c.value.sql('duckdb')} AS t{j}, {c.fits.sql('duckdb')} AS f{j}" for j, c in enumerate(typed))
-    computed = [TypedColumn(c.text, exp.column(f"t{j}"), exp.column(f"f{j}")) for j, c in enumerate(typed)]
-    verdict = data_verdict(line, ("data",), route.columns, computed)
-    texts = value_texts(line, [("data", name) for name in names]).sql("duckdb")
-    files = f"{staging}/table_name={route.table}/table_version={route.version}/*.parquet"
+    texts = [exp.Bracket(this=exp.column("fields"), expressions=[exp.Literal.number(j)]) for j in range(len(names))]
+    typed = [typed_column(data, column.name, column.bq_type, line, text=text) for column, text in zip(route.columns, texts)]
+    values = ", ".join(f"{text.sql('duckdb')} AS r{j}, {c.value.sql('duckdb')} AS t{j}"
+                       for j, (text, c) in enumerate(zip(texts, typed)))
+    judged = [computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"))
+              for j, (c, column) in enumerate(zip(typed, route.columns))]
+    verdict = data_verdict(DataObject(exp.column("kind"), exp.column("keys")), route.columns, judged)
+    source = f"{staging}/table_name={route.table}/table_version={route.version}/*.parquet"
+    with_data = f"SELECT *, {data_of(line).sql('duckdb')} AS data FROM read_parquet({quote_string(source)}) WHERE schema = ?"
+    with_texts = f"SELECT *, {value_texts(data, names).sql('duckdb')} AS fields FROM ({with_data})"
+    objects = data_object(data)
     connection.execute(
         f"CREATE OR REPLACE TEMP TABLE typed AS SELECT *, {verdict.reason.sql('duckdb')} AS reason, "
         f"{verdict.detail.sql('duckdb')} AS detail FROM ("
-        f"SELECT raw_line, {values}, operation, position, {_SEQUENCE} AS change_sequence, "
-        "TRY_CAST(\"timestamp\" AS TIMESTAMPTZ) AS changed_at "
-        f"FROM (SELECT *, {texts} AS fields FROM read_parquet({quote_string(files)}) WHERE schema = ?))", [schema_text])
+        f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys, "
+        f"{_SEQUENCE} AS change_sequence, TRY_CAST(\"timestamp\" AS TIMESTAMPTZ) AS changed_at FROM ({with_texts}))",
+        [schema_text])
     columns = ", ".join(f"t{j} AS {quote_ident(name)}" for j, name in enumerate(names))
     connection.execute(
         f"CREATE TABLE shop.{quote_ident(route.table_name)} AS SELECT {columns}, operation AS _cdc_operation, "

@@ -17,7 +17,9 @@ from sink_support import query, write_ndjson
 
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.landing import QUARANTINE_TABLE
-from uniview.sink.load_typing import data_verdict, typed_column
+from uniview.sink.load_typing import (
+    DataObject, computed, data_object, data_of, data_verdict, typed_column, value_texts,
+)
 from uniview.sink.routing import LandingColumn
 from uniview.sink.mysql_types import bigquery_type
 from uniview.warehouse.duckdb_types import duckdb_type
@@ -124,21 +126,32 @@ def sink_outcome(warehouse, cases: dict) -> dict:
 
 
 def sql_outcome(lines: dict, schema: list[tuple[str, str]], value_of: str | None = None) -> dict:
-    """{position: (reason, detail, value as text)} from the SQL rules over `lines` (one version), in DuckDB."""
+    """{position: (reason, detail, value as text)} from the SQL rules over `lines` (one version), in DuckDB,
+    as a load step runs them: each row's data, its columns' texts, values, kind and keys computed once."""
     columns = [LandingColumn(name, declared, bigquery_type(declared).bq_type) for name, declared in schema]
-    line = exp.column("line")
-    typed = [typed_column(line, ("data", column.name), column.bq_type) for column in columns]
-    verdict = data_verdict(line, ("data",), columns, typed)
+    line, data = exp.column("line"), exp.column("data")
+    texts = [exp.Bracket(this=exp.column("fields"), expressions=[exp.Literal.number(j)]) for j in range(len(columns))]
+    typed = [typed_column(data, c.name, c.bq_type, line, text=text) for c, text in zip(columns, texts)]
+    values = ", ".join(f"{text.sql('duckdb')} AS r{j}, {c.value.sql('duckdb')} AS t{j}"
+                       for j, (text, c) in enumerate(zip(texts, typed)))
+    judged = [computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"))
+              for j, (c, column) in enumerate(zip(typed, columns))]
+    verdict = data_verdict(DataObject(exp.column("kind"), exp.column("keys")), columns, judged)
     value = "NULL"
     if value_of is not None:
-        column, = [(c, t) for c, t in zip(columns, typed) if c.name == value_of]
-        cast = exp.cast(column[1].value, exp.DataType.build(duckdb_type(column[0].bq_type), dialect="duckdb"))
+        j = [c.name for c in columns].index(value_of)
+        cast = exp.cast(exp.column(f"t{j}"), exp.DataType.build(duckdb_type(columns[j].bq_type), dialect="duckdb"))
         value = f"CAST({cast.sql('duckdb')} AS VARCHAR)"
+    objects = data_object(data)
+    with_data = f"SELECT line, {data_of(line).sql('duckdb')} AS data FROM (SELECT unnest(?) AS line)"
+    with_texts = f"SELECT *, {value_texts(data, [c.name for c in columns]).sql('duckdb')} AS fields FROM ({with_data})"
+    typed_rows = (f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys "
+                  f"FROM ({with_texts})")
     connection = duckdb.connect()
     connection.execute("SET TimeZone = 'UTC'")
     rows = connection.execute(
         f"SELECT line ->> '$.metadata.position', {verdict.reason.sql('duckdb')}, {verdict.detail.sql('duckdb')}, "
-        f"{value} FROM (SELECT unnest(?) AS line)", [list(lines.values())]).fetchall()
+        f"{value} FROM ({typed_rows})", [list(lines.values())]).fetchall()
     return {position: (reason, detail, None if reason else text) for position, reason, detail, text in rows}
 
 

@@ -3,7 +3,7 @@
 The rules of uniview.sink.spark_types (its table lists what each type accepts), with the same guards
 (uniview.sink.value_patterns) and the same quarantine reasons and details, built once as sqlglot
 expressions so that a warehouse can type rows vectorized in its own load step instead of in Spark.
-The functions called are DuckDB's: `typed_column(...).value.sql("duckdb")`.
+The functions called are DuckDB's: `typed_column(data_of(line), "id", INT64, line).value.sql("duckdb")`.
 
 - A value's *text* is its JSON value's text as Spark's map reading gives it: a string unescaped,
   a number, true or false as written out, an object or array as its JSON text, NULL for JSON null
@@ -66,17 +66,49 @@ class TypedColumn:
 Path = tuple[str, ...]
 
 
-def typed_column(record: exp.Expression, path: Path, bq_type: BQType, text: exp.Expression | None = None) -> TypedColumn:
-    """The value at `path` of the JSON text `record`, typed as `bq_type`.  `text`: the value's text when the
-    query has it already (value_texts reads many columns' texts in one parse)."""
-    at = _At(record, path, _exact_values(record, path, bq_type), text)
+def data_of(line: exp.Expression, path: Path = ("data",)) -> exp.Expression:
+    """The data object of a record `line` as JSON text.  A query computes it once per row, and the values,
+    kind and keys are read from it rather than from the whole line (which also holds the metadata)."""
+    return _call("json_extract", line.copy(), exp.Literal.string(_pointer(path)))
+
+
+def typed_column(data: exp.Expression, name: str, bq_type: BQType, line: exp.Expression,
+                 data_path: Path = ("data",), text: exp.Expression | None = None) -> TypedColumn:
+    """The column `name` of the data object `data` (data_of), typed as `bq_type`.  Decimals of more than
+    15 digits are read from the record `line` itself, where `data` is at `data_path` (data_of writes a
+    JSON number out through a double).  `text`: the value's text when the query has it already
+    (value_texts reads many columns' texts in one parse)."""
+    at = _At(data, (name,), _exact_values(line, (*data_path, name), bq_type), text)
     return TypedColumn(at.text(), typed_value(at, bq_type), fits(at, bq_type))
 
 
-def value_texts(record: exp.Expression, paths: list[Path]) -> exp.Expression:
-    """The texts of the values at `paths` as one list, from one parse of `record`."""
-    pointers = exp.Array(expressions=[exp.Literal.string(_pointer(path)) for path in paths])
-    return _call("json_extract_string", record.copy(), pointers)
+def computed(column: TypedColumn, bq_type: BQType, text: exp.Expression, value: exp.Expression) -> TypedColumn:
+    """`column` as a query that has computed its text and value as the columns `text` and `value` reads it:
+    a scalar fits when its value is there wherever its text is; a STRUCT or ARRAY still checks its fields."""
+    fits_now = column.fits if isinstance(bq_type, (Array, Struct)) else exp.or_(
+        exp.Is(this=text.copy(), expression=exp.null()), exp.not_(exp.Is(this=value.copy(), expression=exp.null())))
+    return TypedColumn(text, value, fits_now)
+
+
+def value_texts(data: exp.Expression, names: Sequence[str]) -> exp.Expression:
+    """The texts of the columns `names` of `data` as one list, from one parse."""
+    pointers = exp.Array(expressions=[exp.Literal.string(_pointer((name,))) for name in names])
+    return _call("json_extract_string", data.copy(), pointers)
+
+
+@dataclass(frozen=True)
+class DataObject:
+    """What a verdict reads from a record's data object: its JSON `kind` (OBJECT when it is one) and its
+    `keys` in the order written.  A query may compute both once per row and judge from the computed
+    columns: DataObject(exp.column("kind"), exp.column("keys"))."""
+
+    kind: exp.Expression
+    keys: exp.Expression
+
+
+def data_object(data: exp.Expression) -> DataObject:
+    """The kind and keys of `data` (data_of)."""
+    return DataObject(_call("json_type", data.copy()), _call("json_keys", data.copy()))
 
 
 @dataclass(frozen=True)
@@ -89,16 +121,14 @@ class Verdict:
     detail: exp.Expression
 
 
-def data_verdict(record: exp.Expression, path: Path, columns: Sequence[LandingColumn],
-                 typed: Sequence[TypedColumn]) -> Verdict:
-    """The verdict on the data object at `path` of `record`, whose `columns` are typed as `typed`."""
-    pointer = exp.Literal.string(_pointer(path))
-    is_object = exp.func("coalesce", exp.EQ(this=_call("json_type", record.copy(), pointer),
-                                            expression=exp.Literal.string("OBJECT")), exp.false())
-    keys = _call("json_keys", record.copy(), pointer.copy())
+def data_verdict(data: DataObject, columns: Sequence[LandingColumn], typed: Sequence[TypedColumn]) -> Verdict:
+    """The verdict on a record's `data`, whose `columns` are typed as `typed`."""
+    is_object = exp.func("coalesce", exp.EQ(this=data.kind.copy(), expression=exp.Literal.string("OBJECT")),
+                         exp.false())
+    keys = data.keys
     names = exp.Array(expressions=[exp.Literal.string(column.name) for column in columns])
-    odd = exp.NEQ(this=_call("len", keys), expression=_call("len", _call("list_intersect", keys.copy(), names)))
     repeated = exp.NEQ(this=_call("len", keys.copy()), expression=_call("len", _call("list_distinct", keys.copy())))
+    odd = exp.or_(exp.not_(_call("list_has_all", names, keys.copy())), repeated.copy())
     key = exp.to_identifier("key")
     unknown = _call("list_filter", keys.copy(), exp.Lambda(
         this=exp.not_(_call("list_contains", names.copy(), exp.column(key))), expressions=[key]))
@@ -159,8 +189,8 @@ class _At:
 def typed_value(at: _At, bq_type: BQType) -> exp.Expression:
     """The landing value at `at` as `bq_type`; NULL when it does not fit."""
     if isinstance(bq_type, Struct):
-        fields = [exp.PropertyEQ(this=exp.to_identifier(field.name), expression=typed_value(at.field(field.name), field.type))
-                  for field in bq_type.fields]
+        fields = [exp.PropertyEQ(this=exp.to_identifier(field.name),
+                                 expression=typed_value(at.field(field.name), field.type)) for field in bq_type.fields]
         return _when(at.kind_is("OBJECT"), exp.func("struct_pack", *fields))
     if isinstance(bq_type, Array):
         return _when(at.kind_is("ARRAY"), at.each_element(lambda element: typed_value(element, bq_type.element)))
