@@ -73,12 +73,14 @@ def land_route(connection, staging: str, route: VersionRoute, schema_text: str) 
     with_data = f"SELECT *, {data_of(line).sql('duckdb')} AS data FROM read_parquet({quote_string(source)}) WHERE schema = ?"
     with_texts = f"SELECT *, {value_texts(data, names).sql('duckdb')} AS fields FROM ({with_data})"
     objects = data_object(data)
+    # only what the inserts read is kept: the data, texts and keys stay in the pipeline
+    kept = ", ".join(f"t{j}" for j in range(len(names)))
     connection.execute(
-        f"CREATE OR REPLACE TEMP TABLE typed AS SELECT *, {verdict.reason.sql('duckdb')} AS reason, "
-        f"{verdict.detail.sql('duckdb')} AS detail FROM ("
-        f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys, "
-        f"{_SEQUENCE} AS change_sequence, TRY_CAST(\"timestamp\" AS TIMESTAMPTZ) AS changed_at FROM ({with_texts}))",
-        [schema_text])
+        f"CREATE OR REPLACE TEMP TABLE typed AS SELECT raw_line, {kept}, operation, position, "
+        f"{_SEQUENCE} AS change_sequence, TRY_CAST(\"timestamp\" AS TIMESTAMPTZ) AS changed_at, "
+        f"{verdict.reason.sql('duckdb')} AS reason, {verdict.detail.sql('duckdb')} AS detail FROM ("
+        f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys "
+        f"FROM ({with_texts}))", [schema_text])
     columns = ", ".join(f"t{j} AS {quote_ident(name)}" for j, name in enumerate(names))
     connection.execute(
         f"CREATE TABLE shop.{quote_ident(route.table_name)} AS SELECT {columns}, operation AS _cdc_operation, "
