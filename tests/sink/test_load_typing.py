@@ -13,7 +13,7 @@ import json
 import duckdb
 import pytest
 from sqlglot import exp
-from sink_support import query, write_ndjson
+from sink_support import query, record, write_ndjson
 
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.landing import QUARANTINE_TABLE
@@ -85,8 +85,7 @@ def _line(data: str | None, metadata: dict) -> str:
 
 
 def _metadata(table: str, schema: list[tuple[str, str]], position: str) -> dict:
-    return {"ingestion_method": "BINLOG", "database_name": "shop", "table_name": table, "operation": "INSERT",
-            "schema": [{"name": name, "type": declared} for name, declared in schema], "position": position}
+    return record(table, None, schema, operation="INSERT", position=position)["metadata"]
 
 
 @pytest.fixture(scope="module")

@@ -36,10 +36,10 @@ from uniview.warehouse.duckdb_types import duckdb_type
 
 #: Scalars landed as their text once it passes its guard (NULL: any text).
 _TEXT_GUARDS = {"STRING": None, "GEOGRAPHY": None, "TIME": patterns.TIME}
-#: Scalars cast from their text behind a guard: {type: (pattern or None, DuckDB type cast to)}.
+#: Scalars cast from their text to their DuckDB type behind a guard: {type: pattern or None}.
 _CAST_GUARDS = {
-    "INT64": (patterns.INTEGER, "BIGINT"), "FLOAT64": (None, "DOUBLE"), "DATE": (patterns.DATE, "DATE"),
-    "DATETIME": (patterns.DATETIME, "TIMESTAMP"), "TIMESTAMP": (patterns.TIMESTAMP, "TIMESTAMPTZ"),
+    "INT64": patterns.INTEGER, "FLOAT64": None, "DATE": patterns.DATE, "DATETIME": patterns.DATETIME,
+    "TIMESTAMP": patterns.TIMESTAMP,
 }
 
 #: A JSON string token, and what is left outside strings that strict JSON refuses (letters other than an
@@ -85,8 +85,7 @@ def typed_column(data: exp.Expression, name: str, bq_type: BQType, line: exp.Exp
 def computed(column: TypedColumn, bq_type: BQType, text: exp.Expression, value: exp.Expression) -> TypedColumn:
     """`column` as a query that has computed its text and value as the columns `text` and `value` reads it:
     a scalar fits when its value is there wherever its text is; a STRUCT or ARRAY still checks its fields."""
-    fits_now = column.fits if isinstance(bq_type, (Array, Struct)) else exp.or_(
-        exp.Is(this=text.copy(), expression=exp.null()), exp.not_(exp.Is(this=value.copy(), expression=exp.null())))
+    fits_now = column.fits if isinstance(bq_type, (Array, Struct)) else _scalar_fits(text, value)
     return TypedColumn(text, value, fits_now)
 
 
@@ -213,7 +212,13 @@ def fits(at: _At, bq_type: BQType) -> exp.Expression:
         every = exp.func("coalesce", exp.func("list_bool_and", each), exp.true())
         # a CASE, not AND: the elements are only read from a value that is an array
         return exp.or_(absent, exp.Case().when(at.kind_is("ARRAY"), every).else_(exp.false()))
-    return exp.or_(absent, exp.Not(this=exp.Is(this=typed_value(at, bq_type), expression=exp.null())))
+    return _scalar_fits(at.text(), typed_value(at, bq_type))
+
+
+def _scalar_fits(text: exp.Expression, value: exp.Expression) -> exp.Expression:
+    """A scalar fits when its value is there wherever its text is."""
+    return exp.or_(exp.Is(this=text.copy(), expression=exp.null()),
+                   exp.not_(exp.Is(this=value.copy(), expression=exp.null())))
 
 
 def _pointer(path: Path) -> str:
@@ -266,8 +271,8 @@ def _typed_scalar(bq_type: Scalar, text: exp.Expression) -> exp.Expression:
         return text.copy() if pattern is None else _guarded(text, pattern, text)
     if name not in _CAST_GUARDS:
         raise TypeParseError(f"{bq_type} cannot be landed by the sink")
-    pattern, cast_to = _CAST_GUARDS[name]
-    cast = _try_cast(text, cast_to)
+    pattern = _CAST_GUARDS[name]
+    cast = _try_cast(text, duckdb_type(bq_type))
     return cast if pattern is None else _guarded(text, pattern, cast)
 
 
