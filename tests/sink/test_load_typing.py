@@ -1,8 +1,9 @@
-"""The load step's SQL typing (uniview.sink.load_typing) against the sink itself.
+"""The load step's SQL typing (uniview.sink.load_typing) against Spark's typing, and the sink's DuckDB landing.
 
-One sink run lands every value of VALUES declared as every type of TYPES, one record each, into DuckDB;
-the same lines are then typed in DuckDB by the SQL rules.  For each record both must agree on whether
-it fits and, when it does, on the value landed.  The few cases where they are known to differ are
+Every value of VALUES declared as every type of TYPES, one record each, is typed three ways: by Spark
+(the staged frames BigQuery's landing writes), by the SQL rules alone, and by the sink landing DuckDB
+(which types with the SQL in its load step).  For each record they must agree on whether it fits and,
+when it does, on the value landed.  The few cases where Spark and the SQL are known to differ are
 listed in DIFFERENCES with the reason, and the test checks they still differ, so the list stays true.
 """
 
@@ -15,8 +16,9 @@ import pytest
 from sqlglot import exp
 from sink_support import query, record, write_ndjson
 
-from uniview.sink.job import SinkOptions, run
-from uniview.sink.landing import QUARANTINE_TABLE
+from uniview.sink.frames import parse_envelopes
+from uniview.sink.job import SinkOptions, run, stage_batch
+from uniview.sink.landing import QUARANTINE_TABLE, BatchKey
 from uniview.sink.load_typing import (
     DataObject, computed, data_object, data_of, data_verdict, typed_column, value_texts,
 )
@@ -50,7 +52,7 @@ VALUES = [
 ]
 _EXPONENT_TEXT = ("99999999.995", "12345678901234567.125", "123456789012345678901234567890.0123456789",
                   '[{"d": "2024-01-01", "n": 123456789012345678.25}]')
-#: (type, value) pairs where the sink (Spark) and the SQL rules land different things, and why.
+#: (type, value) pairs where Spark's typing and the SQL rules land different things, and why.
 DIFFERENCES = {
     # A JSON number's text: Spark writes Java's (9.9999999995E7, 1.2345678901234568E17), DuckDB the shortest
     # decimal (99999999.995, 123456789012345680.0).  Text columns land the number as that text; a BIGNUMERIC
@@ -90,8 +92,8 @@ def _metadata(table: str, schema: list[tuple[str, str]], position: str) -> dict:
 
 @pytest.fixture(scope="module")
 def sink_run(spark, tmp_path_factory):
-    """One sink run over VALUES as each of TYPES and over VERDICT_DATA: (warehouse, {position: line},
-    {position: case})."""
+    """One sink run over VALUES as each of TYPES and over VERDICT_DATA, and the same lines typed by Spark:
+    ({position: outcome} of the sink, of Spark, {position: line}, {position: case})."""
     root = tmp_path_factory.mktemp("load-typing")
     lines, cases = {}, {}
     for t, declared in enumerate(TYPES):
@@ -107,7 +109,33 @@ def sink_run(spark, tmp_path_factory):
     warehouse = root / "w.duckdb"
     result = run(spark, SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse), dataset="cdc"))
     assert result.counts.read == len(lines)
-    return warehouse, lines, cases
+    return sink_outcome(warehouse, cases), spark_outcome(spark, root, cases), lines, cases
+
+
+def spark_outcome(spark, root, cases: dict) -> dict:
+    """{position: (reason, detail, value as text)} as Spark types each record: its staged frames, loaded
+    into DuckDB with the landing types, as BigQuery's landing writes them."""
+    lines = spark.read.text(str(root / "in")).selectExpr("value", "_metadata.file_path AS source_file")
+    options = SinkOptions(input="unused", warehouse="bigquery://unused", dataset="cdc")
+    batch, _ = stage_batch(spark, parse_envelopes(lines), BatchKey("s", 0), options, lambda tables: {}, notify=False)
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    outcome = {}
+    for number, chunk in enumerate(batch.chunks):
+        chunk.frame.write.parquet(str(root / f"chunk-{number}"))
+        staged = f"read_parquet('{root}/chunk-{number}/*.parquet')"
+        for position, reason, detail in connection.execute(
+                f"SELECT _cdc_position, _reason, _detail FROM {staged} WHERE _reason IS NOT NULL").fetchall():
+            outcome[position] = (reason, detail, None)
+        for index in chunk.routes:
+            route = batch.routes[index]
+            value = (f"CAST(CAST({batch.typed_field(index, 0)} AS {duckdb_type(route.columns[0].bq_type)}) AS VARCHAR)"
+                     if route.table.startswith("t") else "NULL")
+            for position, text in connection.execute(
+                    f"SELECT _cdc_position, {value} FROM {staged} WHERE _route = {index} AND _reason IS NULL").fetchall():
+                outcome[position] = (None, None, text)
+    assert set(outcome) == set(cases)
+    return outcome
 
 
 def sink_outcome(warehouse, cases: dict) -> dict:
@@ -154,27 +182,39 @@ def sql_outcome(lines: dict, schema: list[tuple[str, str]], value_of: str | None
     return {position: (reason, detail, None if reason else text) for position, reason, detail, text in rows}
 
 
-def test_sql_typing_lands_what_the_sink_lands(sink_run):
-    warehouse, lines, cases = sink_run
-    landed = sink_outcome(warehouse, cases)
+def _sql_typing(lines: dict, cases: dict) -> dict:
     typed = {}
     for declared in TYPES:
         mine = {position: line for position, line in lines.items()
                 if isinstance(cases[position], tuple) and cases[position][0] == declared}
         typed.update(sql_outcome(mine, [("c", declared)], "c"))
-    differing = {cases[position]: (landed[position], typed[position]) for position in typed
-                 if landed[position] != typed[position]}
+    return typed
+
+
+def _sql_verdicts(lines: dict, cases: dict) -> dict:
+    return sql_outcome({position: line for position, line in lines.items() if not isinstance(cases[position], tuple)},
+                       VERDICT_SCHEMA)
+
+
+def test_sql_typing_lands_what_spark_lands(sink_run):
+    _, spark_typed, lines, cases = sink_run
+    typed = _sql_typing(lines, cases)
+    differing = {cases[position]: (spark_typed[position], typed[position]) for position in typed
+                 if spark_typed[position] != typed[position]}
     assert {case: pair for case, pair in differing.items() if case not in DIFFERENCES} == {}
     assert set(DIFFERENCES) <= set(differing)
 
 
-def test_sql_verdicts_are_the_sinks_reasons_and_details(sink_run):
-    warehouse, lines, cases = sink_run
-    landed = sink_outcome(warehouse, cases)
-    mine = {position: line for position, line in lines.items() if not isinstance(cases[position], tuple)}
-    judged = sql_outcome(mine, VERDICT_SCHEMA)
-    differing = {cases[position]: (landed[position], judged[position]) for position in mine
-                 if landed[position] != judged[position]}
+def test_sql_verdicts_are_sparks_reasons_and_details(sink_run):
+    _, spark_typed, lines, cases = sink_run
+    judged = _sql_verdicts(lines, cases)
+    differing = {cases[position]: (spark_typed[position], judged[position]) for position in judged
+                 if spark_typed[position] != judged[position]}
     assert {data: pair for data, pair in differing.items() if data not in VERDICT_DIFFERENCES} == {}
     assert set(differing) == VERDICT_DIFFERENCES
     assert sum(reason is None for reason, _, _ in judged.values()) == 2
+
+
+def test_the_duckdb_landing_lands_and_quarantines_what_the_sql_rules_give(sink_run):
+    landed, _, lines, cases = sink_run
+    assert landed == {**_sql_typing(lines, cases), **_sql_verdicts(lines, cases)}

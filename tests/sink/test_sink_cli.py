@@ -24,6 +24,7 @@ from uniview.warehouse.url import duckdb_url
     (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--dataset", "my-db"], 1, "invalid --dataset name"),
     (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--notify", "kafka://x"], 1, "invalid --notify"),
     (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--notify", "pubsub://proj"], 1, "pubsub://PROJECT/TOPIC"),
+    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--cache"], 1, "--cache is for a BigQuery --warehouse"),
 ])
 def test_bad_arguments_are_one_line_on_stderr(args, code, message):
     result = CliRunner().invoke(sink_command, args)

@@ -46,6 +46,17 @@ def test_spark_expression_equals_the_reference_on_every_shape(spark):
     assert found == [sequence_of(p) for p, _ in POSITIONS]
 
 
+def test_sql_expression_equals_the_reference_on_every_shape():
+    import duckdb
+    from sqlglot import exp
+
+    from uniview.sink.sequence import sequence_sql
+
+    rows = duckdb.connect().execute(f"SELECT {sequence_sql(exp.column('p')).sql('duckdb')} FROM (SELECT unnest(?) AS p)",
+                                    [[p for p, _ in POSITIONS]]).fetchall()
+    assert [row[0] for row in rows] == [sequence_of(p) for p, _ in POSITIONS]
+
+
 def test_sequences_sort_in_commit_order_across_files_and_within_a_position():
     in_commit_order = ["mysql-bin.000009:99999", "mysql-bin.000010:4", "mysql-bin.000010:4:1", "mysql-bin.000010:120",
                        "mysql-bin.000100:4"]

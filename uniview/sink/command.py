@@ -82,7 +82,7 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
 @click.option("--kafka-option", "kafka_options", multiple=True, callback=_key_value, metavar="KEY=VALUE",
               help="Kafka only: an option of Spark's Kafka source, e.g. kafka.security.protocol=SASL_SSL (repeatable).")
 @click.option("--cache", is_flag=True,
-              help="Keep each parsed batch in memory between routing and writing instead of reading it twice.")
+              help="BigQuery only: keep each parsed batch in memory between routing and writing instead of reading it twice.")
 @generator_options
 @click.option("--master", default=None, help="Spark master of a local run [default: local[*]]; ignored under spark-submit.")
 @click.option("--quiet", is_flag=True, help="Only the summary, no per-batch log lines.")

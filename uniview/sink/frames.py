@@ -25,15 +25,14 @@ from uniview.sink import reasons
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, distinct_shapes, route_shapes
 from uniview.sink.sequence import sequence_column
 from uniview.sink.slots import Shape, Slot, slot_positions
+from uniview.sink.value_patterns import METADATA_TIMESTAMP
 from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value, utc_timestamp
 
 _TEXT = T.StringType()
-METADATA_SCHEMA = T.StructType([
-    T.StructField(name, _TEXT) for name in (
-        "ingestion_method", "database_name", "table_name", "table_version", "schema", "operation",
-        "position", "timestamp", "primary_key",
-    )
-])
+#: The fields of a record's metadata object, each read as text.
+METADATA_FIELDS = ("ingestion_method", "database_name", "table_name", "table_version", "schema", "operation",
+                   "position", "timestamp", "primary_key")
+METADATA_SCHEMA = T.StructType([T.StructField(name, _TEXT) for name in METADATA_FIELDS])
 _CORRUPT = "_uniview_corrupt_line"
 #: Each line is parsed once with `data` as a map of its keys to their values as text, so typing a
 #: column is a lookup; a line whose `data` is not an object is parsed again for its metadata alone.
@@ -44,7 +43,6 @@ ENVELOPE_SCHEMA = T.StructType([
 ])
 _METADATA_ENVELOPE_SCHEMA = T.StructType([T.StructField("metadata", METADATA_SCHEMA), T.StructField(_CORRUPT, _TEXT)])
 KEY_COLUMNS = ("_database", "_table", "_version", "_schema", "_primary_key")
-_TIMESTAMP_TEXT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 _DECISION_SCHEMA = T.StructType([
     *[T.StructField(f"k{name}", _TEXT) for name in KEY_COLUMNS],
     T.StructField("_target", _TEXT), T.StructField("_route", T.IntegerType()), T.StructField("_shape", T.IntegerType()),
@@ -92,7 +90,7 @@ def parse_envelopes(lines: DataFrame, with_data: bool = True) -> DataFrame:
         meta["position"].alias("_cdc_position"), meta["timestamp"].alias("_timestamp_text"),
         meta["database_name"].alias("_cdc_database"), sequence_column(meta["position"]).alias("_cdc_sequence"),
         meta["primary_key"].alias("_primary_key"),
-        F.when(meta["timestamp"].rlike(_TIMESTAMP_TEXT), utc_timestamp(meta["timestamp"])).alias("_cdc_timestamp"),
+        F.when(meta["timestamp"].rlike(METADATA_TIMESTAMP), utc_timestamp(meta["timestamp"])).alias("_cdc_timestamp"),
         F.when(F.col("_null_value"), F.lit(reasons.TOMBSTONE)).when(unparseable, F.lit(reasons.UNPARSEABLE))
         .when(meta.isNull(), F.lit(reasons.MISSING_METADATA)).alias("_reason"),
         F.when(F.col("_null_value"), F.lit("a message with a null value (tombstone)"))

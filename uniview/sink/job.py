@@ -1,14 +1,19 @@
 """The sink job: read NDJSON CDC records (batch or Structured Streaming), land each batch, notify.
 
 `run(spark, options)` is the whole job; the session is passed in, so the same code runs under
-`uniview sink` (a local session) and as a Dataproc PySpark job.  Per batch: one pass counts the
-lines and collects the distinct routing keys (Spark parses only the metadata), routing is
-resolved on the driver, a second pass parses every record with its version's declared schema
-and stages all versions in one frame (a few frames for very many versions; versions of the same
-columns in many datasets are typed once), and the landing
-writes rows and quarantine together.  `cache=True` keeps the parsed batch in memory between the
-two passes instead of reading the input twice.  Every line read is either written or
-quarantined; a batch whose counts do not add up stops the job.
+`uniview sink` (a local session) and as a Dataproc PySpark job.  How a batch is typed depends on
+the landing:
+
+- a landing that types in its load step (DuckDB) is given the batch's lines as they are; Spark
+  parses nothing, and the load routes, types and judges them (uniview.sink.load_sql);
+- otherwise (BigQuery), one pass counts the lines and collects the distinct routing keys (Spark
+  parses only the metadata), routing is resolved on the driver, a second pass parses every record
+  with its version's declared schema and stages all versions in one frame (a few frames for very
+  many versions; versions of the same columns in many datasets are typed once), and the landing
+  writes rows and quarantine together.  `cache=True` keeps the parsed batch in memory between the
+  two passes instead of reading the input twice.
+
+Every line read is either written or quarantined; a batch whose counts do not add up stops the job.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Mapping
 
 from pyspark import StorageLevel
 from py4j.protocol import Py4JError
@@ -32,11 +38,11 @@ from pyspark.sql import functions as F
 from uniview.errors import ConfigError, UniviewError
 from uniview.identifiers import validate_dataset
 from uniview.warehouse.url import WarehouseURL
-from uniview.sink.frames import attach_decisions, distinct_keys, parse_envelopes, staged_frame
-from uniview.sink.landing import BatchCounts, BatchKey, Landing, StagedBatch, StagedChunk
+from uniview.sink.frames import ORIGINAL_LINE, attach_decisions, distinct_keys, parse_envelopes, staged_frame
+from uniview.sink.landing import BatchCounts, BatchKey, Landing, LineBatch, StagedBatch, StagedChunk
 from uniview.sink.notify import Notification, Notifier, make_notifier
 from uniview.sink.pending import FlushResult, flush
-from uniview.sink.routing import Lookup, RoutingPlan, distinct_shapes, plan_routes, route_shapes
+from uniview.sink.routing import Lookup, RecordKey, RoutingPlan, distinct_shapes, plan_routes, route_shapes
 from uniview.sink.slots import assign_slots, chunk_shapes, slot_fields
 from uniview.sink.debezium import debezium_lines
 from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
@@ -120,7 +126,8 @@ class SinkOptions:
                 raise ConfigError("--max-files-per-trigger is for files: use --kafka-option maxOffsetsPerTrigger=N")
         elif self.kafka_options:
             raise ConfigError("--kafka-option is only used with a kafka:// --input")
-        warehouse_location(self.warehouse)
+        if warehouse_location(self.warehouse)[0] == "duckdb" and self.cache:
+            raise ConfigError("--cache is for a BigQuery --warehouse: DuckDB's load step reads each batch once")
         self.notifier()
 
     def notifier(self) -> Notifier:
@@ -319,6 +326,11 @@ class Sink:
     def _land(self, lines: DataFrame, key: BatchKey) -> BatchCounts:
         if self.options.format == "debezium":
             lines = debezium_lines(lines)
+        if self.landing.types_in_load:
+            rewritten = ORIGINAL_LINE in lines.columns
+            staged = lines.select("value", "source_file", *([ORIGINAL_LINE] if rewritten else []))
+            return self.landing.land_lines(LineBatch(key, staged, rewritten, self._route, self.options.quarantine_dataset,
+                                                     self.notifier.enabled))
         envelopes = parse_envelopes(lines)
         if self.options.cache:
             envelopes = envelopes.persist(StorageLevel.MEMORY_AND_DISK)
@@ -326,13 +338,22 @@ class Sink:
         try:
             batch, plan = stage_batch(self.spark, envelopes, key, self.options, self.landing.known_versions,
                                       self.notifier.enabled, routing)
-            for warning in plan.warnings:
-                logger.warning("%s", warning)
-                if warning not in self.result.warnings:
-                    self.result.warnings.append(warning)
+            self._record_warnings(plan.warnings)
             return self.landing.land(batch)
         finally:
             envelopes.unpersist()
+
+    def _route(self, keys: Mapping[RecordKey, datetime | None], lookup: Lookup) -> RoutingPlan:
+        """The routing of a batch whose landing reads its keys (LineBatch.route)."""
+        plan = plan_routes(keys, self.options.dataset, self.options.quarantine_dataset, lookup, first_seen=keys)
+        self._record_warnings(plan.warnings)
+        return plan
+
+    def _record_warnings(self, warnings: list[str]) -> None:
+        for warning in warnings:
+            logger.warning("%s", warning)
+            if warning not in self.result.warnings:
+                self.result.warnings.append(warning)
 
     def flush(self) -> None:
         self.result.record_flush(flush(self.landing.pending, self.notifier))

@@ -14,7 +14,8 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Collection, Mapping, Sequence
+from datetime import datetime
+from typing import Callable, Collection, Mapping, Sequence
 
 from pyspark.sql import DataFrame
 
@@ -22,7 +23,7 @@ from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
 from uniview.landing_layout import CDC_PREFIX, missing_cdc_columns
-from uniview.sink.routing import KnownVersion, VersionRoute, route_shapes
+from uniview.sink.routing import KnownVersion, Lookup, RecordKey, RoutingPlan, VersionRoute, route_shapes
 from uniview.sink.versioning import SourceColumn
 from uniview.types import BQType
 from uniview.version_description import described_columns, described_primary_key, version_description
@@ -131,11 +132,33 @@ class StagedBatch:
         return self._fields[(self.route_shape[route], position)]
 
 
+#: Plans the routes of a batch from its routing keys (each with its earliest timestamp) and the versions
+#: that exist (`lookup`): uniview.sink.routing.plan_routes with the run's options.
+Router = Callable[[Mapping[RecordKey, datetime | None], Lookup], RoutingPlan]
+
+
+@dataclass(frozen=True)
+class LineBatch:
+    """One batch as its lines, for a landing that routes and types in its own load step (`types_in_load`).
+    `frame` holds `value` (the record's text), `source_file`, and, when `rewritten`, `_original_line`
+    (the line as read, which the quarantine keeps); `route` plans the routing keys the landing reads;
+    rows that reach no dataset are quarantined in `fallback_dataset`."""
+
+    key: BatchKey
+    frame: DataFrame
+    rewritten: bool
+    route: Router
+    fallback_dataset: str
+    notify: bool
+
+
 class Landing(ABC):
-    """A warehouse as the sink sees it."""
+    """A warehouse as the sink sees it.  A landing that `types_in_load` is given each batch as its lines
+    (`land_lines`); the others are given it routed and typed by Spark (`land`)."""
 
     url: str
     pending: PendingStore
+    types_in_load: bool = False
 
     @abstractmethod
     def known_versions(self, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
@@ -145,10 +168,14 @@ class Landing(ABC):
     def landed(self, key: BatchKey) -> BatchCounts | None:
         """The counts of `key` if it was landed before (only landings with a ledger know)."""
 
-    @abstractmethod
     def land(self, batch: StagedBatch) -> BatchCounts:
         """Create missing version tables, write rows and quarantine, record new tables as pending
         notifications when `batch.notify`; return exact counts."""
+        raise NotImplementedError(f"{type(self).__name__} types in its load step: it lands lines (land_lines)")
+
+    def land_lines(self, batch: LineBatch) -> BatchCounts:
+        """`land` for a landing that `types_in_load`: route, type and judge the lines in the load step."""
+        raise NotImplementedError(f"{type(self).__name__} does not type in its load step")
 
     def close(self) -> None:
         """Release resources (no connection is kept between calls)."""

@@ -1,7 +1,8 @@
-"""The embedded warehouse: Spark stages Parquet, the driver loads it into one DuckDB file.
+"""The embedded warehouse: Spark stages each batch's lines as Parquet, the driver loads them into one DuckDB file.
 
+The load step routes, types and judges the lines (uniview.sink.load_sql), so Spark parses nothing.
 DuckDB allows one writer per file, so only the driver writes.  One batch is one transaction:
-version tables created, rows inserted, quarantine rows inserted, new tables recorded in
+routed against the tables as it sees them, version tables created, rows inserted, quarantine rows inserted, new tables recorded in
 `main._uniview_pending_notifications`, and the batch recorded in `main._uniview_batches`.
 A batch already in the ledger is skipped, so a streaming batch replayed after a crash lands
 exactly once.  No connection stays open between calls (a refresher may open the file).
@@ -22,8 +23,11 @@ import duckdb
 from uniview.errors import WarehouseError
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
+from uniview.sink.load_sql import (
+    RAW_LINE, decisions_json, decisions_table, envelopes, key_of, route_values, routed_lines, routing_keys, typed_route,
+)
 from uniview.sink.landing import (
-    LEDGER_TABLE, QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, known_version, source_schema_comment,
+    LEDGER_TABLE, QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, LineBatch, known_version, source_schema_comment,
 )
 from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
@@ -39,10 +43,16 @@ from uniview.warehouse.url import duckdb_url
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
 
 PENDING_TABLE = "_uniview_pending_notifications"
-#: The temporary table a batch's staged files are read into (per connection, dropped before commit).
-STAGED = "_uniview_staged"
-#: DuckDB's memory while it loads a batch (the staged rows take about 0.9 KB each in memory, so an
-#: unbounded load grows with the batch); past it, the staged rows spill to disk.
+#: The temporary tables of a batch's load (per connection, dropped before commit): its routing decisions,
+#: its lines with their decisions, one route's records typed and judged.
+DECISIONS, ROUTED, TYPED = "_uniview_decisions", "_uniview_routed", "_uniview_typed"
+#: The size of the staged files' row groups: DuckDB reads a row group at a time on each thread, so small
+#: ones keep the load's working set small (about 300 MB on two threads) and spread it over the threads.
+STAGED_ROW_GROUP_BYTES = 4 * 1024 * 1024
+#: An empty batch's lines (Spark staged no file).
+_NO_LINES = "(SELECT NULL::VARCHAR AS value, NULL::VARCHAR AS source_file, NULL::VARCHAR AS _original_line LIMIT 0)"
+#: DuckDB's memory while it loads a batch (its lines take about 1 KB each in memory, so an unbounded
+#: load grows with the batch); past it, the lines spill to disk.
 LOAD_MEMORY_LIMIT = "1GB"
 _LEDGER_DDL = """CREATE TABLE IF NOT EXISTS {table} (
   stream VARCHAR, batch_id BIGINT, read BIGINT, written BIGINT, quarantined BIGINT, counts VARCHAR,
@@ -66,6 +76,8 @@ def catalog_of(connection: duckdb.DuckDBPyConnection) -> str:
 class DuckDBLanding(Landing):
     """Version tables, quarantine and bookkeeping in the DuckDB file at `path`."""
 
+    types_in_load = True
+
     def __init__(self, path: str, staging_dir: str | None = None) -> None:
         self.path = path
         self.url = duckdb_url(path)
@@ -84,29 +96,17 @@ class DuckDBLanding(Landing):
             connection.close()
 
     def known_versions(self, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
-        """Two catalog reads however many tables are asked for."""
-        wanted = set(tables)
         with self.connect(read_only=True) as connection:
-            found = {(schema, table): comment for schema, table, comment in connection.execute(
-                "SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = current_database() "
-                "AND NOT temporary").fetchall() if (schema, table) in wanted}
-            columns: dict[tuple[str, str], list] = {key: [] for key in found}
-            for schema, table, name, data_type in connection.execute(
-                    "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
-                    "WHERE database_name = current_database() "
-                    "ORDER BY schema_name, table_name, column_index").fetchall():
-                if (schema, table) in columns:
-                    columns[(schema, table)].append((name, bigquery_type_from_duckdb(data_type, table=table, column=name)))
-        return {key: known_version(comment, tuple(columns[key])) for key, comment in found.items()}
+            return _known_versions(connection, tables)
 
     def landed(self, key: BatchKey) -> BatchCounts | None:
         with self.connect(read_only=True) as connection:
             return _ledger_entry(connection, key)
 
-    def land(self, batch: StagedBatch) -> BatchCounts:
+    def land_lines(self, batch: LineBatch) -> BatchCounts:
         stage = self._staging / uuid.uuid4().hex
         try:
-            files = [_stage(chunk.frame, stage / f"chunk-{number}") for number, chunk in enumerate(batch.chunks)]
+            files = _stage(batch.frame, stage / "lines")
             with self.connect() as connection:
                 _bound_memory(connection, stage / "spill")
                 return _load(connection, batch, files)
@@ -119,16 +119,33 @@ class DuckDBLanding(Landing):
             shutil.rmtree(self._staging, ignore_errors=True)
 
 
+def _known_versions(connection, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
+    """Two catalog reads however many tables are asked for."""
+    wanted = set(tables)
+    found = {(schema, table): comment for schema, table, comment in connection.execute(
+        "SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND NOT temporary").fetchall() if (schema, table) in wanted}
+    columns: dict[tuple[str, str], list] = {key: [] for key in found}
+    for schema, table, name, data_type in connection.execute(
+            "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = current_database() ORDER BY schema_name, table_name, column_index").fetchall():
+        if (schema, table) in columns:
+            columns[(schema, table)].append((name, bigquery_type_from_duckdb(data_type, table=table, column=name)))
+    return {key: known_version(comment, tuple(columns[key])) for key, comment in found.items()}
+
+
 def _stage(frame, directory: Path) -> str | None:
     """Write `frame` as Parquet; the glob of its files, or None when it wrote none."""
-    frame.write.mode("overwrite").parquet(str(directory))
+    frame.write.mode("overwrite").option("parquet.block.size", STAGED_ROW_GROUP_BYTES).parquet(str(directory))
     return str(directory / "*.parquet") if any(directory.glob("*.parquet")) else None
 
 
 def _bound_memory(connection: duckdb.DuckDBPyConnection, spill: Path) -> None:
     """Bound the load's memory however large the batch: past LOAD_MEMORY_LIMIT, DuckDB spills the
-    staged rows to `spill` (inside the batch's staging directory, removed with it)."""
+    lines to `spill` (inside the batch's staging directory, removed with it).  Rows need not keep the
+    order they were read in, which lets DuckDB stream them instead of buffering them."""
     connection.execute(f"SET memory_limit = {literal(LOAD_MEMORY_LIMIT)}")
+    connection.execute("SET preserve_insertion_order = false")
     connection.execute(f"SET temp_directory = {literal(str(spill))}")
 
 
@@ -144,10 +161,12 @@ def _ledger_entry(connection: duckdb.DuckDBPyConnection, key: BatchKey) -> Batch
     return BatchCounts.from_json(row[0], replayed=True) if row else None
 
 
-def _load(connection: duckdb.DuckDBPyConnection, batch: StagedBatch, files: list[str | None]) -> BatchCounts:
-    """One transaction: everything of the batch, or nothing (and a replayed batch is skipped).  The
-    staged files are read once into a temporary table; each version table then gets one INSERT from it,
-    so a batch that feeds a thousand tables costs a thousand small statements, not a thousand scans."""
+def _load(connection: duckdb.DuckDBPyConnection, batch: LineBatch, files: str | None) -> BatchCounts:
+    """One transaction: everything of the batch, or nothing (and a replayed batch is skipped).  The routing
+    keys are read from the staged lines and routed against the tables as this transaction sees them; the
+    lines are then read once, with their decisions, into a temporary table, and each route's records are
+    typed and judged from it: a batch that feeds a thousand tables costs a thousand small statements, not a
+    thousand scans."""
     connection.execute("BEGIN TRANSACTION")
     try:
         catalog = catalog_of(connection)
@@ -157,72 +176,86 @@ def _load(connection: duckdb.DuckDBPyConnection, batch: StagedBatch, files: list
         if previous is not None:
             connection.execute("ROLLBACK")
             return previous
-        counts = BatchCounts(read=batch.read)
-        _read_staged(connection, batch, [f for f in files if f])
-        _load_routes(connection, catalog, batch, counts)
-        _load_quarantine(connection, catalog, counts)
+        counts = _load_lines(connection, catalog, batch, files)
         if batch.notify:
             _record_pending(connection, catalog, counts.created)
         connection.execute(f"INSERT INTO {path(catalog, 'main', LEDGER_TABLE)} VALUES (?, ?, ?, ?, ?, ?, ?)", [
             batch.key.stream, batch.key.batch_id, counts.read, counts.total_written, counts.total_quarantined,
             counts.to_json(), datetime.now(timezone.utc)])
-        connection.execute(f"DROP TABLE {STAGED}")
+        for table in (TYPED, ROUTED, DECISIONS):
+            connection.execute(f"DROP TABLE IF EXISTS {table}")
         connection.execute("COMMIT")
     except duckdb.Error as error:
         connection.execute("ROLLBACK")
         raise WarehouseError(f"DuckDB: loading batch {batch.key.label} failed, nothing was written: {error}") from None
-    except WarehouseError:
+    except BaseException:
         connection.execute("ROLLBACK")
         raise
     record_created_tables_of(connection, {notification.dataset for notification in counts.created})
     return counts
 
 
-def _read_staged(connection, batch: StagedBatch, files: list[str]) -> None:
-    """The staged rows as the temporary table STAGED; every line read was staged exactly once, or the
-    input changed between the two passes and nothing is written."""
-    if files:
-        paths = ", ".join(literal(f) for f in files)
-        connection.execute(f"CREATE TEMPORARY TABLE {STAGED} AS SELECT * FROM read_parquet([{paths}], union_by_name = true)")
-    else:
-        columns = ", ".join(f"{name} {duckdb_type(parse_type(bq))}" for name, bq in QUARANTINE_COLUMNS)
-        connection.execute(f"CREATE TEMPORARY TABLE {STAGED} (_route INTEGER, _reason VARCHAR, _dataset VARCHAR, {columns})")
-    staged = connection.execute(f"SELECT count(*) FROM {STAGED}").fetchone()[0]
-    if staged != batch.read:
-        raise WarehouseError(f"batch {batch.key.label}: {batch.read} lines were routed but {staged} were staged "
-                             "(the input changed while the batch was processed); nothing was written")
+def _load_lines(connection, catalog: str, batch: LineBatch, files: str | None) -> BatchCounts:
+    """Route the batch's lines, write each route's rows and quarantine every line that cannot be written."""
+    source = f"read_parquet({literal(files)})" if files else _NO_LINES
+    lines = envelopes(source, batch.rewritten)
+    keys = {key_of(row): row[-1] for row in connection.execute(routing_keys(lines)).fetchall()}
+    plan = batch.route(keys, lambda tables: _known_versions(connection, tables))
+    connection.execute(decisions_table(DECISIONS), [decisions_json(plan)])
+    connection.execute(f"CREATE TEMPORARY TABLE {ROUTED} AS {routed_lines(lines, DECISIONS, batch.fallback_dataset)}")
+    counts = BatchCounts(read=connection.execute(f"SELECT count(*) FROM {ROUTED}").fetchone()[0])
+    _load_routes(connection, catalog, batch, plan.routes, counts)
+    _load_quarantine(connection, catalog, batch, counts)
+    return counts
 
 
-def _load_routes(connection, catalog: str, batch: StagedBatch, counts: BatchCounts) -> None:
-    """Insert each route's rows that fit, creating the version tables that are missing first."""
-    good = dict(connection.execute(f"SELECT _route, count(*) FROM {STAGED} WHERE _reason IS NULL GROUP BY 1").fetchall())
+def _load_routes(connection, catalog: str, batch: LineBatch, routes: list[VersionRoute], counts: BatchCounts) -> None:
+    """Type each route's records: write those that fit (creating the version tables that are missing
+    first) and quarantine the others in the route's dataset."""
     existing = set(connection.execute("SELECT schema_name, table_name FROM duckdb_tables() "
                                       "WHERE database_name = current_database()").fetchall())
-    retired = retired_tables(connection, {route.dataset for route in batch.routes})
-    for index, rows in sorted(good.items()):
-        route = redirected(batch.routes[index], retired)
-        if (route.dataset, route.table_name) not in existing:
-            _create_version_table(connection, catalog, route)
-            counts.created.append(Notification(route.dataset, route.table, route.version))
-        casts = [f"CAST({batch.typed_field(index, j)} AS {duckdb_type(c.bq_type)})" for j, c in enumerate(route.columns)]
-        columns = ", ".join(casts + [name for name, _ in CDC_COLUMNS])
-        connection.execute(f"INSERT INTO {path(catalog, route.dataset, route.table_name)} "
-                           f"SELECT {columns} FROM {STAGED} WHERE _route = {index} AND _reason IS NULL")
-        counts.written[f"{route.dataset}.{route.table_name}"] += rows
+    retired = retired_tables(connection, {route.dataset for route in routes})
+    for index, declared in enumerate(routes):
+        connection.execute(f"CREATE OR REPLACE TEMPORARY TABLE {TYPED} AS {typed_route(ROUTED, index, declared)}")
+        by_reason = dict(connection.execute(f"SELECT reason, count(*) FROM {TYPED} GROUP BY 1").fetchall())
+        written = by_reason.pop(None, 0)
+        route = redirected(declared, retired)
+        if written:
+            if (route.dataset, route.table_name) not in existing:
+                _create_version_table(connection, catalog, route)
+                existing.add((route.dataset, route.table_name))
+                counts.created.append(Notification(route.dataset, route.table, route.version))
+            connection.execute(f"INSERT INTO {path(catalog, route.dataset, route.table_name)} "
+                               f"SELECT {route_values(declared)} FROM {TYPED} WHERE reason IS NULL")
+            counts.written[f"{route.dataset}.{route.table_name}"] += written
+        if by_reason:
+            _ensure_quarantine(connection, catalog, declared.dataset)
+            connection.execute(f"INSERT INTO {path(catalog, declared.dataset, QUARANTINE_TABLE)} "
+                               f"SELECT {_quarantine_values(batch, 'raw_line', 'reason', 'detail')} FROM {TYPED} "
+                               "WHERE reason IS NOT NULL")
+        for reason, rows in by_reason.items():
+            counts.count_reason(reason, rows)
 
 
-def _load_quarantine(connection, catalog: str, counts: BatchCounts) -> None:
-    """Insert the rows with a reason into their dataset's quarantine table."""
+def _load_quarantine(connection, catalog: str, batch: LineBatch, counts: BatchCounts) -> None:
+    """Quarantine the lines rejected before typing (their envelope, their routing, their metadata), each in
+    its dataset's quarantine table; tombstones are counted, not stored."""
     by_dataset = connection.execute(
-        f"SELECT _dataset, reason, count(*) FROM {STAGED} WHERE _reason IS NOT NULL GROUP BY 1, 2").fetchall()
-    columns = ", ".join(name for name, _ in QUARANTINE_COLUMNS)
+        f"SELECT _dataset, _reason, count(*) FROM {ROUTED} WHERE _reason IS NOT NULL GROUP BY 1, 2").fetchall()
     kept = " AND ".join(f"_reason <> {literal(reason)}" for reason in sorted(SKIPPED))
     for dataset in sorted({row[0] for row in by_dataset if row[1] not in SKIPPED}):
         _ensure_quarantine(connection, catalog, dataset)
-        connection.execute(f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} SELECT {columns} FROM {STAGED} "
+        connection.execute(f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
+                           f"SELECT {_quarantine_values(batch, RAW_LINE, '_reason', '_detail')} FROM {ROUTED} "
                            f"WHERE _reason IS NOT NULL AND {kept} AND _dataset = ?", [dataset])
     for _, reason, rows in by_dataset:
         counts.count_reason(reason, rows)
+
+
+def _quarantine_values(batch: LineBatch, raw_line: str, reason: str, detail: str) -> str:
+    """The select list of a quarantine row (QUARANTINE_COLUMNS' order) from a ROUTED or TYPED row."""
+    return (f"{raw_line}, {reason}, {detail}, source_file, table_name, _version, {literal(batch.key.label)}, "
+            "current_timestamp")
 
 
 def _create_version_table(connection, catalog: str, route: VersionRoute) -> None:

@@ -120,14 +120,17 @@ class Verdict:
     detail: exp.Expression
 
 
-def data_verdict(data: DataObject, columns: Sequence[LandingColumn], typed: Sequence[TypedColumn]) -> Verdict:
-    """The verdict on a record's `data`, whose `columns` are typed as `typed`."""
+def data_verdict(data: DataObject, columns: Sequence[LandingColumn], typed: Sequence[TypedColumn],
+                 reason: exp.Expression | None = None) -> Verdict:
+    """The verdict on a record's `data`, whose `columns` are typed as `typed`.  `reason`: the column a query
+    computed the verdict's reason in; the detail then reads it, so a row that can be written is judged once."""
     is_object = exp.func("coalesce", exp.EQ(this=data.kind.copy(), expression=exp.Literal.string("OBJECT")),
                          exp.false())
     keys = data.keys
     names = exp.Array(expressions=[exp.Literal.string(column.name) for column in columns])
+    # list_intersect keeps each key once: fewer than the keys means a key the schema does not have, or a repeated one
+    odd = exp.NEQ(this=_call("len", keys.copy()), expression=_call("len", _call("list_intersect", keys.copy(), names)))
     repeated = exp.NEQ(this=_call("len", keys.copy()), expression=_call("len", _call("list_distinct", keys.copy())))
-    odd = exp.or_(exp.not_(_call("list_has_all", names, keys.copy())), repeated.copy())
     key = exp.to_identifier("key")
     unknown = _call("list_filter", keys.copy(), exp.Lambda(
         this=exp.not_(_call("list_contains", names.copy(), exp.column(key))), expressions=[key]))
@@ -135,16 +138,22 @@ def data_verdict(data: DataObject, columns: Sequence[LandingColumn], typed: Sequ
     labels = [_when(misfit, exp.Literal.string(column.label)) for misfit, column in zip(misfits, columns)]
     any_misfit = exp.or_(*[misfit.copy() for misfit in misfits]) if misfits else exp.false()
     text = exp.Literal.string
-    reason = (exp.Case().when(exp.not_(is_object), text(reasons.INVALID_DATA))
+    judged = (exp.Case().when(exp.not_(is_object), text(reasons.INVALID_DATA))
               .when(odd, exp.Case().when(repeated, text(reasons.INVALID_DATA)).else_(text(reasons.UNKNOWN_COLUMN)))
               .when(any_misfit, text(reasons.TYPE_MISMATCH)))
-    detail = (exp.Case().when(exp.not_(is_object.copy()), text(reasons.DATA_NOT_AN_OBJECT))
-              .when(exp.and_(odd.copy(), repeated.copy()), text(reasons.REPEATED_KEY))
-              .when(odd.copy(), exp.DPipe(this=text(reasons.UNKNOWN_KEYS),
-                                          expression=_call("array_to_string", unknown, text(", "))))
-              .when(any_misfit.copy(), exp.DPipe(this=text(reasons.MISFITS),
-                                                 expression=_call("concat_ws", text(", "), *labels))))
-    return Verdict(reason, detail)
+    given = judged if reason is None else reason
+
+    def is_reason(name: str) -> exp.Expression:
+        return exp.EQ(this=given.copy(), expression=text(name))
+
+    detail = (exp.Case()
+              .when(is_reason(reasons.INVALID_DATA), exp.Case().when(is_object.copy(), text(reasons.REPEATED_KEY))
+                    .else_(text(reasons.DATA_NOT_AN_OBJECT)))
+              .when(is_reason(reasons.UNKNOWN_COLUMN), exp.DPipe(this=text(reasons.UNKNOWN_KEYS),
+                                                                 expression=_call("array_to_string", unknown, text(", "))))
+              .when(is_reason(reasons.TYPE_MISMATCH), exp.DPipe(this=text(reasons.MISFITS),
+                                                                expression=_call("concat_ws", text(", "), *labels))))
+    return Verdict(judged, detail)
 
 
 def value_text(document: exp.Expression, path: Path) -> exp.Expression:

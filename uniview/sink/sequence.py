@@ -11,8 +11,8 @@ byte order) is commit order, across binlog files and within one position:
 
 Anything else gives NULL (documented: such changes sort before every sequenced change of
 their key).  Sequences compare only within one source database and one source kind.  The
-Spark expression and the Python function below are built from the same patterns; the tests
-hold them to each other.
+Spark expression, the SQL expression and the Python function below are built from the same
+patterns; the tests hold them to each other.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import re
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from sqlglot import exp
 
 WIDTH = 20
 #: binlog `<name>.<number>:<pos>[:<row>]`; the file's number is the digits after its last dot.
@@ -57,3 +58,30 @@ def sequence_column(position: Column) -> Column:
     return (F.when(position.rlike(BINLOG), binlog)
             .when(position.rlike(NUMBER), padded(NUMBER, 1))
             .when(position.rlike(LSN_TEXT), F.lpad(F.conv(lsn_hex, 16, 10), WIDTH, "0")))
+
+
+def sequence_sql(position: exp.Expression) -> exp.Expression:
+    """The SQL expression of `sequence_of` over a position (sqlglot, for a warehouse's load step)."""
+    def call(name: str, *arguments) -> exp.Expression:
+        return exp.Anonymous(this=name, expressions=[a if isinstance(a, exp.Expression) else exp.Literal.string(a)
+                                                     if isinstance(a, str) else exp.Literal.number(a) for a in arguments])
+
+    def group(pattern: str, number: int) -> exp.Expression:
+        return call("regexp_extract", position.copy(), pattern, number)
+
+    def padded(value: exp.Expression) -> exp.Expression:
+        return call("lpad", value, WIDTH, "0")
+
+    def hexadecimal(number: int) -> exp.Expression:
+        return exp.cast(exp.DPipe(this=exp.Literal.string("0x"), expression=group(LSN_TEXT, number)),
+                        exp.DataType.build("UBIGINT", dialect="duckdb"))
+
+    row = group(BINLOG, 3)
+    binlog = exp.DPipe(this=exp.DPipe(this=padded(group(BINLOG, 1)), expression=padded(group(BINLOG, 2))),
+                       expression=padded(exp.Case().when(exp.EQ(this=row, expression=exp.Literal.string("")),
+                                                         exp.Literal.string("0")).else_(row.copy())))
+    lsn = exp.BitwiseOr(this=exp.BitwiseLeftShift(this=hexadecimal(1), expression=exp.Literal.number(32)),
+                        expression=hexadecimal(2))
+    return (exp.Case().when(call("regexp_matches", position.copy(), BINLOG), binlog)
+            .when(call("regexp_matches", position.copy(), NUMBER), padded(group(NUMBER, 1)))
+            .when(call("regexp_matches", position.copy(), LSN_TEXT), padded(exp.cast(lsn, "VARCHAR"))))

@@ -17,6 +17,8 @@ _CLOCK = r"([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?"
 DATETIME = rf"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_CLOCK}$"
 TIMESTAMP = rf"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_CLOCK}(Z|[+-][0-9]{{2}}:?[0-9]{{2}})?$"
 TIME = rf"^{_CLOCK}$"
+#: A record's metadata.timestamp (its _cdc_timestamp): read as a timestamp only when it has this shape.
+METADATA_TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 BASE64 = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 #: BOOL: "true"/"false" in any case, or an integer, which is false when all its digits are 0.

@@ -1,0 +1,156 @@
+"""A batch read, routed, typed and judged in DuckDB's load step, as SQL over the staged lines.
+
+Spark stages each batch's lines as they are (`value`, the line as read when it was rewritten,
+`source_file`).  The load then reads every line's envelope with the rules of
+uniview.sink.frames.parse_envelopes (the same columns, reasons and details), joins each line to its
+routing key's decision, and types each route's data with the sink's type rules as SQL
+(uniview.sink.load_typing): vectorized, in the warehouse, instead of row by row in Spark.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+from sqlglot import exp
+
+from uniview.landing_layout import CDC_COLUMNS
+from uniview.sink import reasons
+from uniview.sink.frames import METADATA_FIELDS
+from uniview.sink.load_typing import DataObject, computed, data_object, data_of, data_verdict, typed_column, value_texts
+from uniview.sink.routing import RecordKey, RoutingPlan, VersionRoute
+from uniview.sink.sequence import sequence_sql
+from uniview.sink.value_patterns import METADATA_TIMESTAMP
+from uniview.warehouse.duckdb_connection import quote_identifier as quote
+from uniview.warehouse.duckdb_connection import string_literal as literal
+
+#: The routing key's columns, in RecordKey's order.
+KEY_COLUMNS = ("database_name", "table_name", "table_version", "schema", "primary_key")
+#: The columns of the decisions table: the key, then where its records go (routing.Decision).
+_DECISION_TYPES = {**{f"key_{name}": "VARCHAR" for name in KEY_COLUMNS}, "dataset": "VARCHAR", "route": "INTEGER",
+                   "reject": "VARCHAR", "reject_detail": "VARCHAR", "version": "VARCHAR"}
+_TEXT = exp.Literal.string
+#: The line as read, which the quarantine keeps: the staged line, or the line it was rewritten from.
+RAW_LINE = "coalesce(_original_line, value)"
+#: Where each _cdc_ column of a version table comes from, in an envelopes row `l` (ingested: when the load's
+#: transaction started, the same for every row of the batch).
+_CDC_SOURCES = {"_cdc_ingestion_method": "l.ingestion_method", "_cdc_operation": "l.operation",
+                "_cdc_position": "l.position", "_cdc_timestamp": "l._cdc_timestamp",
+                "_cdc_ingested_at": "current_timestamp", "_cdc_database": "l.database_name",
+                "_cdc_sequence": "l._cdc_sequence"}
+_CDC_NAMES = ", ".join(name for name, _ in CDC_COLUMNS)
+
+
+def envelopes(source: str, rewritten: bool) -> str:
+    """A SELECT of one row per staged line in `source` (a FROM item): its metadata fields, `value`,
+    `_original_line` (the line as read when `rewritten`, else NULL: see RAW_LINE), `source_file`, the
+    typed `_cdc_timestamp` and `_cdc_sequence`, and `_reason`/`_detail` for a line that is not a record (a tombstone, not a JSON
+    object or a metadata that is not one, no metadata object)."""
+    fields = exp.Array(expressions=[_TEXT(f"$.metadata.{name}") for name in METADATA_FIELDS])
+    # One parse reads the metadata fields; a line with none of them is parsed again for its kinds (is it an
+    # object, is its metadata one).  The JSON functions are given NULL where the line is not valid JSON.
+    valid = f"SELECT *, CASE WHEN json_valid(value) THEN value END AS _json FROM {source}"
+    read = f"SELECT *, {_call('json_extract_string', exp.column('_json'), fields).sql('duckdb')} AS _m FROM ({valid})"
+    some = f"coalesce({', '.join(f'_m[{number + 1}]' for number in range(len(METADATA_FIELDS)))}) IS NOT NULL"
+    kinds = f"""SELECT *, CASE WHEN {some} THEN ['OBJECT', 'OBJECT']
+                               ELSE json_type(_json, ['$', '$.metadata']) END AS _kinds FROM ({read})"""
+    kind = f"""SELECT *, _kinds[1] = 'OBJECT' AS _object, coalesce(_kinds[2], 'ABSENT') AS _metadata_kind
+               FROM ({kinds})"""
+    with_fields = f"SELECT *, CASE WHEN _metadata_kind = 'OBJECT' THEN _m END AS _fields FROM ({kind})"
+    named = ", ".join(f"_fields[{number + 1}] AS {quote(name)}" for number, name in enumerate(METADATA_FIELDS))
+    timestamp = exp.column("timestamp")
+    cdc_timestamp = exp.Case().when(exp.RegexpLike(this=timestamp, expression=_TEXT(METADATA_TIMESTAMP)),
+                                    exp.TryCast(this=timestamp.copy(), to=exp.DataType.build("TIMESTAMPTZ")))
+    cases = [("value IS NULL", reasons.TOMBSTONE, "a message with a null value (tombstone)"),
+             ("_object IS NOT true OR _metadata_kind NOT IN ('OBJECT', 'NULL', 'ABSENT')", reasons.UNPARSEABLE,
+              "the line is not a JSON object"),
+             ("_metadata_kind <> 'OBJECT'", reasons.MISSING_METADATA, "no metadata object")]
+    reason = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, text, _ in cases)
+    detail = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, _, text in cases)
+    return f"""SELECT value, {'_original_line' if rewritten else 'NULL::VARCHAR'} AS _original_line, source_file,
+      {', '.join(quote(name) for name in METADATA_FIELDS)},
+      {cdc_timestamp.sql('duckdb')} AS _cdc_timestamp, {sequence_sql(exp.column('position')).sql('duckdb')} AS _cdc_sequence,
+      CASE {reason} END AS _reason, CASE {detail} END AS _detail
+    FROM (SELECT *, {named} FROM ({with_fields}))"""
+
+
+def routing_keys(lines: str) -> str:
+    """The distinct routing keys of the records in `lines` (envelopes), each with its earliest timestamp."""
+    keys = ", ".join(quote(name) for name in KEY_COLUMNS)
+    return f"SELECT {keys}, min(_cdc_timestamp) FROM ({lines}) WHERE _reason IS NULL GROUP BY ALL"
+
+
+def decisions_json(plan: RoutingPlan) -> str:
+    """The plan's decisions as one JSON text for `decisions_table` (one parameter however many keys)."""
+    return json.dumps([{**{f"key_{name}": value for name, value in zip(KEY_COLUMNS, _key_values(key))},
+                        "dataset": d.dataset, "route": d.route, "reject": d.reason, "reject_detail": d.detail,
+                        "version": d.version} for key, d in plan.decisions.items()])
+
+
+def decisions_table(name: str) -> str:
+    """CREATE the temporary table `name` of decisions from the JSON text bound as its one parameter."""
+    return (f"CREATE TEMPORARY TABLE {name} AS SELECT unnest(from_json(?, {literal(json.dumps([_DECISION_TYPES]))}), "
+            "recursive := true)")
+
+
+def routed_lines(lines: str, decisions: str, fallback_dataset: str) -> str:
+    """Each line of `lines` with its key's decision: `_dataset`, `_route`, `_version` (the version its
+    quarantine row records), and `_reason`/`_detail`: the envelope's, the routing's rejection, or a
+    metadata.timestamp that is not a timestamp (invalid_metadata).  A record whose key has no decision
+    cannot happen (routing reads the same lines), and would be quarantined as input_changed."""
+    joined = " AND ".join(f"l.{quote(name)} IS NOT DISTINCT FROM d.key_{name}" for name in KEY_COLUMNS)
+    bad_timestamp = "l.\"timestamp\" IS NOT NULL AND l._cdc_timestamp IS NULL"
+    cdc = ", ".join(f"{_CDC_SOURCES[name]} AS {name}" for name, _ in CDC_COLUMNS)
+    return f"""SELECT l.value, l._original_line, l.source_file, l.table_name, {cdc},
+      coalesce(d.dataset, {literal(fallback_dataset)}) AS _dataset, d.route AS _route,
+      coalesce(d.version, l.table_version) AS _version,
+      coalesce(l._reason, d.reject, CASE WHEN {bad_timestamp} THEN {literal(reasons.INVALID_METADATA)} END,
+               CASE WHEN d.route IS NULL THEN {literal(reasons.INPUT_CHANGED)} END) AS _reason,
+      CASE WHEN l._reason IS NOT NULL THEN l._detail WHEN d.reject IS NOT NULL THEN d.reject_detail
+           WHEN {bad_timestamp} THEN 'metadata.timestamp is not a timestamp: ' || l."timestamp"
+           WHEN d.route IS NULL THEN 'this record was not read when the batch was routed' END AS _detail
+    FROM ({lines}) l LEFT JOIN {decisions} d ON {joined}"""
+
+
+def typed_route(routed: str, index: int, route: VersionRoute) -> str:
+    """A SELECT of route `index`'s records in `routed` that no earlier check rejected: each column typed
+    (`t0`, `t1`, ... in the route's order), the _cdc_ columns, the line and the verdict on its data
+    (`reason`/`detail`, NULL for a row to write)."""
+    names = [column.name for column in route.columns]
+    line, data = exp.column("value"), exp.column("data")
+    texts = [exp.Bracket(this=exp.column("texts"), expressions=[exp.Literal.number(j)]) for j in range(len(names))]
+    typed = [typed_column(data, c.name, c.bq_type, line, text=text) for c, text in zip(route.columns, texts)]
+    values = ", ".join(f"{text.sql('duckdb')} AS r{j}, {c.value.sql('duckdb')} AS t{j}"
+                       for j, (text, c) in enumerate(zip(texts, typed)))
+    judged = [computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"))
+              for j, (c, column) in enumerate(zip(typed, route.columns))]
+    verdict = data_verdict(DataObject(exp.column("kind"), exp.column("keys")), route.columns, judged,
+                           reason=exp.column("reason"))
+    objects = data_object(data)
+    with_data = f"SELECT *, {data_of(line).sql('duckdb')} AS data FROM {routed} WHERE _route = {index} AND _reason IS NULL"
+    with_texts = f"SELECT *, {value_texts(data, names).sql('duckdb')} AS texts FROM ({with_data})"
+    typed_rows = (f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys "
+                  f"FROM ({with_texts})")
+    kept = "".join(f"t{j}, " for j in range(len(names)))
+    return f"""SELECT {kept}{_CDC_NAMES}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
+      source_file, table_name, _version, reason,
+      {verdict.detail.sql('duckdb')} AS detail
+    FROM (SELECT *, {verdict.reason.sql('duckdb')} AS reason FROM ({typed_rows}))"""
+
+
+def route_values(route: VersionRoute) -> str:
+    """The select list of a version table's row from `typed_route`'s columns."""
+    return ", ".join([f"t{j}" for j in range(len(route.columns))] + [_CDC_NAMES])
+
+
+def key_of(row: Sequence) -> RecordKey:
+    """A routing key from a `routing_keys` row."""
+    return RecordKey(*row[:len(KEY_COLUMNS)])
+
+
+def _key_values(key: RecordKey) -> tuple:
+    return key.database_name, key.table_name, key.table_version, key.schema_text, key.primary_key_text
+
+
+def _call(name: str, *arguments: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this=name, expressions=list(arguments))
