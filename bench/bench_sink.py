@@ -4,7 +4,6 @@
     .venv/bin/python bench/bench_sink.py --records 400000 --pairs 5
     .venv/bin/python bench/bench_sink.py --records 400000 --tables 20 --versions-per-table 10   # 200 versions
     .venv/bin/python bench/bench_sink.py --records 4000000 --pairs 1                           # scale
-    .venv/bin/python bench/bench_sink.py --records 400000 --prototype   # and typing in DuckDB's load step
 
 Input: CDC records in uniview's envelope over 4 tables x 5 schema versions of 12-22 columns, each
 record declaring its schema and version, one malformed line per 20,000.  Whole processes are timed,
@@ -31,8 +30,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import duckdb
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -133,8 +130,6 @@ def commands(workdir: Path, source: Path, master: str) -> dict[str, list[str]]:
         "sink": [python, "-m", "uniview.sink", "--input", str(source), "--warehouse", f"duckdb:///{warehouse}",
                  "--dataset", "shop", "--notify", "none", "--master", master, "--quiet",
                  "--staging-dir", str(workdir / "staging")],
-        "prototype": [python, str(ROOT / "bench" / "prototype_typing_in_load.py"), str(source),
-                      str(workdir / "prototype-staging"), str(workdir / "prototype.duckdb"), master],
         "text copy": [python, "-c", "import sys; from pyspark.sql import SparkSession; "
                       f"s = SparkSession.builder.master('{master}').getOrCreate(); "
                       f"s.read.text(sys.argv[1]).write.mode('overwrite').parquet(sys.argv[2])",
@@ -144,7 +139,7 @@ def commands(workdir: Path, source: Path, master: str) -> dict[str, list[str]]:
 
 #: What each command writes into the work directory, removed before it runs again.
 OUTPUTS = {"baseline": ("baseline-out",), "sink": ("sink.duckdb", "sink.duckdb.wal", "staging"),
-           "text copy": ("copy-out",), "prototype": ("prototype.duckdb", "prototype.duckdb.wal", "prototype-staging")}
+           "text copy": ("copy-out",)}
 
 
 def clean(workdir: Path, names=tuple(OUTPUTS)) -> None:
@@ -155,36 +150,12 @@ def clean(workdir: Path, names=tuple(OUTPUTS)) -> None:
             output.unlink(missing_ok=True)
 
 
-def differing_tables(sink: Path, prototype: Path) -> list[str]:
-    """The version tables whose rows (source columns, compared as text, both ways) differ between the sink's
-    DuckDB file and the prototype's, or that only one of them has."""
-    connection = duckdb.connect()
-    connection.execute(f"ATTACH '{sink}' AS s (READ_ONLY)")
-    connection.execute(f"ATTACH '{prototype}' AS p (READ_ONLY)")
-    landed = {database: {name for (name,) in connection.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'shop' "
-        "AND NOT starts_with(table_name, '_') AND table_name <> 'quarantine'", [database]).fetchall()} for database in "sp"}
-    differing = sorted(landed["s"] ^ landed["p"])
-    for table in sorted(landed["s"] & landed["p"]):
-        columns = connection.execute("SELECT column_name FROM duckdb_columns() WHERE database_name = 'p' AND table_name = ? "
-                                     "AND NOT starts_with(column_name, '_cdc_') ORDER BY column_index", [table]).fetchall()
-        text = ", ".join(f'CAST("{name}" AS VARCHAR)' for (name,) in columns)
-        one, other = f's.shop."{table}"', f'p.shop."{table}"'
-        difference = "SELECT count(*) FROM (SELECT {text} FROM {a} EXCEPT ALL SELECT {text} FROM {b})"
-        if any(connection.execute(difference.format(text=text, a=a, b=b)).fetchone()[0]
-               for a, b in ((one, other), (other, one))):
-            differing.append(table)
-    connection.close()
-    return differing
-
-
-def measure(workdir: Path, records: int, pairs: int, master: str, tables: int, versions: int,
-            prototype: bool = False) -> dict:
+def measure(workdir: Path, records: int, pairs: int, master: str, tables: int, versions: int) -> dict:
     source = workdir / f"input-{records}"
     lines = generate(source, records, tables=tables, versions_per_table=versions)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1"}
     run = commands(workdir, source, master)
-    names = ("baseline", "sink", "prototype") if prototype else ("baseline", "sink")
+    names = ("baseline", "sink")
     seconds: dict[str, list[float]] = {name: [] for name in names}
     memory: dict[str, list[int]] = {name: [] for name in names}
     for _ in range(pairs):
@@ -195,23 +166,14 @@ def measure(workdir: Path, records: int, pairs: int, master: str, tables: int, v
             memory[name].append(peak)
         print(f"{records:,} records: " + ", ".join(f"{name} {seconds[name][-1]:.1f}s" for name in names)
               + f" (peak memory {memory['baseline'][-1] / MIB:,.0f} / {memory['sink'][-1] / MIB:,.0f} MiB)", flush=True)
-    extra = _prototype_figures(workdir, seconds) if prototype else {}
     clean(workdir)
     copy, _ = timed(run["text copy"], env)
     baseline, sink = statistics.median(seconds["baseline"]), statistics.median(seconds["sink"])
     shutil.rmtree(source, ignore_errors=True)
-    return {**extra, "records": records, "lines": lines, "pairs": pairs, "baseline_seconds": round(baseline, 2),
+    return {"records": records, "lines": lines, "pairs": pairs, "baseline_seconds": round(baseline, 2),
             "sink_seconds": round(sink, 2), "ratio": round(baseline / sink, 3), "text_copy_seconds": round(copy, 2),
             "baseline_peak_mib": round(max(memory["baseline"]) / MIB), "sink_peak_mib": round(max(memory["sink"]) / MIB),
             "all": {k: [round(x, 2) for x in v] for k, v in seconds.items()}}
-
-
-def _prototype_figures(workdir: Path, seconds: dict[str, list[float]]) -> dict:
-    """The prototype's median time, its ratio to the job, and the tables it landed differently from the sink."""
-    median = statistics.median(seconds["prototype"])
-    return {"prototype_seconds": round(median, 2),
-            "prototype_ratio": round(statistics.median(seconds["baseline"]) / median, 3),
-            "prototype_differing_tables": differing_tables(workdir / "sink.duckdb", workdir / "prototype.duckdb")}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -221,13 +183,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--tables", type=int, default=len(TABLES))
     parser.add_argument("--versions-per-table", type=int, default=VERSIONS_PER_TABLE)
-    parser.add_argument("--prototype", action="store_true",
-                        help="also time bench/prototype_typing_in_load.py (typing in DuckDB's load step) in each round, "
-                             "and compare the tables it lands with the sink's")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="bench-sink-"))
     try:
-        runs = [measure(workdir, records, args.pairs, args.master, args.tables, args.versions_per_table, args.prototype)
+        runs = [measure(workdir, records, args.pairs, args.master, args.tables, args.versions_per_table)
                 for records in args.records]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -238,12 +197,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{r['records']:>9,} records: baseline {r['baseline_seconds']:.1f}s, sink {r['sink_seconds']:.1f}s "
               f"-> sink at {r['ratio']:.2f}x the hand-written job (text copy {r['text_copy_seconds']:.1f}s); "
               f"peak memory {r['baseline_peak_mib']:,} / {r['sink_peak_mib']:,} MiB")
-        if "prototype_seconds" in r:
-            print(f"{'':>17}prototype {r['prototype_seconds']:.1f}s -> {r['prototype_ratio']:.2f}x the job; tables landed "
-                  f"differently from the sink: {', '.join(r['prototype_differing_tables']) or 'none'}")
     name = "sink" if (args.tables, args.versions_per_table) == (len(TABLES), VERSIONS_PER_TABLE) else f"sink-{versions}-versions"
-    if args.prototype:
-        name += "-prototype"
     if args.records != DEFAULT_RECORDS:
         name += "-" + "-".join(str(records) for records in args.records) + "-records"
     print(f"wrote {write_results(name, report)}")
