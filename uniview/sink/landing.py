@@ -1,9 +1,10 @@
 """The interface a warehouse offers the sink: which versions exist, and land one batch.
 
-A batch arrives as staged frames: each row is either typed for its version table (in the staged
-columns its route's shape fills, see uniview.sink.slots) or carries a `_reason` and goes to its
-dataset's quarantine.  `land` writes all of it
-and returns exact counts; a landing that keeps a batch ledger makes `land` idempotent per
+A landing that types in its load step (`types_in_load`, DuckDB) is given a batch as its lines
+(`land_lines`) and routes, types and judges them itself.  Otherwise a batch arrives as staged
+frames (`land`): each row is either typed for its version table (in the staged columns its route's
+shape fills, see uniview.sink.slots) or carries a `_reason` and goes to its dataset's quarantine.
+Either writes all of it and returns exact counts; a landing that keeps a batch ledger makes `land` idempotent per
 BatchKey, so a batch replayed after a crash is not written twice.
 """
 

@@ -24,7 +24,7 @@ from uniview.errors import WarehouseError
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.load_sql import (
-    RAW_LINE, decisions_json, decisions_table, envelopes, key_of, route_values, routed_lines, routing_keys, typed_route,
+    RAW_LINE, decisions_json, decisions_table, envelopes, key_of, route_values, routed_lines, routing_keys, typed_routes,
 )
 from uniview.sink.landing import (
     LEDGER_TABLE, QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, LineBatch, known_version, source_schema_comment,
@@ -32,7 +32,7 @@ from uniview.sink.landing import (
 from uniview.sink.notify import Notification
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
-from uniview.sink.routing import KnownVersion, VersionRoute, redirected
+from uniview.sink.routing import KnownVersion, VersionRoute, distinct_shapes, redirected, route_shapes
 from uniview.types import parse_type
 from uniview.warehouse.duckdb import record_created_tables_of
 from uniview.warehouse.duckdb_connection import open_connection, qualified
@@ -210,31 +210,36 @@ def _load_lines(connection, catalog: str, batch: LineBatch, files: str | None) -
 
 
 def _load_routes(connection, catalog: str, batch: LineBatch, routes: list[VersionRoute], counts: BatchCounts) -> None:
-    """Type each route's records: write those that fit (creating the version tables that are missing
-    first) and quarantine the others in the route's dataset."""
+    """Type the records of each shape of route (one statement for a version that lands in a thousand
+    datasets): write those that fit, creating the version tables that are missing first, and quarantine
+    the others in their route's dataset."""
     existing = set(connection.execute("SELECT schema_name, table_name FROM duckdb_tables() "
                                       "WHERE database_name = current_database()").fetchall())
     retired = retired_tables(connection, {route.dataset for route in routes})
-    for index, declared in enumerate(routes):
-        connection.execute(f"CREATE OR REPLACE TEMPORARY TABLE {TYPED} AS {typed_route(ROUTED, index, declared)}")
-        by_reason = dict(connection.execute(f"SELECT reason, count(*) FROM {TYPED} GROUP BY 1").fetchall())
-        written = by_reason.pop(None, 0)
-        route = redirected(declared, retired)
-        if written:
+    shape_of = route_shapes(routes)
+    for shape, columns in enumerate(distinct_shapes(routes)):
+        members = [index for index, of in enumerate(shape_of) if of == shape]
+        connection.execute(f"CREATE OR REPLACE TEMPORARY TABLE {TYPED} AS {typed_routes(ROUTED, members, columns)}")
+        tallies = connection.execute(f"SELECT _route, reason, count(*) FROM {TYPED} GROUP BY ALL ORDER BY 1").fetchall()
+        for index, rows in ((index, rows) for index, reason, rows in tallies if reason is None):
+            route = redirected(routes[index], retired)  # a version folded into a consolidated table: its successor
             if (route.dataset, route.table_name) not in existing:
                 _create_version_table(connection, catalog, route)
                 existing.add((route.dataset, route.table_name))
                 counts.created.append(Notification(route.dataset, route.table, route.version))
             connection.execute(f"INSERT INTO {path(catalog, route.dataset, route.table_name)} "
-                               f"SELECT {route_values(declared)} FROM {TYPED} WHERE reason IS NULL")
-            counts.written[f"{route.dataset}.{route.table_name}"] += written
-        if by_reason:
-            _ensure_quarantine(connection, catalog, declared.dataset)
-            connection.execute(f"INSERT INTO {path(catalog, declared.dataset, QUARANTINE_TABLE)} "
+                               f"SELECT {route_values(route)} FROM {TYPED} WHERE _route = {index} AND reason IS NULL")
+            counts.written[f"{route.dataset}.{route.table_name}"] += rows
+        rejected: dict[str, list[int]] = {}
+        for index, reason, rows in tallies:
+            if reason is not None:
+                rejected.setdefault(routes[index].dataset, []).append(index)
+                counts.count_reason(reason, rows)
+        for dataset, indexes in sorted(rejected.items()):
+            _ensure_quarantine(connection, catalog, dataset)
+            connection.execute(f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
                                f"SELECT {_quarantine_values(batch, 'raw_line', 'reason', 'detail')} FROM {TYPED} "
-                               "WHERE reason IS NOT NULL")
-        for reason, rows in by_reason.items():
-            counts.count_reason(reason, rows)
+                               f"WHERE reason IS NOT NULL AND _route IN ({', '.join(map(str, sorted(set(indexes))))})")
 
 
 def _load_quarantine(connection, catalog: str, batch: LineBatch, counts: BatchCounts) -> None:

@@ -18,7 +18,7 @@ from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink import reasons
 from uniview.sink.frames import METADATA_FIELDS
 from uniview.sink.load_typing import DataObject, computed, data_object, data_of, data_verdict, typed_column, value_texts
-from uniview.sink.routing import RecordKey, RoutingPlan, VersionRoute
+from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.sequence import sequence_sql
 from uniview.sink.value_patterns import METADATA_TIMESTAMP
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
@@ -112,34 +112,36 @@ def routed_lines(lines: str, decisions: str, fallback_dataset: str) -> str:
     FROM ({lines}) l LEFT JOIN {decisions} d ON {joined}"""
 
 
-def typed_route(routed: str, index: int, route: VersionRoute) -> str:
-    """A SELECT of route `index`'s records in `routed` that no earlier check rejected: each column typed
-    (`t0`, `t1`, ... in the route's order), the _cdc_ columns, the line and the verdict on its data
+def typed_routes(routed: str, indexes: Sequence[int], columns: Sequence[LandingColumn]) -> str:
+    """A SELECT of the records in `routed` of the routes `indexes`, which share their `columns` (one version
+    landing in many datasets is typed once), that no earlier check rejected: `_route`, each column typed
+    (`t0`, `t1`, ... in the columns' order), the _cdc_ columns, the line, and the verdict on its data
     (`reason`/`detail`, NULL for a row to write)."""
-    names = [column.name for column in route.columns]
+    names = [column.name for column in columns]
     line, data = exp.column("value"), exp.column("data")
     texts = [exp.Bracket(this=exp.column("texts"), expressions=[exp.Literal.number(j)]) for j in range(len(names))]
-    typed = [typed_column(data, c.name, c.bq_type, line, text=text) for c, text in zip(route.columns, texts)]
+    typed = [typed_column(data, c.name, c.bq_type, line, text=text) for c, text in zip(columns, texts)]
     values = ", ".join(f"{text.sql('duckdb')} AS r{j}, {c.value.sql('duckdb')} AS t{j}"
                        for j, (text, c) in enumerate(zip(texts, typed)))
     judged = [computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"))
-              for j, (c, column) in enumerate(zip(typed, route.columns))]
-    verdict = data_verdict(DataObject(exp.column("kind"), exp.column("keys")), route.columns, judged,
+              for j, (c, column) in enumerate(zip(typed, columns))]
+    verdict = data_verdict(DataObject(exp.column("kind"), exp.column("keys")), columns, judged,
                            reason=exp.column("reason"))
     objects = data_object(data)
-    with_data = f"SELECT *, {data_of(line).sql('duckdb')} AS data FROM {routed} WHERE _route = {index} AND _reason IS NULL"
+    mine = f"_route IN ({', '.join(str(index) for index in indexes)})"
+    with_data = f"SELECT *, {data_of(line).sql('duckdb')} AS data FROM {routed} WHERE {mine} AND _reason IS NULL"
     with_texts = f"SELECT *, {value_texts(data, names).sql('duckdb')} AS texts FROM ({with_data})"
     typed_rows = (f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys "
                   f"FROM ({with_texts})")
     kept = "".join(f"t{j}, " for j in range(len(names)))
-    return f"""SELECT {kept}{_CDC_NAMES}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
+    return f"""SELECT _route, {kept}{_CDC_NAMES}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
       source_file, table_name, _version, reason,
       {verdict.detail.sql('duckdb')} AS detail
     FROM (SELECT *, {verdict.reason.sql('duckdb')} AS reason FROM ({typed_rows}))"""
 
 
 def route_values(route: VersionRoute) -> str:
-    """The select list of a version table's row from `typed_route`'s columns."""
+    """The select list of a version table's row from `typed_routes`' columns."""
     return ", ".join([f"t{j}" for j in range(len(route.columns))] + [_CDC_NAMES])
 
 
