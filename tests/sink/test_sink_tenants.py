@@ -13,6 +13,7 @@ from sink_support import query, record, write_ndjson
 
 from uniview.cli import main
 from uniview.errors import UniviewError
+from uniview.sink import landing_duckdb
 from uniview.sink.debezium import convert_event, key_columns
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.sequence import sequence_column, sequence_of
@@ -164,9 +165,19 @@ def many_tenants(spark, tmp_path_factory):
     write_ndjson(root / "first" / "a.json", [*first, "junk"])
     write_ndjson(root / "second" / "b.json", second)
     warehouse = root / "w.duckdb"
-    results = [run(spark, SinkOptions(input=str(root / folder), warehouse=duckdb_url(warehouse)))
-               for folder in ("first", "second")]
-    return spark, root, warehouse, results
+    typings = []
+    typed_routes = landing_duckdb.typed_routes
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(landing_duckdb, "typed_routes", lambda routed, indexes, columns: typings.append(len(indexes))
+                      or typed_routes(routed, indexes, columns))
+        results = [run(spark, SinkOptions(input=str(root / folder), warehouse=duckdb_url(warehouse)))
+                   for folder in ("first", "second")]
+    return spark, root, warehouse, results, typings
+
+
+def test_duckdb_types_one_version_in_many_datasets_in_one_statement(many_tenants):
+    *_, typings = many_tenants
+    assert typings == [TENANTS, TENANTS]   # one typing statement per run for the TENANTS routes of one shape
 
 
 def test_one_version_in_many_datasets_is_typed_once(many_tenants):
@@ -174,7 +185,7 @@ def test_one_version_in_many_datasets_is_typed_once(many_tenants):
     from uniview.sink.job import stage_batch
     from uniview.sink.landing import BatchKey
 
-    spark, root, _, _ = many_tenants
+    spark, root, *_ = many_tenants
     lines = spark.read.text(str(root / "first")).selectExpr("value", "_metadata.file_path AS source_file")
     options = SinkOptions(input="unused", warehouse="duckdb:///unused.duckdb")
     batch, _ = stage_batch(spark, parse_envelopes(lines), BatchKey("s", 0), options, lambda tables: {}, notify=False)
@@ -185,7 +196,7 @@ def test_one_version_in_many_datasets_is_typed_once(many_tenants):
 
 
 def test_every_tenant_gets_exactly_its_own_rows_in_its_own_dataset(many_tenants):
-    _, _, warehouse, (first, second) = many_tenants
+    _, _, warehouse, (first, second), _ = many_tenants
     assert (first.counts.total_written, dict(first.counts.quarantined)) == (TENANTS, {"unparseable": 1})
     assert len(first.counts.created) == TENANTS and second.counts.created == []
     assert second.counts.total_written == TENANTS
