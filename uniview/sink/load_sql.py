@@ -17,7 +17,9 @@ from sqlglot import exp
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink import reasons
 from uniview.sink.frames import METADATA_FIELDS
-from uniview.sink.load_typing import DataObject, computed, data_object, data_of, data_verdict, typed_column, value_texts
+from uniview.sink.load_typing import (
+    DataObject, computed, data_object, data_of, data_verdict, trailing_comma, typed_column, value_texts,
+)
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.sequence import sequence_sql
 from uniview.sink.value_patterns import METADATA_TIMESTAMP
@@ -48,8 +50,9 @@ def envelopes(source: str, rewritten: bool) -> str:
     object or a metadata that is not one, no metadata object)."""
     fields = exp.Array(expressions=[_TEXT(f"$.metadata.{name}") for name in METADATA_FIELDS])
     # One parse reads the metadata fields; a line with none of them is parsed again for its kinds (is it an
-    # object, is its metadata one).  The JSON functions are given NULL where the line is not valid JSON.
-    valid = f"SELECT *, CASE WHEN json_valid(value) THEN value END AS _json FROM {source}"
+    # object, is its metadata one).  The JSON functions are given NULL where the line is not strict JSON.
+    strict = trailing_comma(exp.column("value")).sql("duckdb")
+    valid = f"SELECT *, CASE WHEN json_valid(value) THEN CASE WHEN {strict} THEN NULL ELSE value END END AS _json FROM {source}"
     read = f"SELECT *, {_call('json_extract_string', exp.column('_json'), fields).sql('duckdb')} AS _m FROM ({valid})"
     some = f"coalesce({', '.join(f'_m[{number + 1}]' for number in range(len(METADATA_FIELDS)))}) IS NOT NULL"
     kinds = f"""SELECT *, CASE WHEN {some} THEN ['OBJECT', 'OBJECT']

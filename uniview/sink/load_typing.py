@@ -45,7 +45,8 @@ _CAST_GUARDS = {
 #: A JSON string token, and what is left outside strings that strict JSON refuses (letters other than an
 #: exponent's e, which only NaN and Infinity bring; a comma before a closing bracket).
 _JSON_STRING = r'"([^"\\]|\\.)*"'
-_LENIENT_JSON = r"[A-DF-Za-df-z]|,\s*[\]}]"
+_TRAILING_COMMA = r",\s*[\]}]"
+_LENIENT_JSON = r"[A-DF-Za-df-z]|" + _TRAILING_COMMA
 
 
 @dataclass(frozen=True)
@@ -299,13 +300,22 @@ def _single_json_value(text: exp.Expression) -> exp.Expression:
     wrapped = exp.DPipe(this=exp.DPipe(this=exp.Literal.string("["), expression=text.copy()),
                         expression=exp.Literal.string("]"))
     length = _call("json_array_length", _when(_call("json_valid", wrapped), wrapped.copy()))
-    words = exp.RegexpReplace(this=exp.RegexpReplace(this=text.copy(), expression=exp.Literal.string(_JSON_STRING),
-                                                     replacement=exp.Literal.string('""'),
-                                                     modifiers=exp.Literal.string("g")),
-                              expression=exp.Literal.string("true|false|null"), replacement=exp.Literal.string("0"),
-                              modifiers=exp.Literal.string("g"))
+    words = exp.RegexpReplace(this=_strings_blanked(text), expression=exp.Literal.string("true|false|null"),
+                              replacement=exp.Literal.string("0"), modifiers=exp.Literal.string("g"))
     return exp.and_(exp.EQ(this=length, expression=exp.Literal.number(1)),
                     exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON))))
+
+
+def trailing_comma(text: exp.Expression) -> exp.Expression:
+    """The JSON text has a comma before a closing bracket outside its strings, which JSON refuses and DuckDB's
+    parser lets through.  Its strings are blanked out only in a text that has such a comma at all."""
+    return exp.Case().when(exp.not_(_matches(text, _TRAILING_COMMA)), exp.false()).else_(
+        exp.RegexpLike(this=_strings_blanked(text), expression=exp.Literal.string(_TRAILING_COMMA)))
+
+
+def _strings_blanked(text: exp.Expression) -> exp.Expression:
+    return exp.RegexpReplace(this=text.copy(), expression=exp.Literal.string(_JSON_STRING),
+                             replacement=exp.Literal.string('""'), modifiers=exp.Literal.string("g"))
 
 
 def _guarded(text: exp.Expression, pattern: str, value: exp.Expression) -> exp.Expression:
