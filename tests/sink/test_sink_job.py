@@ -359,3 +359,31 @@ def test_a_batch_larger_than_the_load_memory_spills_and_lands_whole(spark, tmp_p
     assert query(warehouse, f"SELECT count(*), count(DISTINCT id), min(length(first_name)) FROM shop.{table}") == [
         (150000, 150000, 2006)]
     assert list(staging.iterdir()) == []         # the spilled blocks went with the batch's staging directory
+
+
+def test_an_interrupted_load_rolls_back_and_lands_nothing(spark, tmp_path, monkeypatch):
+    import threading
+
+    from uniview.errors import WarehouseError
+    from uniview.sink import landing_duckdb
+    from uniview.sink.job import Sink, open_landing
+    from uniview.sink.notify import NoNotifier
+
+    write_ndjson(tmp_path / "in" / "a.json", good_records())
+    warehouse = tmp_path / "w.duckdb"
+    options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse))
+    landing = open_landing(spark, options)
+    load_routes = landing_duckdb._load_routes
+
+    def interrupted_after_the_rows(connection, *arguments):
+        load_routes(connection, *arguments)  # the version tables are written, in the batch's transaction
+        threading.Timer(0.3, landing.interrupt).start()  # as Ctrl-C's handler does, from its own thread
+        connection.execute("SELECT count(*) FROM range(1000000000000)").fetchall()
+
+    monkeypatch.setattr(landing_duckdb, "_load_routes", interrupted_after_the_rows)
+    lines = spark.read.text(str(tmp_path / "in")).selectExpr("value", "_metadata.file_path AS source_file")
+    with pytest.raises(WarehouseError, match="nothing was written"):
+        Sink(spark, options, landing, NoNotifier()).process(lines, BatchKey("s", 0))
+    landing.interrupt()  # no batch loading: nothing to stop
+    landing.close()
+    assert query(warehouse, "SELECT schema_name, table_name FROM duckdb_tables()") == []

@@ -35,7 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql import functions as F
 
-from uniview.errors import ConfigError, UniviewError
+from uniview.errors import ConfigError, UniviewError, WarehouseError
 from uniview.identifiers import validate_dataset
 from uniview.warehouse.url import WarehouseURL
 from uniview.sink.frames import ORIGINAL_LINE, attach_decisions, distinct_keys, parse_envelopes, staged_frame
@@ -211,17 +211,22 @@ class Sink:
         self._last_batch: int | None = None
 
     def run_batch(self) -> None:
-        """One batch; Ctrl-C or SIGTERM cancels its Spark jobs and ends the run with Interrupted, unless the
-        batch is already past them (its warehouse work then completes, and errors other than Spark's are
-        raised as they are)."""
+        """One batch; Ctrl-C or SIGTERM cancels its Spark jobs and the load step of a landing that can stop one
+        (DuckDB's, until it commits), and ends the run with Interrupted.  A batch already past them (BigQuery's
+        landing, DuckDB's commit) completes instead, and errors other than the cancelled ones are raised as
+        they are."""
         lines = _with_source_file(_load_input(lambda: self.spark.read.text(self.options.input), self.options.input))
-        with stop_requests(on_request=self.spark.sparkContext.cancelAllJobs) as stop:
+        with stop_requests(on_request=self._cancel) as stop:
             try:
                 self.process(lines, BatchKey(f"batch:{uuid.uuid4().hex}", 0))
-            except (Py4JError, CapturedException):  # a Spark call failed: cancelled, when a stop was asked for
+            except (Py4JError, CapturedException, WarehouseError):  # cancelled, when a stop was asked for
                 if stop:
                     raise Interrupted(stop.signal_name) from None
                 raise
+
+    def _cancel(self) -> None:
+        self.spark.sparkContext.cancelAllJobs()
+        self.landing.interrupt()
 
     def run_stream(self) -> None:
         lines = self._kafka_lines() if is_kafka(self.options.input) else self._file_lines()

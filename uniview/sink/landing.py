@@ -178,6 +178,10 @@ class Landing(ABC):
         """`land` for a landing that `types_in_load`: route, type and judge the lines in the load step."""
         raise NotImplementedError(f"{type(self).__name__} does not type in its load step")
 
+    def interrupt(self) -> None:
+        """Stop the batch being landed, from another thread, if the landing can (nothing is written then);
+        a landing that cannot lets it complete."""
+
     def close(self) -> None:
         """Release resources (no connection is kept between calls)."""
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, Mapping
+from typing import Callable, Collection, Iterable, Iterator, Mapping
 
 import duckdb
 
@@ -84,6 +85,9 @@ class DuckDBLanding(Landing):
         self._own_staging = staging_dir is None
         self._staging = Path(staging_dir or tempfile.mkdtemp(prefix="uniview-sink-"))
         self.pending = DuckDBPendingStore(self)
+        #: The connection loading a batch, until it begins to commit (what `interrupt` stops).
+        self._loading: duckdb.DuckDBPyConnection | None = None
+        self._loading_lock = threading.Lock()
 
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -109,9 +113,24 @@ class DuckDBLanding(Landing):
             files = _stage(batch.frame, stage / "lines")
             with self.connect() as connection:
                 _bound_memory(connection, stage / "spill")
-                return _load(connection, batch, files)
+                self._interruptible(connection)
+                try:
+                    return _load(connection, batch, files, committing=lambda: self._interruptible(None))
+                finally:
+                    self._interruptible(None)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
+
+    def interrupt(self) -> None:
+        """Stop the batch being loaded, unless it has begun to commit: its transaction rolls back, and `land_lines`
+        raises WarehouseError."""
+        with self._loading_lock:
+            if self._loading is not None:
+                self._loading.interrupt()
+
+    def _interruptible(self, connection: duckdb.DuckDBPyConnection | None) -> None:
+        with self._loading_lock:
+            self._loading = connection
 
     def close(self) -> None:
         """Remove the staging directory if this landing made it (a given --staging-dir stays)."""
@@ -161,12 +180,13 @@ def _ledger_entry(connection: duckdb.DuckDBPyConnection, key: BatchKey) -> Batch
     return BatchCounts.from_json(row[0], replayed=True) if row else None
 
 
-def _load(connection: duckdb.DuckDBPyConnection, batch: LineBatch, files: str | None) -> BatchCounts:
+def _load(connection: duckdb.DuckDBPyConnection, batch: LineBatch, files: str | None,
+          committing: Callable[[], None] = lambda: None) -> BatchCounts:
     """One transaction: everything of the batch, or nothing (and a replayed batch is skipped).  The routing
     keys are read from the staged lines and routed against the tables as this transaction sees them; the
     lines are then read once, with their decisions, into a temporary table, and each route's records are
     typed and judged from it: a batch that feeds a thousand tables costs a thousand small statements, not a
-    thousand scans."""
+    thousand scans.  `committing` is called just before the commit."""
     connection.execute("BEGIN TRANSACTION")
     try:
         catalog = catalog_of(connection)
@@ -184,6 +204,7 @@ def _load(connection: duckdb.DuckDBPyConnection, batch: LineBatch, files: str | 
             counts.to_json(), datetime.now(timezone.utc)])
         for table in (TYPED, ROUTED, DECISIONS):
             connection.execute(f"DROP TABLE IF EXISTS {table}")
+        committing()
         connection.execute("COMMIT")
     except duckdb.Error as error:
         connection.execute("ROLLBACK")
