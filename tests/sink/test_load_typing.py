@@ -13,15 +13,12 @@ import json
 
 import duckdb
 import pytest
-from sqlglot import exp
 from sink_support import query, record, write_ndjson
 
 from uniview.sink.frames import parse_envelopes
 from uniview.sink.job import SinkOptions, run, stage_batch
 from uniview.sink.landing import QUARANTINE_TABLE, BatchKey
-from uniview.sink.load_typing import (
-    DataObject, computed, data_object, data_of, data_verdict, typed_column, value_texts,
-)
+from uniview.sink.load_sql import typed_records
 from uniview.sink.routing import LandingColumn
 from uniview.sink.mysql_types import bigquery_type
 from uniview.warehouse.duckdb_types import duckdb_type
@@ -154,31 +151,17 @@ def sink_outcome(warehouse, cases: dict) -> dict:
 
 def sql_outcome(lines: dict, schema: list[tuple[str, str]], value_of: str | None = None) -> dict:
     """{position: (reason, detail, value as text)} from the SQL rules over `lines` (one version), in DuckDB,
-    as a load step runs them: each row's data, its columns' texts, values, kind and keys computed once."""
+    as the load step runs them (load_sql.typed_records)."""
     columns = [LandingColumn(name, declared, bigquery_type(declared).bq_type) for name, declared in schema]
-    line, data = exp.column("line"), exp.column("data")
-    texts = [exp.Bracket(this=exp.column("fields"), expressions=[exp.Literal.number(j)]) for j in range(len(columns))]
-    typed = [typed_column(data, c.name, c.bq_type, line, text=text) for c, text in zip(columns, texts)]
-    values = ", ".join(f"{text.sql('duckdb')} AS r{j}, {c.value.sql('duckdb')} AS t{j}"
-                       for j, (text, c) in enumerate(zip(texts, typed)))
-    judged = [computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"))
-              for j, (c, column) in enumerate(zip(typed, columns))]
-    verdict = data_verdict(DataObject(exp.column("kind"), exp.column("keys")), columns, judged)
     value = "NULL"
     if value_of is not None:
         j = [c.name for c in columns].index(value_of)
-        cast = exp.cast(exp.column(f"t{j}"), exp.DataType.build(duckdb_type(columns[j].bq_type), dialect="duckdb"))
-        value = f"CAST({cast.sql('duckdb')} AS VARCHAR)"
-    objects = data_object(data)
-    with_data = f"SELECT line, {data_of(line).sql('duckdb')} AS data FROM (SELECT unnest(?) AS line)"
-    with_texts = f"SELECT *, {value_texts(data, [c.name for c in columns]).sql('duckdb')} AS fields FROM ({with_data})"
-    typed_rows = (f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys "
-                  f"FROM ({with_texts})")
+        value = f"CAST(CAST(t{j} AS {duckdb_type(columns[j].bq_type)}) AS VARCHAR)"
     connection = duckdb.connect()
     connection.execute("SET TimeZone = 'UTC'")
     rows = connection.execute(
-        f"SELECT line ->> '$.metadata.position', {verdict.reason.sql('duckdb')}, {verdict.detail.sql('duckdb')}, "
-        f"{value} FROM ({typed_rows})", [list(lines.values())]).fetchall()
+        f"SELECT value ->> '$.metadata.position', reason, detail, {value} "
+        f"FROM ({typed_records('(SELECT unnest(?) AS value)', columns)})", [list(lines.values())]).fetchall()
     return {position: (reason, detail, None if reason else text) for position, reason, detail, text in rows}
 
 

@@ -120,9 +120,20 @@ def typed_routes(routed: str, indexes: Sequence[int], columns: Sequence[LandingC
     landing in many datasets is typed once), that no earlier check rejected: `_route`, each column typed
     (`t0`, `t1`, ... in the columns' order), the _cdc_ columns, the line, and the verdict on its data
     (`reason`/`detail`, NULL for a row to write)."""
-    names = [column.name for column in columns]
+    mine = f"(SELECT * FROM {routed} WHERE _route IN ({', '.join(map(str, indexes))}) AND _reason IS NULL)"
+    kept = "".join(f"t{j}, " for j in range(len(columns)))
+    return f"""SELECT _route, {kept}{_CDC_NAMES}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
+      source_file, table_name, _version, reason, detail
+    FROM ({typed_records(mine, columns)})"""
+
+
+def typed_records(records: str, columns: Sequence[LandingColumn]) -> str:
+    """A SELECT of every row of `records` (a FROM item whose `value` is a record's line) with its data's
+    `columns` typed as `t0`, `t1`, ... and the verdict on its data, `reason` and `detail` (NULL for a row to
+    write).  Each row's data object, texts, values, kind and keys are computed once, and the detail only
+    for a row with a reason."""
     line, data = exp.column("value"), exp.column("data")
-    texts = [exp.Bracket(this=exp.column("texts"), expressions=[exp.Literal.number(j)]) for j in range(len(names))]
+    texts = [exp.Bracket(this=exp.column("texts"), expressions=[exp.Literal.number(j)]) for j in range(len(columns))]
     typed = [typed_column(data, c.name, c.bq_type, line, text=text) for c, text in zip(columns, texts)]
     values = ", ".join(f"{text.sql('duckdb')} AS r{j}, {c.value.sql('duckdb')} AS t{j}"
                        for j, (text, c) in enumerate(zip(texts, typed)))
@@ -131,16 +142,12 @@ def typed_routes(routed: str, indexes: Sequence[int], columns: Sequence[LandingC
     verdict = data_verdict(DataObject(exp.column("kind"), exp.column("keys")), columns, judged,
                            reason=exp.column("reason"))
     objects = data_object(data)
-    mine = f"_route IN ({', '.join(str(index) for index in indexes)})"
-    with_data = f"SELECT *, {data_of(line).sql('duckdb')} AS data FROM {routed} WHERE {mine} AND _reason IS NULL"
-    with_texts = f"SELECT *, {value_texts(data, names).sql('duckdb')} AS texts FROM ({with_data})"
+    with_data = f"SELECT *, {data_of(line).sql('duckdb')} AS data FROM {records}"
+    with_texts = f"SELECT *, {value_texts(data, [c.name for c in columns]).sql('duckdb')} AS texts FROM ({with_data})"
     typed_rows = (f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys "
                   f"FROM ({with_texts})")
-    kept = "".join(f"t{j}, " for j in range(len(names)))
-    return f"""SELECT _route, {kept}{_CDC_NAMES}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
-      source_file, table_name, _version, reason,
-      {verdict.detail.sql('duckdb')} AS detail
-    FROM (SELECT *, {verdict.reason.sql('duckdb')} AS reason FROM ({typed_rows}))"""
+    judged_rows = f"SELECT *, {verdict.reason.sql('duckdb')} AS reason FROM ({typed_rows})"
+    return f"SELECT *, {verdict.detail.sql('duckdb')} AS detail FROM ({judged_rows})"
 
 
 def route_values(route: VersionRoute) -> str:
