@@ -1,11 +1,12 @@
-"""The embedded warehouse: Spark stages each batch's lines as Parquet, the driver loads them into one DuckDB file.
+"""The embedded warehouse: Spark stages each batch's lines as Parquet, the driver loads them into DuckDB.
 
 The load step routes, types and judges the lines (uniview.sink.load_sql), so Spark parses nothing.
-DuckDB allows one writer per file, so only the driver writes.  One batch is one transaction:
-routed against the tables as it sees them, version tables created, rows inserted, quarantine rows inserted, new tables recorded in
-`main._uniview_pending_notifications`, and the batch recorded in `main._uniview_batches`.
-A batch already in the ledger is skipped, so a streaming batch replayed after a crash lands
-exactly once.  No connection stays open between calls (a refresher may open the file).
+DuckDB allows one writer per file, so only the driver writes.  One batch is one transaction: routed
+against the tables as it sees them, version tables created, rows inserted, quarantine rows inserted,
+new tables recorded in `main._uniview_pending_notifications`, and the batch recorded in
+`main._uniview_batches`.  A batch already in the ledger is skipped, so a streaming batch replayed
+after a crash lands exactly once.  No connection stays open between calls (a refresher may open
+the file).
 """
 
 from __future__ import annotations
