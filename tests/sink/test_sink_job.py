@@ -387,14 +387,3 @@ def test_an_interrupted_load_rolls_back_and_lands_nothing(spark, tmp_path, monke
     landing.interrupt()  # no batch loading: nothing to stop
     landing.close()
     assert query(warehouse, "SELECT schema_name, table_name FROM duckdb_tables()") == []
-
-
-@pytest.mark.parametrize("default, limit", [("2GiB", "1024MiB"), ("16GiB", "4096MiB"), ("100GiB", "25600MiB")])
-def test_the_load_takes_a_quarter_of_duckdbs_memory_and_at_least_a_gigabyte(default, limit):
-    import duckdb
-
-    from uniview.sink.landing_duckdb import load_memory_limit
-
-    connection = duckdb.connect()
-    connection.execute(f"SET memory_limit = '{default}'")  # DuckDB's default follows the machine's memory
-    assert load_memory_limit(connection) == limit

@@ -53,12 +53,9 @@ DECISIONS, ROUTED, TYPED = "_uniview_decisions", "_uniview_routed", "_uniview_ty
 STAGED_ROW_GROUP_BYTES = 4 * 1024 * 1024
 #: An empty batch's lines (Spark staged no file).
 _NO_LINES = "(SELECT NULL::VARCHAR AS value, NULL::VARCHAR AS source_file, NULL::VARCHAR AS _original_line LIMIT 0)"
-#: DuckDB's memory while it loads a batch (its lines take about 1 KB each in memory, so an unbounded load
-#: grows with the batch); past it, the lines spill to disk.  None: a quarter of the memory DuckDB would take
-#: by default (80% of the machine's, or of its container's limit), at least MIN_LOAD_MEMORY_BYTES.
-LOAD_MEMORY_LIMIT: str | None = None
-MIN_LOAD_MEMORY_BYTES = 1 << 30
-_UNITS = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+#: DuckDB's memory while it loads a batch (its lines take about 1 KB each in memory, so an unbounded
+#: load grows with the batch); past it, the lines spill to disk.
+LOAD_MEMORY_LIMIT = "1GB"
 _LEDGER_DDL = """CREATE TABLE IF NOT EXISTS {table} (
   stream VARCHAR, batch_id BIGINT, read BIGINT, written BIGINT, quarantined BIGINT, counts VARCHAR,
   landed_at TIMESTAMP WITH TIME ZONE, PRIMARY KEY (stream, batch_id))"""
@@ -167,21 +164,9 @@ def _bound_memory(connection: duckdb.DuckDBPyConnection, spill: Path) -> None:
     """Bound the load's memory however large the batch: past LOAD_MEMORY_LIMIT, DuckDB spills the
     lines to `spill` (inside the batch's staging directory, removed with it).  Rows need not keep the
     order they were read in, which lets DuckDB stream them instead of buffering them."""
-    connection.execute(f"SET memory_limit = {literal(LOAD_MEMORY_LIMIT or load_memory_limit(connection))}")
+    connection.execute(f"SET memory_limit = {literal(LOAD_MEMORY_LIMIT)}")
     connection.execute("SET preserve_insertion_order = false")
     connection.execute(f"SET temp_directory = {literal(str(spill))}")
-
-
-def load_memory_limit(connection: duckdb.DuckDBPyConnection) -> str:
-    """A quarter of the connection's memory limit (DuckDB's default, which follows the machine and a
-    container's limit), at least MIN_LOAD_MEMORY_BYTES."""
-    setting = connection.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-    number, _, unit = setting.partition(" ")
-    try:
-        default = float(number) * _UNITS[unit]
-    except (ValueError, KeyError):  # a form this function does not know: the minimum
-        default = 0
-    return f"{max(MIN_LOAD_MEMORY_BYTES, int(default) // 4) >> 20}MiB"
 
 
 def _ledger_entry(connection: duckdb.DuckDBPyConnection, key: BatchKey) -> BatchCounts | None:
