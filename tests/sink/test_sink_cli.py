@@ -25,6 +25,8 @@ from uniview.warehouse.url import duckdb_url
     (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--notify", "kafka://x"], 1, "invalid --notify"),
     (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--notify", "pubsub://proj"], 1, "pubsub://PROJECT/TOPIC"),
     (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--cache"], 1, "--cache is for a BigQuery --warehouse"),
+    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--load-memory", "lots"], 1, "invalid --load-memory 'lots'"),
+    (["--input", "in", "--warehouse", "bigquery://my-project", "--load-memory", "4GB"], 1, "with a DuckDB --warehouse"),
 ])
 def test_bad_arguments_are_one_line_on_stderr(args, code, message):
     result = CliRunner().invoke(sink_command, args)

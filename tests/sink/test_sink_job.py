@@ -338,7 +338,6 @@ def test_json_numbers_of_more_digits_than_a_double_holds_land_exactly(spark, tmp
 def test_a_batch_larger_than_the_load_memory_spills_and_lands_whole(spark, tmp_path, monkeypatch):
     from uniview.sink import landing_duckdb
 
-    monkeypatch.setattr(landing_duckdb, "LOAD_MEMORY_LIMIT", "512MB")  # DuckDB's working set is about 300 MB
     records = [record("customer", {"id": i, "first_name": f"{i:06d}" + "x" * 2000}, CUSTOMER_V1) for i in range(150000)]
     write_ndjson(tmp_path / "in" / "big.json", records)
     spilled = []
@@ -351,7 +350,8 @@ def test_a_batch_larger_than_the_load_memory_spills_and_lands_whole(spark, tmp_p
     monkeypatch.setattr(landing_duckdb, "_load_routes", observed)
     staging = tmp_path / "staging"
     warehouse = tmp_path / "w.duckdb"
-    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), staging_dir=str(staging)))
+    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), staging_dir=str(staging),
+                                    load_memory="512MB"))  # DuckDB's working set is about 300 MB
     [spilled_bytes] = spilled
     assert spilled_bytes > 0                      # ~300 MB of lines did not all fit: on disk, not in memory
     table = f"customer_v_{version_of('customer', CUSTOMER_V1)}"

@@ -77,6 +77,9 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
 @click.option("--trigger-interval", default="10 seconds", show_default=True, help="Micro-batch interval of a stream.")
 @click.option("--max-files-per-trigger", type=int, default=None, help="Files per micro-batch of a stream.")
 @click.option("--staging-dir", default=None, help="DuckDB only: where Spark stages Parquet [default: a temporary directory].")
+@click.option("--load-memory", default=None, metavar="SIZE",
+              help="DuckDB only: the memory its load step may take before it spills the batch's lines to disk, "
+                   "e.g. 4GB [default: 1GB].")
 @click.option("--bigquery-option", "bigquery_options", multiple=True, callback=_key_value, metavar="KEY=VALUE",
               help="BigQuery only: a spark-bigquery-connector write option (repeatable).")
 @click.option("--kafka-option", "kafka_options", multiple=True, callback=_key_value, metavar="KEY=VALUE",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 import uuid
@@ -73,6 +74,8 @@ SESSION_SETTINGS = {
 #: compilation; without this flag that method runs interpreted (docs/sink.md, Performance).
 JVM_OPTIONS = "-XX:-DontCompileHugeMethods"
 JVM_PROPERTIES = {"spark.driver.extraJavaOptions": JVM_OPTIONS, "spark.executor.extraJavaOptions": JVM_OPTIONS}
+#: A memory size as DuckDB reads one (--load-memory).
+_SIZE = r"[0-9]+(\.[0-9]+)?\s*([KMGT]i?B)"
 #: How often the driver wakes while a stream runs, to see whether a stop was asked for or a retry is due.
 _WAIT_SECONDS = 1
 #: How long a stop waits for Spark to record a landed batch in its checkpoint (a batch landed but not recorded
@@ -95,6 +98,8 @@ class SinkOptions:
     trigger_interval: str = "10 seconds"
     max_files_per_trigger: int | None = None
     staging_dir: str | None = None
+    #: DuckDB's memory while it loads a batch (None: landing_duckdb.LOAD_MEMORY_LIMIT).
+    load_memory: str | None = None
     bigquery_options: tuple[tuple[str, str], ...] = ()
     kafka_options: tuple[tuple[str, str], ...] = ()
     #: The record format: uniview's envelope, or Debezium's change events (uniview.sink.debezium).
@@ -126,8 +131,12 @@ class SinkOptions:
                 raise ConfigError("--max-files-per-trigger is for files: use --kafka-option maxOffsetsPerTrigger=N")
         elif self.kafka_options:
             raise ConfigError("--kafka-option is only used with a kafka:// --input")
-        if warehouse_location(self.warehouse)[0] == "duckdb" and self.cache:
+        duckdb_warehouse = warehouse_location(self.warehouse)[0] == "duckdb"
+        if duckdb_warehouse and self.cache:
             raise ConfigError("--cache is for a BigQuery --warehouse: DuckDB's load step reads each batch once")
+        if self.load_memory is not None and not (duckdb_warehouse and re.fullmatch(_SIZE, self.load_memory)):
+            raise ConfigError(f"invalid --load-memory {self.load_memory!r}: a size such as 4GB or 512MB, "
+                              "with a DuckDB --warehouse")
         self.notifier()
 
     def notifier(self) -> Notifier:
@@ -174,7 +183,7 @@ def open_landing(spark: SparkSession, options: SinkOptions) -> Landing:
     if kind == "duckdb":
         from uniview.sink.landing_duckdb import DuckDBLanding
 
-        return DuckDBLanding(location, options.staging_dir)
+        return DuckDBLanding(location, options.staging_dir, options.load_memory)
     from uniview.sink.landing_bigquery import BigQueryLanding
     from uniview.sink.pending import HadoopFilePendingStore, MemoryPendingStore
 

@@ -53,8 +53,8 @@ DECISIONS, ROUTED, TYPED = "_uniview_decisions", "_uniview_routed", "_uniview_ty
 STAGED_ROW_GROUP_BYTES = 4 * 1024 * 1024
 #: An empty batch's lines (Spark staged no file).
 _NO_LINES = "(SELECT NULL::VARCHAR AS value, NULL::VARCHAR AS source_file, NULL::VARCHAR AS _original_line LIMIT 0)"
-#: DuckDB's memory while it loads a batch (its lines take about 1 KB each in memory, so an unbounded
-#: load grows with the batch); past it, the lines spill to disk.
+#: DuckDB's memory while it loads a batch, unless --load-memory says otherwise (its lines take about 1 KB
+#: each in memory, so an unbounded load grows with the batch); past it, the lines spill to disk.
 LOAD_MEMORY_LIMIT = "1GB"
 _LEDGER_DDL = """CREATE TABLE IF NOT EXISTS {table} (
   stream VARCHAR, batch_id BIGINT, read BIGINT, written BIGINT, quarantined BIGINT, counts VARCHAR,
@@ -80,8 +80,9 @@ class DuckDBLanding(Landing):
 
     types_in_load = True
 
-    def __init__(self, path: str, staging_dir: str | None = None) -> None:
+    def __init__(self, path: str, staging_dir: str | None = None, load_memory: str | None = None) -> None:
         self.path = path
+        self._load_memory = load_memory
         self.url = duckdb_url(path)
         self._own_staging = staging_dir is None
         self._staging = Path(staging_dir or tempfile.mkdtemp(prefix="uniview-sink-"))
@@ -113,7 +114,7 @@ class DuckDBLanding(Landing):
         try:
             files = _stage(batch.frame, stage / "lines")
             with self.connect() as connection:
-                _bound_memory(connection, stage / "spill")
+                _bound_memory(connection, stage / "spill", self._load_memory or LOAD_MEMORY_LIMIT)
                 self._interruptible(connection)
                 try:
                     return _load(connection, batch, files, committing=lambda: self._interruptible(None))
@@ -160,11 +161,11 @@ def _stage(frame, directory: Path) -> str | None:
     return str(directory / "*.parquet") if any(directory.glob("*.parquet")) else None
 
 
-def _bound_memory(connection: duckdb.DuckDBPyConnection, spill: Path) -> None:
-    """Bound the load's memory however large the batch: past LOAD_MEMORY_LIMIT, DuckDB spills the
+def _bound_memory(connection: duckdb.DuckDBPyConnection, spill: Path, limit: str) -> None:
+    """Bound the load's memory however large the batch: past `limit`, DuckDB spills the
     lines to `spill` (inside the batch's staging directory, removed with it).  Rows need not keep the
     order they were read in, which lets DuckDB stream them instead of buffering them."""
-    connection.execute(f"SET memory_limit = {literal(LOAD_MEMORY_LIMIT)}")
+    connection.execute(f"SET memory_limit = {literal(limit)}")
     connection.execute("SET preserve_insertion_order = false")
     connection.execute(f"SET temp_directory = {literal(str(spill))}")
 
