@@ -179,11 +179,15 @@ def _sql_verdicts(lines: dict, cases: dict) -> dict:
                        VERDICT_SCHEMA)
 
 
+def _differing(spark_typed: dict, sql_typed: dict, cases: dict) -> dict:
+    """{case: (Spark's outcome, the SQL's)} for the records the two type differently."""
+    return {cases[position]: (spark_typed[position], outcome) for position, outcome in sql_typed.items()
+            if spark_typed[position] != outcome}
+
+
 def test_sql_typing_lands_what_spark_lands(sink_run):
     _, spark_typed, lines, cases = sink_run
-    typed = _sql_typing(lines, cases)
-    differing = {cases[position]: (spark_typed[position], typed[position]) for position in typed
-                 if spark_typed[position] != typed[position]}
+    differing = _differing(spark_typed, _sql_typing(lines, cases), cases)
     assert {case: pair for case, pair in differing.items() if case not in DIFFERENCES} == {}
     assert set(DIFFERENCES) <= set(differing)
 
@@ -191,8 +195,7 @@ def test_sql_typing_lands_what_spark_lands(sink_run):
 def test_sql_verdicts_are_sparks_reasons_and_details(sink_run):
     _, spark_typed, lines, cases = sink_run
     judged = _sql_verdicts(lines, cases)
-    differing = {cases[position]: (spark_typed[position], judged[position]) for position in judged
-                 if spark_typed[position] != judged[position]}
+    differing = _differing(spark_typed, judged, cases)
     assert {data: pair for data, pair in differing.items() if data not in VERDICT_DIFFERENCES} == {}
     assert set(differing) == VERDICT_DIFFERENCES
     assert sum(reason is None for reason, _, _ in judged.values()) == 2

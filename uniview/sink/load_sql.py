@@ -10,6 +10,7 @@ routing key's decision, and types each route's data with the sink's type rules a
 from __future__ import annotations
 
 import json
+from dataclasses import astuple
 from typing import Sequence
 
 from sqlglot import exp
@@ -18,7 +19,7 @@ from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink import reasons
 from uniview.sink.frames import METADATA_FIELDS
 from uniview.sink.load_typing import (
-    DataObject, computed, data_object, data_of, data_verdict, trailing_comma, typed_column, value_texts,
+    DataObject, computed, data_object, data_of, data_verdict, function_call, trailing_comma, typed_column, value_texts,
 )
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.sequence import sequence_sql
@@ -53,7 +54,7 @@ def envelopes(source: str, rewritten: bool) -> str:
     # object, is its metadata one).  The JSON functions are given NULL where the line is not strict JSON.
     strict = trailing_comma(exp.column("value")).sql("duckdb")
     valid = f"SELECT *, CASE WHEN json_valid(value) THEN CASE WHEN {strict} THEN NULL ELSE value END END AS _json FROM {source}"
-    read = f"SELECT *, {_call('json_extract_string', exp.column('_json'), fields).sql('duckdb')} AS _m FROM ({valid})"
+    read = f"SELECT *, {function_call('json_extract_string', exp.column('_json'), fields).sql('duckdb')} AS _m FROM ({valid})"
     some = f"coalesce({', '.join(f'_m[{number + 1}]' for number in range(len(METADATA_FIELDS)))}) IS NOT NULL"
     kinds = f"""SELECT *, CASE WHEN {some} THEN ['OBJECT', 'OBJECT']
                                ELSE json_type(_json, ['$', '$.metadata']) END AS _kinds FROM ({read})"""
@@ -85,7 +86,7 @@ def routing_keys(lines: str) -> str:
 
 def decisions_json(plan: RoutingPlan) -> str:
     """The plan's decisions as one JSON text for `decisions_table` (one parameter however many keys)."""
-    return json.dumps([{**{f"key_{name}": value for name, value in zip(KEY_COLUMNS, _key_values(key))},
+    return json.dumps([{**{f"key_{name}": value for name, value in zip(KEY_COLUMNS, astuple(key))},
                         "dataset": d.dataset, "route": d.route, "reject": d.reason, "reject_detail": d.detail,
                         "version": d.version} for key, d in plan.decisions.items()])
 
@@ -158,11 +159,3 @@ def route_values(route: VersionRoute) -> str:
 def key_of(row: Sequence) -> RecordKey:
     """A routing key from a `routing_keys` row."""
     return RecordKey(*row[:len(KEY_COLUMNS)])
-
-
-def _key_values(key: RecordKey) -> tuple:
-    return key.database_name, key.table_name, key.table_version, key.schema_text, key.primary_key_text
-
-
-def _call(name: str, *arguments: exp.Expression) -> exp.Expression:
-    return exp.Anonymous(this=name, expressions=list(arguments))

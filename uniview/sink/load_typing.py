@@ -70,7 +70,7 @@ Path = tuple[str, ...]
 def data_of(line: exp.Expression, path: Path = ("data",)) -> exp.Expression:
     """The data object of a record `line` as JSON text.  A query computes it once per row, and the values,
     kind and keys are read from it rather than from the whole line (which also holds the metadata)."""
-    return _call("json_extract", line.copy(), exp.Literal.string(_pointer(path)))
+    return function_call("json_extract", line.copy(), exp.Literal.string(_pointer(path)))
 
 
 def typed_column(data: exp.Expression, name: str, bq_type: BQType, line: exp.Expression,
@@ -93,7 +93,7 @@ def computed(column: TypedColumn, bq_type: BQType, text: exp.Expression, value: 
 def value_texts(data: exp.Expression, names: Sequence[str]) -> exp.Expression:
     """The texts of the columns `names` of `data` as one list, from one parse."""
     pointers = exp.Array(expressions=[exp.Literal.string(_pointer((name,))) for name in names])
-    return _call("json_extract_string", data.copy(), pointers)
+    return function_call("json_extract_string", data.copy(), pointers)
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class DataObject:
 
 def data_object(data: exp.Expression) -> DataObject:
     """The kind and keys of `data` (data_of)."""
-    return DataObject(_call("json_type", data.copy()), _call("json_keys", data.copy()))
+    return DataObject(function_call("json_type", data.copy()), function_call("json_keys", data.copy()))
 
 
 @dataclass(frozen=True)
@@ -130,11 +130,11 @@ def data_verdict(data: DataObject, columns: Sequence[LandingColumn], typed: Sequ
     keys = data.keys
     names = exp.Array(expressions=[exp.Literal.string(column.name) for column in columns])
     # list_intersect keeps each key once: fewer than the keys means a key the schema does not have, or a repeated one
-    odd = exp.NEQ(this=_call("len", keys.copy()), expression=_call("len", _call("list_intersect", keys.copy(), names)))
-    repeated = exp.NEQ(this=_call("len", keys.copy()), expression=_call("len", _call("list_distinct", keys.copy())))
+    odd = exp.NEQ(this=function_call("len", keys.copy()), expression=function_call("len", function_call("list_intersect", keys.copy(), names)))
+    repeated = exp.NEQ(this=function_call("len", keys.copy()), expression=function_call("len", function_call("list_distinct", keys.copy())))
     key = exp.to_identifier("key")
-    unknown = _call("list_filter", keys.copy(), exp.Lambda(
-        this=exp.not_(_call("list_contains", names.copy(), exp.column(key))), expressions=[key]))
+    unknown = function_call("list_filter", keys.copy(), exp.Lambda(
+        this=exp.not_(function_call("list_contains", names.copy(), exp.column(key))), expressions=[key]))
     misfits = [column.misfit for column in typed]
     labels = [_when(misfit, exp.Literal.string(column.label)) for misfit, column in zip(misfits, columns)]
     any_misfit = exp.or_(*[misfit.copy() for misfit in misfits]) if misfits else exp.false()
@@ -151,15 +151,15 @@ def data_verdict(data: DataObject, columns: Sequence[LandingColumn], typed: Sequ
               .when(is_reason(reasons.INVALID_DATA), exp.Case().when(is_object.copy(), text(reasons.REPEATED_KEY))
                     .else_(text(reasons.DATA_NOT_AN_OBJECT)))
               .when(is_reason(reasons.UNKNOWN_COLUMN), exp.DPipe(this=text(reasons.UNKNOWN_KEYS),
-                                                                 expression=_call("array_to_string", unknown, text(", "))))
+                                                                 expression=function_call("array_to_string", unknown, text(", "))))
               .when(is_reason(reasons.TYPE_MISMATCH), exp.DPipe(this=text(reasons.MISFITS),
-                                                                expression=_call("concat_ws", text(", "), *labels))))
+                                                                expression=function_call("concat_ws", text(", "), *labels))))
     return Verdict(judged, detail)
 
 
 def value_text(document: exp.Expression, path: Path) -> exp.Expression:
     """The text of the value at `path` in `document` (a JSON pointer, so any key is addressed exactly)."""
-    return _call("json_extract_string", document.copy(), exp.Literal.string(_pointer(path)))
+    return function_call("json_extract_string", document.copy(), exp.Literal.string(_pointer(path)))
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ class _At:
 
     def kind_is(self, kind: str) -> exp.Expression:
         """The value is a JSON OBJECT or ARRAY (a string holding JSON text is neither)."""
-        return exp.EQ(this=_call("json_type", self.document.copy(), exp.Literal.string(_pointer(self.path))),
+        return exp.EQ(this=function_call("json_type", self.document.copy(), exp.Literal.string(_pointer(self.path))),
                       expression=exp.Literal.string(kind))
 
     def field(self, name: str) -> "_At":
@@ -187,8 +187,8 @@ class _At:
 
     def each_element(self, body) -> exp.Expression:
         """list_transform over the array's elements, `body(element's _At)` for each."""
-        array = _call("json_extract", self.document.copy(), exp.Literal.string(_pointer(self.path)))
-        elements = _call("json_extract", array, exp.Literal.string("$[*]"))
+        array = function_call("json_extract", self.document.copy(), exp.Literal.string(_pointer(self.path)))
+        elements = function_call("json_extract", array, exp.Literal.string("$[*]"))
         element, index = exp.to_identifier("element"), exp.to_identifier("position")
         exact = None if self.exact is None else exp.func("list_extract", self.exact.copy(), exp.column(index))
         each = exp.Lambda(this=body(_At(exp.column(element), (), exact)), expressions=[element, index])
@@ -243,7 +243,7 @@ def _exact_values(record: exp.Expression, path: Path, bq_type: BQType) -> exp.Ex
         return None
     for key in reversed(path):
         structure = {key: structure}
-    value = _call("json_transform", record.copy(), exp.Literal.string(json.dumps(structure)))
+    value = function_call("json_transform", record.copy(), exp.Literal.string(json.dumps(structure)))
     for key in path:
         value = exp.func("struct_extract", value, exp.Literal.string(key))
     return value
@@ -299,7 +299,7 @@ def _single_json_value(text: exp.Expression) -> exp.Expression:
     outside its strings there is no NaN, Infinity or trailing comma (which DuckDB's parser lets through)."""
     wrapped = exp.DPipe(this=exp.DPipe(this=exp.Literal.string("["), expression=text.copy()),
                         expression=exp.Literal.string("]"))
-    length = _call("json_array_length", _when(_call("json_valid", wrapped), wrapped.copy()))
+    length = function_call("json_array_length", _when(function_call("json_valid", wrapped), wrapped.copy()))
     words = exp.RegexpReplace(this=_strings_blanked(text), expression=exp.Literal.string("true|false|null"),
                               replacement=exp.Literal.string("0"), modifiers=exp.Literal.string("g"))
     return exp.and_(exp.EQ(this=length, expression=exp.Literal.number(1)),
@@ -330,7 +330,7 @@ def _try_cast(text: exp.Expression, to: str) -> exp.Expression:
     return exp.TryCast(this=text.copy(), to=exp.DataType.build(to, dialect="duckdb"))
 
 
-def _call(name: str, *arguments: exp.Expression) -> exp.Expression:
+def function_call(name: str, *arguments: exp.Expression) -> exp.Expression:
     """A call of the warehouse's function `name` as written (sqlglot may otherwise render a JSON function as
     an operator)."""
     return exp.Anonymous(this=name, expressions=list(arguments))

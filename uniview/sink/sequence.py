@@ -23,6 +23,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from sqlglot import exp
 
+from uniview.sink.load_typing import function_call
+
 WIDTH = 20
 #: binlog `<name>.<number>:<pos>[:<row>]`; the file's number is the digits after its last dot.
 BINLOG = r"^(?:.*\.)?([0-9]{1,20}):([0-9]{1,20})(?::([0-9]{1,20}))?$"
@@ -63,8 +65,8 @@ def sequence_column(position: Column) -> Column:
 def sequence_sql(position: exp.Expression) -> exp.Expression:
     """The SQL expression of `sequence_of` over a position (sqlglot, for a warehouse's load step)."""
     def call(name: str, *arguments) -> exp.Expression:
-        return exp.Anonymous(this=name, expressions=[a if isinstance(a, exp.Expression) else exp.Literal.string(a)
-                                                     if isinstance(a, str) else exp.Literal.number(a) for a in arguments])
+        return function_call(name, *[a if isinstance(a, exp.Expression) else exp.Literal.string(a)
+                                     if isinstance(a, str) else exp.Literal.number(a) for a in arguments])
 
     def group(pattern: str, number: int) -> exp.Expression:
         return call("regexp_extract", position.copy(), pattern, number)
