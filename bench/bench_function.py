@@ -24,13 +24,13 @@ from pathlib import Path
 
 import requests
 
+from bench.results_file import write_results
 from uniview.cloudfn.config import load_config
 from uniview.cloudfn.events import cloud_event, notification, push_body
 from uniview.cloudfn.handler import handle_cloud_event
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, find_emulator_venv
 from uniview.local.function_server import find_function_source, function_server
 from uniview.warehouse.bigquery import BigQueryWarehouse
-from bench.results_file import write_results
 
 DATASET = "bench"
 FAMILY = "events"
@@ -81,8 +81,10 @@ def event_latency(url: str, warehouse: BigQueryWarehouse, events: int, first_ind
             response = requests.post(url, json=body, timeout=300)
             sink.append(time.perf_counter() - started)
             response.raise_for_status()
-    return {"latency_changed_s": round(statistics.median(changed), 3),
-            "latency_unchanged_s": round(statistics.median(unchanged), 3)}
+    return {
+        "latency_changed_s": round(statistics.median(changed), 3),
+        "latency_unchanged_s": round(statistics.median(unchanged), 3),
+    }
 
 
 def import_times(runs: int) -> dict:
@@ -98,7 +100,8 @@ def import_times(runs: int) -> dict:
     medians = {name: statistics.median(values) for name, values in samples.items()}
     bare = medians["interpreter"]
     return {
-        "import_function_s": round(medians["function"], 3), "import_bigquery_s": round(medians["bigquery"], 3),
+        "import_function_s": round(medians["function"], 3),
+        "import_bigquery_s": round(medians["bigquery"], 3),
         "interpreter_start_s": round(bare, 3),
         "import_ratio_function_to_bigquery": round(medians["function"] / medians["bigquery"], 2),
         "import_ratio_net_of_interpreter": round((medians["function"] - bare) / (medians["bigquery"] - bare), 2),
@@ -131,8 +134,10 @@ def report(results: dict) -> None:
     rows = [
         ("query jobs per event, view changed", results["jobs_changed_event"]),
         ("query jobs per event, view unchanged", results["jobs_unchanged_event"]),
-        ("of which DDL jobs, changed / unchanged",
-         f"{results['ddl_jobs_changed_event']} / {results['ddl_jobs_unchanged_event']}"),
+        (
+            "of which DDL jobs, changed / unchanged",
+            f"{results['ddl_jobs_changed_event']} / {results['ddl_jobs_unchanged_event']}",
+        ),
         ("end-to-end latency, view changed (s, median)", results["latency_changed_s"]),
         ("end-to-end latency, view unchanged (s, median)", results["latency_unchanged_s"]),
         ("cold `import main` (s, median)", results["import_function_s"]),

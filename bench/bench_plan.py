@@ -24,13 +24,23 @@ from bench.results_file import write_results
 from uniview.plan import GeneratorOptions, plan_family
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from families import synthetic_family  # noqa: E402  (the same families the tests plan)
+from families import synthetic_family
 
-_DUCKDB_TYPES = {"INT64": "BIGINT", "STRING": "VARCHAR", "FLOAT64": "DOUBLE", "DATE": "DATE",
-                 "TIMESTAMP": "TIMESTAMPTZ", "NUMERIC": "DECIMAL(38,9)", "BOOL": "BOOLEAN", "DATETIME": "TIMESTAMP"}
-_READ_METADATA = ("import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); "
-                  "c.execute(\"SELECT table_name, column_name, column_index, data_type FROM duckdb_columns() "
-                  "WHERE schema_name = 'cdc'\").fetchall()")
+_DUCKDB_TYPES = {
+    "INT64": "BIGINT",
+    "STRING": "VARCHAR",
+    "FLOAT64": "DOUBLE",
+    "DATE": "DATE",
+    "TIMESTAMP": "TIMESTAMPTZ",
+    "NUMERIC": "DECIMAL(38,9)",
+    "BOOL": "BOOLEAN",
+    "DATETIME": "TIMESTAMP",
+}
+_READ_METADATA = (
+    "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); "
+    'c.execute("SELECT table_name, column_name, column_index, data_type FROM duckdb_columns() '
+    "WHERE schema_name = 'cdc'\").fetchall()"
+)
 
 
 def median_seconds(run, repeat: int = 3) -> float:
@@ -50,10 +60,14 @@ def measure(versions: int, columns: int) -> dict:
     plan_seconds = median_seconds(lambda: plan_family("cdc", "cdc_unified", family, options))
     parse_seconds = median_seconds(lambda: [sqlglot.parse(view.statement, read="bigquery") for view in plan.views], 1)
     return {
-        "versions": versions, "columns": columns, "views": len(plan.views),
-        "sql_chars": sum(len(view.body) for view in plan.views), "resolved_bytes": plan.footprint.resolved_bytes,
+        "versions": versions,
+        "columns": columns,
+        "views": len(plan.views),
+        "sql_chars": sum(len(view.body) for view in plan.views),
+        "resolved_bytes": plan.footprint.resolved_bytes,
         "query_resources": plan.footprint.resources,
-        "plan_seconds": round(plan_seconds, 3), "full_parse_seconds": round(parse_seconds, 3),
+        "plan_seconds": round(plan_seconds, 3),
+        "full_parse_seconds": round(parse_seconds, 3),
         "plan_to_full_parse_ratio": round(plan_seconds / parse_seconds, 3),
     }
 
@@ -79,9 +93,13 @@ def measure_shell(versions: int, columns: int) -> dict:
         run = lambda command: subprocess.run(command, check=True, stdout=subprocess.DEVNULL)  # noqa: E731
         plan_seconds = median_seconds(lambda: run(plan))
         read_seconds = median_seconds(lambda: run(read))
-    return {"versions": versions, "columns": columns, "shell_plan_seconds": round(plan_seconds, 2),
-            "shell_metadata_read_seconds": round(read_seconds, 2),
-            "shell_plan_to_metadata_read_ratio": round(plan_seconds / read_seconds, 2)}
+    return {
+        "versions": versions,
+        "columns": columns,
+        "shell_plan_seconds": round(plan_seconds, 2),
+        "shell_metadata_read_seconds": round(read_seconds, 2),
+        "shell_plan_to_metadata_read_ratio": round(plan_seconds / read_seconds, 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -93,11 +111,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
     results = [measure(count, args.columns) for count in args.versions]
     print(f"{'versions':>8} {'views':>5} {'SQL chars':>11} {'plan s':>7} {'full parse s':>12} {'ratio':>6}")
     for r in results:
-        print(f"{r['versions']:>8} {r['views']:>5} {r['sql_chars']:>11,} {r['plan_seconds']:>7} "
-              f"{r['full_parse_seconds']:>12} {r['plan_to_full_parse_ratio']:>6}")
+        print(
+            f"{r['versions']:>8} {r['views']:>5} {r['sql_chars']:>11,} {r['plan_seconds']:>7} "
+            f"{r['full_parse_seconds']:>12} {r['plan_to_full_parse_ratio']:>6}"
+        )
     shell = measure_shell(args.shell_versions, args.columns)
-    print(f"from the shell, {shell['versions']} x {shell['columns']}: uniview plan --json {shell['shell_plan_seconds']} s; "
-          f"opening the DuckDB file and reading its metadata alone {shell['shell_metadata_read_seconds']} s")
+    print(
+        f"from the shell, {shell['versions']} x {shell['columns']}: uniview plan --json {shell['shell_plan_seconds']} s; "
+        f"opening the DuckDB file and reading its metadata alone {shell['shell_metadata_read_seconds']} s"
+    )
     write_results("plan", {"families": results, "shell": shell})
     return results + [shell]
 

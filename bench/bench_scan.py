@@ -16,10 +16,10 @@ from pathlib import Path
 
 import duckdb
 
+from bench.results_file import write_results
 from uniview.refresh import RefreshRequest, refresh
 from uniview.warehouse import open_warehouse
 from uniview.warehouse.url import duckdb_url
-from bench.results_file import write_results
 
 AGGREGATE = "SELECT count(*), count(DISTINCT id), max(amount), max(created_at), max(length(note)) FROM {source}"
 
@@ -33,11 +33,13 @@ def build(path: Path, versions: int, rows: int) -> None:
             extra = ", ".join(f"extra_{e} INTEGER" for e in range(index))
             connection.execute(
                 f"CREATE TABLE bench.events_v_{index:03d} (id BIGINT, amount {amount}, created_at {created}, note VARCHAR"
-                f"{', ' + extra if extra else ''})")
+                f"{', ' + extra if extra else ''})"
+            )
             connection.execute(
                 f"INSERT INTO bench.events_v_{index:03d} (id, amount, created_at, note) SELECT i, "
                 f"CAST(i * 7 AS {amount}), TIMESTAMP '2024-01-01' + INTERVAL (i) SECOND, 'note ' || i "
-                f"FROM range({index * rows}, {(index + 1) * rows}) t(i)")
+                f"FROM range({index * rows}, {(index + 1) * rows}) t(i)"
+            )
     with open_warehouse(duckdb_url(path)) as warehouse:
         refresh(warehouse, RefreshRequest("bench", ("events",)))
     with duckdb.connect(str(path)) as connection:
@@ -65,8 +67,13 @@ def measure(versions: int, rows: int, repeats: int) -> dict:
                 view_times.append(view_seconds)
                 table_times.append(table_seconds)
     view, table = statistics.median(view_times), statistics.median(table_times)
-    return {"versions": versions, "rows": versions * rows, "view_seconds": round(view, 4),
-            "table_seconds": round(table, 4), "view_to_table_ratio": round(view / table, 2)}
+    return {
+        "versions": versions,
+        "rows": versions * rows,
+        "view_seconds": round(view, 4),
+        "table_seconds": round(table, 4),
+        "view_to_table_ratio": round(view / table, 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -76,8 +83,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     result = measure(args.versions, args.rows, args.repeats)
-    print(f"unified view over {result['versions']} versions, {result['rows']:,} rows: view {result['view_seconds']}s, "
-          f"consolidated table {result['table_seconds']}s, ratio {result['view_to_table_ratio']}")
+    print(
+        f"unified view over {result['versions']} versions, {result['rows']:,} rows: view {result['view_seconds']}s, "
+        f"consolidated table {result['table_seconds']}s, ratio {result['view_to_table_ratio']}"
+    )
     write_results("scan", result)
     return result
 

@@ -36,15 +36,27 @@ sys.path.insert(0, str(ROOT))
 
 from bench.results_file import write_results  # noqa: E402
 
-TYPES = ["int(11)", "bigint(20)", "varchar(255)", "decimal(12,2)", "datetime", "timestamp", "tinyint(1)", "double",
-         "json", "date"]
+TYPES = [
+    "int(11)",
+    "bigint(20)",
+    "varchar(255)",
+    "decimal(12,2)",
+    "datetime",
+    "timestamp",
+    "tinyint(1)",
+    "double",
+    "json",
+    "date",
+]
 TABLES = ("customer", "orders", "events", "shipments")
 VERSIONS_PER_TABLE = 5
 MIB = 1024 * 1024
 DEFAULT_RECORDS = [400_000, 1_000_000]
 
 
-def schemas(tables: int = len(TABLES), versions: int = VERSIONS_PER_TABLE) -> list[tuple[str, str, list[tuple[str, str]]]]:
+def schemas(
+    tables: int = len(TABLES), versions: int = VERSIONS_PER_TABLE
+) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """(table, version, columns): `tables` x `versions` (default 4 x 5), 12-22 columns each, types rotating."""
     names = TABLES[:tables] + tuple(f"table{n:02d}" for n in range(len(TABLES), tables))
     found = []
@@ -58,15 +70,26 @@ def schemas(tables: int = len(TABLES), versions: int = VERSIONS_PER_TABLE) -> li
 
 def value(declared: str, n: int) -> object:
     return {
-        "int(11)": n % 100_000, "bigint(20)": n, "varchar(255)": f"text-{n % 997}", "decimal(12,2)": f"{n % 9999}.25",
-        "datetime": f"2024-05-{1 + n % 28:02d} {n % 24:02d}:{n % 60:02d}:00", "date": f"2024-05-{1 + n % 28:02d}",
-        "timestamp": f"2024-05-{1 + n % 28:02d}T{n % 24:02d}:00:00Z", "tinyint(1)": n % 2, "double": n / 7,
+        "int(11)": n % 100_000,
+        "bigint(20)": n,
+        "varchar(255)": f"text-{n % 997}",
+        "decimal(12,2)": f"{n % 9999}.25",
+        "datetime": f"2024-05-{1 + n % 28:02d} {n % 24:02d}:{n % 60:02d}:00",
+        "date": f"2024-05-{1 + n % 28:02d}",
+        "timestamp": f"2024-05-{1 + n % 28:02d}T{n % 24:02d}:00:00Z",
+        "tinyint(1)": n % 2,
+        "double": n / 7,
         "json": {"n": n % 10, "tags": ["x"]},
     }[declared]
 
 
-def generate(directory: Path, records: int, files: int = 8, tables: int = len(TABLES),
-             versions_per_table: int = VERSIONS_PER_TABLE) -> int:
+def generate(
+    directory: Path,
+    records: int,
+    files: int = 8,
+    tables: int = len(TABLES),
+    versions_per_table: int = VERSIONS_PER_TABLE,
+) -> int:
     """Write `records` records round-robin over the versions into `files` NDJSON files; returns lines."""
     versions = schemas(tables, versions_per_table)
     declared = [json.dumps([{"name": n, "type": t} for n, t in columns]) for _, _, columns in versions]
@@ -81,7 +104,8 @@ def generate(directory: Path, records: int, files: int = 8, tables: int = len(TA
             handles[n % files].write(
                 f'{{"data": {data}, "metadata": {{"ingestion_method": "BINLOG", "database_name": "shop", '
                 f'"table_name": "{table}", "table_version": "{version}", "schema": {declared[index]}, '
-                f'"operation": "INSERT", "position": "mysql-bin.000001:{n}", "timestamp": "2024-05-01T10:00:00Z"}}}}\n')
+                f'"operation": "INSERT", "position": "mysql-bin.000001:{n}", "timestamp": "2024-05-01T10:00:00Z"}}}}\n'
+            )
             lines += 1
             if n % 20_000 == 19_999:
                 handles[n % files].write("not a record\n")
@@ -114,8 +138,11 @@ def tree_rss(pid: int) -> int:
     try:
         status = Path(f"/proc/{pid}/status").read_text()
         own = next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:")), 0)
-        children = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
-                    for child in (task / "children").read_text().split()]
+        children = [
+            int(child)
+            for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()
+        ]
     except OSError:
         return 0
     return own + sum(tree_rss(child) for child in children)
@@ -125,21 +152,49 @@ def commands(workdir: Path, source: Path, master: str) -> dict[str, list[str]]:
     python = sys.executable
     warehouse = workdir / "sink.duckdb"
     return {
-        "baseline": [python, str(ROOT / "bench" / "sink_baseline_job.py"), str(source), str(workdir / "baseline-out"),
-                     master],
-        "sink": [python, "-m", "uniview.sink", "--input", str(source), "--warehouse", f"duckdb:///{warehouse}",
-                 "--dataset", "shop", "--notify", "none", "--master", master, "--quiet",
-                 "--staging-dir", str(workdir / "staging")],
-        "text copy": [python, "-c", "import sys; from pyspark.sql import SparkSession; "
-                      f"s = SparkSession.builder.master('{master}').getOrCreate(); "
-                      f"s.read.text(sys.argv[1]).write.mode('overwrite').parquet(sys.argv[2])",
-                      str(source), str(workdir / "copy-out")],
+        "baseline": [
+            python,
+            str(ROOT / "bench" / "sink_baseline_job.py"),
+            str(source),
+            str(workdir / "baseline-out"),
+            master,
+        ],
+        "sink": [
+            python,
+            "-m",
+            "uniview.sink",
+            "--input",
+            str(source),
+            "--warehouse",
+            f"duckdb:///{warehouse}",
+            "--dataset",
+            "shop",
+            "--notify",
+            "none",
+            "--master",
+            master,
+            "--quiet",
+            "--staging-dir",
+            str(workdir / "staging"),
+        ],
+        "text copy": [
+            python,
+            "-c",
+            "import sys; from pyspark.sql import SparkSession; "
+            f"s = SparkSession.builder.master('{master}').getOrCreate(); "
+            f"s.read.text(sys.argv[1]).write.mode('overwrite').parquet(sys.argv[2])",
+            str(source),
+            str(workdir / "copy-out"),
+        ],
     }
 
 
 #: What each command writes into the work directory, removed before it runs again.
-OUTPUTS = {"baseline": ("baseline-out",), "sink": ("sink.duckdb", "sink.duckdb.wal", "staging"),
-           "text copy": ("copy-out",)}
+OUTPUTS = {
+    "baseline": ("baseline-out",),
+    "sink": ("sink.duckdb", "sink.duckdb.wal", "staging"),
+    "text copy": ("copy-out",),
+}
 
 
 def clean(workdir: Path, names=tuple(OUTPUTS)) -> None:
@@ -164,16 +219,28 @@ def measure(workdir: Path, records: int, pairs: int, master: str, tables: int, v
             elapsed, peak = timed(run[name], env)
             seconds[name].append(elapsed)
             memory[name].append(peak)
-        print(f"{records:,} records: " + ", ".join(f"{name} {seconds[name][-1]:.1f}s" for name in names)
-              + f" (peak memory {memory['baseline'][-1] / MIB:,.0f} / {memory['sink'][-1] / MIB:,.0f} MiB)", flush=True)
+        print(
+            f"{records:,} records: "
+            + ", ".join(f"{name} {seconds[name][-1]:.1f}s" for name in names)
+            + f" (peak memory {memory['baseline'][-1] / MIB:,.0f} / {memory['sink'][-1] / MIB:,.0f} MiB)",
+            flush=True,
+        )
     clean(workdir)
     copy, _ = timed(run["text copy"], env)
     baseline, sink = statistics.median(seconds["baseline"]), statistics.median(seconds["sink"])
     shutil.rmtree(source, ignore_errors=True)
-    return {"records": records, "lines": lines, "pairs": pairs, "baseline_seconds": round(baseline, 2),
-            "sink_seconds": round(sink, 2), "ratio": round(baseline / sink, 3), "text_copy_seconds": round(copy, 2),
-            "baseline_peak_mib": round(max(memory["baseline"]) / MIB), "sink_peak_mib": round(max(memory["sink"]) / MIB),
-            "all": {k: [round(x, 2) for x in v] for k, v in seconds.items()}}
+    return {
+        "records": records,
+        "lines": lines,
+        "pairs": pairs,
+        "baseline_seconds": round(baseline, 2),
+        "sink_seconds": round(sink, 2),
+        "ratio": round(baseline / sink, 3),
+        "text_copy_seconds": round(copy, 2),
+        "baseline_peak_mib": round(max(memory["baseline"]) / MIB),
+        "sink_peak_mib": round(max(memory["sink"]) / MIB),
+        "all": {k: [round(x, 2) for x in v] for k, v in seconds.items()},
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -186,18 +253,32 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="bench-sink-"))
     try:
-        runs = [measure(workdir, records, args.pairs, args.master, args.tables, args.versions_per_table)
-                for records in args.records]
+        runs = [
+            measure(workdir, records, args.pairs, args.master, args.tables, args.versions_per_table)
+            for records in args.records
+        ]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     versions = len(schemas(args.tables, args.versions_per_table))
-    report = {"runs": runs, "master": args.master, "tables": args.tables, "versions": versions,
-              "cpu_count": os.cpu_count(), "python": platform.python_version()}
+    report = {
+        "runs": runs,
+        "master": args.master,
+        "tables": args.tables,
+        "versions": versions,
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+    }
     for r in runs:
-        print(f"{r['records']:>9,} records: baseline {r['baseline_seconds']:.1f}s, sink {r['sink_seconds']:.1f}s "
-              f"-> sink at {r['ratio']:.2f}x the hand-written job (text copy {r['text_copy_seconds']:.1f}s); "
-              f"peak memory {r['baseline_peak_mib']:,} / {r['sink_peak_mib']:,} MiB")
-    name = "sink" if (args.tables, args.versions_per_table) == (len(TABLES), VERSIONS_PER_TABLE) else f"sink-{versions}-versions"
+        print(
+            f"{r['records']:>9,} records: baseline {r['baseline_seconds']:.1f}s, sink {r['sink_seconds']:.1f}s "
+            f"-> sink at {r['ratio']:.2f}x the hand-written job (text copy {r['text_copy_seconds']:.1f}s); "
+            f"peak memory {r['baseline_peak_mib']:,} / {r['sink_peak_mib']:,} MiB"
+        )
+    name = (
+        "sink"
+        if (args.tables, args.versions_per_table) == (len(TABLES), VERSIONS_PER_TABLE)
+        else f"sink-{versions}-versions"
+    )
     if args.records != DEFAULT_RECORDS:
         name += "-" + "-".join(str(records) for records in args.records) + "-records"
     print(f"wrote {write_results(name, report)}")

@@ -34,9 +34,13 @@ from bench.results_file import write_results  # noqa: E402
 from uniview.local.bigquery_connector import ConnectorEmulator, connector_emulator  # noqa: E402
 
 RECORDS = 20_000
-SCHEMA = [{"name": "id", "type": "bigint(20)"}, {"name": "name", "type": "varchar(64)"},
-          {"name": "amount", "type": "decimal(12,2)"}, {"name": "updated_at", "type": "datetime"},
-          {"name": "active", "type": "tinyint(1)"}]
+SCHEMA = [
+    {"name": "id", "type": "bigint(20)"},
+    {"name": "name", "type": "varchar(64)"},
+    {"name": "amount", "type": "decimal(12,2)"},
+    {"name": "updated_at", "type": "datetime"},
+    {"name": "active", "type": "tinyint(1)"},
+]
 
 
 def generate(path: Path, databases: int, records: int = RECORDS) -> None:
@@ -45,12 +49,30 @@ def generate(path: Path, databases: int, records: int = RECORDS) -> None:
     schema = json.dumps(SCHEMA)
     with path.open("w", encoding="utf-8") as out:
         for n in range(records):
-            data = {"id": n, "name": f"name-{n}", "amount": f"{n % 1000}.50", "updated_at": "2024-05-01 10:00:00",
-                    "active": n % 2}
-            out.write(json.dumps({"data": data, "metadata": {
-                "ingestion_method": "BINLOG", "database_name": f"tenant{n % databases:05d}", "table_name": "customer",
-                "schema": json.loads(schema), "operation": "INSERT", "position": f"mysql-bin.000001:{n}",
-                "timestamp": "2024-05-01T10:00:00Z"}}) + "\n")
+            data = {
+                "id": n,
+                "name": f"name-{n}",
+                "amount": f"{n % 1000}.50",
+                "updated_at": "2024-05-01 10:00:00",
+                "active": n % 2,
+            }
+            out.write(
+                json.dumps(
+                    {
+                        "data": data,
+                        "metadata": {
+                            "ingestion_method": "BINLOG",
+                            "database_name": f"tenant{n % databases:05d}",
+                            "table_name": "customer",
+                            "schema": json.loads(schema),
+                            "operation": "INSERT",
+                            "position": f"mysql-bin.000001:{n}",
+                            "timestamp": "2024-05-01T10:00:00Z",
+                        },
+                    }
+                )
+                + "\n"
+            )
 
 
 def spark_jobs(event_log: Path) -> int:
@@ -62,8 +84,9 @@ def spark_jobs(event_log: Path) -> int:
     return jobs
 
 
-def run_sink(workdir: Path, source: Path, dataset: str | None, master: str,
-             bigquery: ConnectorEmulator | None = None) -> tuple[float, int]:
+def run_sink(
+    workdir: Path, source: Path, dataset: str | None, master: str, bigquery: ConnectorEmulator | None = None
+) -> tuple[float, int]:
     """One whole `uniview sink` process into a fresh DuckDB file, or into the emulator; (seconds, Spark jobs)."""
     for leftover in ("sink.duckdb", "sink.duckdb.wal"):
         (workdir / leftover).unlink(missing_ok=True)
@@ -71,8 +94,20 @@ def run_sink(workdir: Path, source: Path, dataset: str | None, master: str,
     shutil.rmtree(events, ignore_errors=True)
     events.mkdir()
     warehouse = "bigquery://test-project" if bigquery else f"duckdb:///{workdir / 'sink.duckdb'}"
-    command = [sys.executable, "-m", "uniview.sink", "--input", str(source), "--warehouse", warehouse,
-               "--notify", "none", "--master", master, "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "uniview.sink",
+        "--input",
+        str(source),
+        "--warehouse",
+        warehouse,
+        "--notify",
+        "none",
+        "--master",
+        master,
+        "--quiet",
+    ]
     command += ["--dataset", dataset] if dataset else []
     submit = f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir={events}"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1"}
@@ -106,17 +141,28 @@ def measure(workdir: Path, counts: list[int], rounds: int, master: str, on_emula
 
 def summary(found: dict[int, list]) -> list[dict]:
     one = statistics.median(seconds for seconds, _ in found[min(found)])
-    return [{"databases": n, "seconds": round(statistics.median(s for s, _ in runs), 2),
-             "all": [round(s, 2) for s, _ in runs],
-             "ratio_to_one": round(statistics.median(s for s, _ in runs) / one, 2), "spark_jobs": runs[-1][1]}
-            for n, runs in sorted(found.items())]
+    return [
+        {
+            "databases": n,
+            "seconds": round(statistics.median(s for s, _ in runs), 2),
+            "all": [round(s, 2) for s, _ in runs],
+            "ratio_to_one": round(statistics.median(s for s, _ in runs) / one, 2),
+            "spark_jobs": runs[-1][1],
+        }
+        for n, runs in sorted(found.items())
+    ]
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--databases", type=int, nargs="+", default=[1, 100, 1000])
-    parser.add_argument("--emulator-databases", type=int, nargs="*", default=[1, 100],
-                        help="database counts also run into the BigQuery emulator with the real connector (none: skip)")
+    parser.add_argument(
+        "--emulator-databases",
+        type=int,
+        nargs="*",
+        default=[1, 100],
+        help="database counts also run into the BigQuery emulator with the real connector (none: skip)",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args(argv)
@@ -132,16 +178,31 @@ def main(argv: list[str] | None = None) -> dict:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     one = duckdb_runs[0]["seconds"]
-    report = {"records": RECORDS, "rounds": args.rounds, "master": args.master, "runs": duckdb_runs,
-              "shared_dataset": {"databases": counts[-1], "seconds": round(shared, 2),
-                                 "ratio_to_one": round(shared / one, 2), "spark_jobs": shared_jobs},
-              "emulator_runs": emulator_runs, "cpu_count": os.cpu_count(), "python": platform.python_version()}
+    report = {
+        "records": RECORDS,
+        "rounds": args.rounds,
+        "master": args.master,
+        "runs": duckdb_runs,
+        "shared_dataset": {
+            "databases": counts[-1],
+            "seconds": round(shared, 2),
+            "ratio_to_one": round(shared / one, 2),
+            "spark_jobs": shared_jobs,
+        },
+        "emulator_runs": emulator_runs,
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+    }
     for where, runs in (("DuckDB", duckdb_runs), ("emulator", emulator_runs)):
         for r in runs:
-            print(f"{r['databases']:>5} databases, one dataset each, {where}: {r['seconds']:.1f} s = "
-                  f"{r['ratio_to_one']:.2f}x one database; {r['spark_jobs']} Spark jobs")
-    print(f"{counts[-1]:>5} databases, one shared dataset, DuckDB: {shared:.1f} s = {shared / one:.2f}x; "
-          f"{shared_jobs} Spark jobs")
+            print(
+                f"{r['databases']:>5} databases, one dataset each, {where}: {r['seconds']:.1f} s = "
+                f"{r['ratio_to_one']:.2f}x one database; {r['spark_jobs']} Spark jobs"
+            )
+    print(
+        f"{counts[-1]:>5} databases, one shared dataset, DuckDB: {shared:.1f} s = {shared / one:.2f}x; "
+        f"{shared_jobs} Spark jobs"
+    )
     print(f"wrote {write_results('tenants', report)}")
     return report
 

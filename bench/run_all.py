@@ -15,9 +15,9 @@ from datetime import date
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
 from bench.results_file import RESULTS_DIR
-from rich.table import Table
 
 RESULTS = RESULTS_DIR
 FULL = {
@@ -44,60 +44,107 @@ def run(name: str, args: list[str]) -> dict | list:
 def plan_rows(results: dict) -> list[tuple[str, str, str]]:
     families, shell = results["families"], results["shell"]
     rows = [
-        (f"plan: {r['versions']} versions x {r['columns']} columns, 20% conflicting",
-         f"{r['plan_seconds']} s; {r['sql_chars'] / 1e6:.1f} M chars in {r['views']} views",
-         f"{r['plan_to_full_parse_ratio']}x sqlglot parsing the same SQL (what every plan paid before)")
+        (
+            f"plan: {r['versions']} versions x {r['columns']} columns, 20% conflicting",
+            f"{r['plan_seconds']} s; {r['sql_chars'] / 1e6:.1f} M chars in {r['views']} views",
+            f"{r['plan_to_full_parse_ratio']}x sqlglot parsing the same SQL (what every plan paid before)",
+        )
         for r in families
     ]
-    rows.append((f"plan from the shell: {shell['versions']} x {shell['columns']} in DuckDB, `uniview plan --json`",
-                 f"{shell['shell_plan_seconds']} s",
-                 f"{shell['shell_plan_to_metadata_read_ratio']}x a process that only opens the file and reads its "
-                 f"column metadata ({shell['shell_metadata_read_seconds']} s)"))
+    rows.append(
+        (
+            f"plan from the shell: {shell['versions']} x {shell['columns']} in DuckDB, `uniview plan --json`",
+            f"{shell['shell_plan_seconds']} s",
+            f"{shell['shell_plan_to_metadata_read_ratio']}x a process that only opens the file and reads its "
+            f"column metadata ({shell['shell_metadata_read_seconds']} s)",
+        )
+    )
     return rows
 
 
 def function_rows(r: dict) -> list[tuple[str, str, str]]:
     return [
-        ("function: BigQuery jobs per event (emulator)",
-         f"{r['jobs_changed_event']} changed view / {r['jobs_unchanged_event']} unchanged", "-"),
-        ("function: end-to-end latency per event (emulator, median)",
-         f"{r['latency_changed_s']} s changed / {r['latency_unchanged_s']} s unchanged", "-"),
-        ("function: cold `import main`", f"{r['import_function_s']} s",
-         f"{r['import_ratio_function_to_bigquery']}x `import google.cloud.bigquery`"),
+        (
+            "function: BigQuery jobs per event (emulator)",
+            f"{r['jobs_changed_event']} changed view / {r['jobs_unchanged_event']} unchanged",
+            "-",
+        ),
+        (
+            "function: end-to-end latency per event (emulator, median)",
+            f"{r['latency_changed_s']} s changed / {r['latency_unchanged_s']} s unchanged",
+            "-",
+        ),
+        (
+            "function: cold `import main`",
+            f"{r['import_function_s']} s",
+            f"{r['import_ratio_function_to_bigquery']}x `import google.cloud.bigquery`",
+        ),
     ]
 
 
 def sink_rows(r: dict) -> list[tuple[str, str, str]]:
-    return [(f"sink: {run['records']:,} records, {r['versions']} versions, {r['master']}, median of {run['pairs']} pairs",
-             f"{run['sink_seconds']} s ({run['records'] / run['sink_seconds']:,.0f} records/s)",
-             f"{run['ratio']}x a hand-written Spark job parsing the same input ({run['baseline_seconds']} s); "
-             f"a text copy that parses nothing: {run['text_copy_seconds']} s"
-             + (f"; peak memory {run['sink_peak_mib']:,} MiB (the job: {run['baseline_peak_mib']:,} MiB)"
-                if "sink_peak_mib" in run else ""))
-            for run in r["runs"]]
+    return [
+        (
+            f"sink: {run['records']:,} records, {r['versions']} versions, {r['master']}, median of {run['pairs']} pairs",
+            f"{run['sink_seconds']} s ({run['records'] / run['sink_seconds']:,.0f} records/s)",
+            f"{run['ratio']}x a hand-written Spark job parsing the same input ({run['baseline_seconds']} s); "
+            f"a text copy that parses nothing: {run['text_copy_seconds']} s"
+            + (
+                f"; peak memory {run['sink_peak_mib']:,} MiB (the job: {run['baseline_peak_mib']:,} MiB)"
+                if "sink_peak_mib" in run
+                else ""
+            ),
+        )
+        for run in r["runs"]
+    ]
 
 
 def scan_rows(r: dict) -> list[tuple[str, str, str]]:
-    return [(f"DuckDB scan: unified view over {r['versions']} versions, {r['rows']:,} rows",
-             f"{r['view_seconds']} s", f"{r['view_to_table_ratio']}x one consolidated table")]
+    return [
+        (
+            f"DuckDB scan: unified view over {r['versions']} versions, {r['rows']:,} rows",
+            f"{r['view_seconds']} s",
+            f"{r['view_to_table_ratio']}x one consolidated table",
+        )
+    ]
 
 
 def tenants_rows(r: dict) -> list[tuple[str, str, str]]:
-    rows = [(f"sink: {r['records']:,} records from {run['databases']:,} source databases, one dataset each (DuckDB)",
-             f"{run['seconds']} s, {run['spark_jobs']} Spark jobs", f"{run['ratio_to_one']}x the one-database run")
-            for run in r["runs"]]
+    rows = [
+        (
+            f"sink: {r['records']:,} records from {run['databases']:,} source databases, one dataset each (DuckDB)",
+            f"{run['seconds']} s, {run['spark_jobs']} Spark jobs",
+            f"{run['ratio_to_one']}x the one-database run",
+        )
+        for run in r["runs"]
+    ]
     shared = r["shared_dataset"]
-    rows.append((f"sink: the same from {shared['databases']:,} databases into one shared dataset",
-                 f"{shared['seconds']} s, {shared['spark_jobs']} Spark jobs", f"{shared['ratio_to_one']}x"))
-    rows += [(f"sink: {r['records']:,} records from {run['databases']:,} source databases, one dataset each "
-              "(BigQuery emulator, real connector, tables created by the run)",
-              f"{run['seconds']} s, {run['spark_jobs']} Spark jobs", f"{run['ratio_to_one']}x the one-database run")
-             for run in r.get("emulator_runs", [])]
+    rows.append(
+        (
+            f"sink: the same from {shared['databases']:,} databases into one shared dataset",
+            f"{shared['seconds']} s, {shared['spark_jobs']} Spark jobs",
+            f"{shared['ratio_to_one']}x",
+        )
+    )
+    rows += [
+        (
+            f"sink: {r['records']:,} records from {run['databases']:,} source databases, one dataset each "
+            "(BigQuery emulator, real connector, tables created by the run)",
+            f"{run['seconds']} s, {run['spark_jobs']} Spark jobs",
+            f"{run['ratio_to_one']}x the one-database run",
+        )
+        for run in r.get("emulator_runs", [])
+    ]
     return rows
 
 
-FORMATTERS = {"plan": plan_rows, "function": function_rows, "sink": sink_rows, "scan": scan_rows,
-              "tenants": tenants_rows}
+FORMATTERS = {
+    "plan": plan_rows,
+    "function": function_rows,
+    "sink": sink_rows,
+    "scan": scan_rows,
+    "tenants": tenants_rows,
+}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -106,9 +153,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", nargs="+", choices=list(FULL), default=list(FULL))
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
-    table = Table(title=f"uniview benchmarks, {date.today()}, {platform.machine()}, "
-                        f"{__import__('os').cpu_count()} cores, Python {platform.python_version()}",
-                  title_justify="left")
+    table = Table(
+        title=f"uniview benchmarks, {date.today()}, {platform.machine()}, "
+        f"{__import__('os').cpu_count()} cores, Python {platform.python_version()}",
+        title_justify="left",
+    )
     for heading in ("benchmark", "measured", "ratio to baseline (same run)"):
         table.add_column(heading, overflow="fold")
     for name in args.only:

@@ -20,8 +20,9 @@ _CREATE_VIEW = re.compile(r"CREATE (?:OR REPLACE )?VIEW (?:IF NOT EXISTS )?(\S+)
 _DROP_VIEW = re.compile(r"DROP VIEW (?:IF EXISTS )?(\S+)")
 _NAME = r"(?:`(?:[^`\\]|\\.)+`|[A-Za-z_][\w-]*)"
 _REFERENCE = re.compile(rf"\b(?:FROM|JOIN)\s+({_NAME}(?:\.{_NAME}){{1,2}})", re.I)
-_MUTATED = re.compile(rf"^\s*(?:INSERT\s+INTO|DELETE\s+FROM|UPDATE|MERGE(?:\s+INTO)?)\s+({_NAME}(?:\.{_NAME}){{1,2}})",
-                      re.I | re.M)
+_MUTATED = re.compile(
+    rf"^\s*(?:INSERT\s+INTO|DELETE\s+FROM|UPDATE|MERGE(?:\s+INTO)?)\s+({_NAME}(?:\.{_NAME}){{1,2}})", re.I | re.M
+)
 #: BigQuery: a multi-statement transaction mutates at most 100 tables.
 MAX_TABLES_PER_TRANSACTION = 100
 
@@ -45,20 +46,23 @@ class LimitEnforcer:
     def check_job(self, sql: str) -> None:
         self.jobs_checked += 1
         if len(sql) > limits.MAX_QUERY_CHARS:
-            raise BadRequest(f"The query is too large. The maximum standard SQL query length is 1024.00K characters, "
-                             f"including comments and white space characters. ({len(sql):,} characters)")
+            raise BadRequest(
+                f"The query is too large. The maximum standard SQL query length is 1024.00K characters, "
+                f"including comments and white space characters. ({len(sql):,} characters)"
+            )
         for statement in statements_of(sql):
             self.check_statement(statement)
         for transaction in re.findall(r"BEGIN TRANSACTION;(.*?)COMMIT TRANSACTION;", sql, re.S):
             mutated = {normalized(name) for name in _MUTATED.findall(transaction)}
             if len(mutated) > MAX_TABLES_PER_TRANSACTION:
-                raise BadRequest(f"Transaction is mutating too many tables: {len(mutated)} (at most "
-                                 f"{MAX_TABLES_PER_TRANSACTION})")
+                raise BadRequest(
+                    f"Transaction is mutating too many tables: {len(mutated)} (at most {MAX_TABLES_PER_TRANSACTION})"
+                )
 
     def check_statement(self, statement: str) -> None:
         created = _CREATE_VIEW.search(statement)
         if created:
-            body = statement[created.end():]
+            body = statement[created.end() :]
             if len(body) > limits.MAX_VIEW_CHARS:
                 raise BadRequest(f"View definition is too long: {len(body):,} characters; the limit is 256K")
             self.views[normalized(created[1])] = (len(body.encode()), [normalized(r) for r in _REFERENCE.findall(body)])
@@ -87,11 +91,15 @@ class LimitEnforcer:
                 depth = max(depth, level)
                 frontier.extend((reference, level + 1) for reference in references)
         if resolved > limits.MAX_RESOLVED_BYTES:
-            raise BadRequest(f"The query is too large. The maximum resolved query length is 12.00M characters, "
-                             f"including comments and white space characters. ({resolved:,} characters)")
+            raise BadRequest(
+                f"The query is too large. The maximum resolved query length is 12.00M characters, "
+                f"including comments and white space characters. ({resolved:,} characters)"
+            )
         if len(reached) > limits.MAX_QUERY_RESOURCES:
-            raise BadRequest(f"Too many tables, views and user-defined functions referenced by the query: "
-                             f"{len(reached):,} (at most 1,000)")
+            raise BadRequest(
+                f"Too many tables, views and user-defined functions referenced by the query: "
+                f"{len(reached):,} (at most 1,000)"
+            )
         if depth > limits.MAX_VIEW_NESTING - 1:
             raise BadRequest(f"Views nested {depth} levels deep; at most {limits.MAX_VIEW_NESTING - 1} can be queried")
 

@@ -49,5 +49,6 @@ def pytest_testnodedown(node, error):
 
 def pytest_terminal_summary(terminalreporter):
     if sum(_reported):
-        terminalreporter.write_line(f"ZetaSQL analyzer: {sum(_reported)} statements analyzed "
-                                    f"(in {len(_reported)} test processes)")
+        terminalreporter.write_line(
+            f"ZetaSQL analyzer: {sum(_reported)} statements analyzed (in {len(_reported)} test processes)"
+        )

@@ -8,12 +8,20 @@ from uniview.schema import Column, TableVersion
 from uniview.types import parse_type
 
 BASE_TYPES = ["INT64", "STRING", "FLOAT64", "DATE", "TIMESTAMP", "NUMERIC", "BOOL"]
-CONFLICTING = {"INT64": "STRING", "STRING": "INT64", "FLOAT64": "STRING", "DATE": "DATETIME",
-               "TIMESTAMP": "DATETIME", "NUMERIC": "FLOAT64", "BOOL": "INT64"}
+CONFLICTING = {
+    "INT64": "STRING",
+    "STRING": "INT64",
+    "FLOAT64": "STRING",
+    "DATE": "DATETIME",
+    "TIMESTAMP": "DATETIME",
+    "NUMERIC": "FLOAT64",
+    "BOOL": "INT64",
+}
 
 
-def synthetic_family(versions: int, columns: int, conflict_share: float = 0.2, seed: int = 7,
-                     family: str = "events") -> list[TableVersion]:
+def synthetic_family(
+    versions: int, columns: int, conflict_share: float = 0.2, seed: int = 7, family: str = "events"
+) -> list[TableVersion]:
     """`versions` tables of `columns` columns; `conflict_share` of the columns change type across versions."""
     rng = random.Random(seed)
     types = [rng.choice(BASE_TYPES) for _ in range(columns)]

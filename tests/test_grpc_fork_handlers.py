@@ -32,7 +32,8 @@ print(sum(child.wait() != 0 for child in children))
 @pytest.mark.parametrize("entry", ["uniview.cli", "uniview.sink.command"])
 def test_children_forked_beside_a_grpc_channel_all_reach_exec(entry):
     environment = {name: value for name, value in os.environ.items() if name != "GRPC_ENABLE_FORK_SUPPORT"}
-    done = subprocess.run([sys.executable, "-c", PROBE.format(entry=entry)], env=environment, capture_output=True,
-                          text=True, timeout=240)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(entry=entry)], env=environment, capture_output=True, text=True, timeout=240
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[-1] == "0", f"children that died before exec, of {FORKS}: {done.stdout}"

@@ -14,8 +14,8 @@ from google.api_core.exceptions import BadRequest
 from uniview import limits
 from uniview.limits import LimitError
 from uniview.plan import GeneratorOptions, plan_family
-from uniview.warehouse.bigquery_views import change_statement, pack_scripts
 from uniview.warehouse.base import ViewChange
+from uniview.warehouse.bigquery_views import change_statement, pack_scripts
 
 
 def enforce(plan) -> LimitEnforcer:
@@ -61,7 +61,9 @@ def test_the_resolved_size_is_checked_even_when_tables_would_fit():
 
 
 def test_nested_fields_count_toward_the_column_limit():
-    with pytest.raises(LimitError, match=r"15,000 columns, nested fields included, are over BigQuery's limit of 10,000"):
+    with pytest.raises(
+        LimitError, match=r"15,000 columns, nested fields included, are over BigQuery's limit of 10,000"
+    ):
         plan_family("cdc", "cdc_unified", nested_family(3_000, fields=4), GeneratorOptions())
     plan = plan_family("cdc", "cdc_unified", nested_family(1_999, fields=4), GeneratorOptions())
     assert plan.footprint.columns == 9_995
@@ -85,14 +87,18 @@ def test_the_enforcer_fails_where_bigquery_would():
     for n in range(60):
         enforcer.check_job(f"CREATE OR REPLACE VIEW d.p{n} AS\nSELECT '{'x' * 210_000}' AS x FROM d.t{n} AS v")
     with pytest.raises(BadRequest, match="maximum resolved query length is 12.00M"):  # views resolve when created
-        enforcer.check_job("CREATE OR REPLACE VIEW d.top AS\n" + "\nUNION ALL\n".join(
-            f"SELECT * FROM d.p{n}" for n in range(60)))
-    enforcer.check_job("CREATE OR REPLACE VIEW d.top AS\n" + "\nUNION ALL\n".join(
-        f"SELECT * FROM d.p{n}" for n in range(57)))
+        enforcer.check_job(
+            "CREATE OR REPLACE VIEW d.top AS\n" + "\nUNION ALL\n".join(f"SELECT * FROM d.p{n}" for n in range(60))
+        )
+    enforcer.check_job(
+        "CREATE OR REPLACE VIEW d.top AS\n" + "\nUNION ALL\n".join(f"SELECT * FROM d.p{n}" for n in range(57))
+    )
     with pytest.raises(BadRequest, match="maximum resolved query length is 12.00M"):
         enforcer.check_job("SELECT * FROM d.top CROSS JOIN d.p57")
     tables = LimitEnforcer()
-    tables.check_job("CREATE VIEW d.many AS\n" + "\nUNION ALL\n".join(f"SELECT 1 FROM d.t{n} AS v" for n in range(1_000)))
+    tables.check_job(
+        "CREATE VIEW d.many AS\n" + "\nUNION ALL\n".join(f"SELECT 1 FROM d.t{n} AS v" for n in range(1_000))
+    )
     with pytest.raises(BadRequest, match="Too many tables"):
         tables.check_job("SELECT * FROM d.many")
 

@@ -39,7 +39,7 @@ def candidates(seed: int, count: int):
         dataset = random_name(rng, "abcXYZ_09-", 12)
         table = random_name(rng)
         if rng.random() < 0.5:
-            version = compute_version(table, [SourceColumn("id", "int(11)")])   # the sink's own hash
+            version = compute_version(table, [SourceColumn("id", "int(11)")])  # the sink's own hash
         else:
             version = random_name(rng, VERSION_CHARS + "A-_", rng.choice((8, 16, 20, 70)))
         yield dataset, table, version

@@ -18,14 +18,24 @@ EXPECTED = Path(__file__).parent / "expected"
 
 def version(family, version_id, created, columns):
     return TableVersion(
-        f"{family}_v_{version_id}", family, version_id, created,
+        f"{family}_v_{version_id}",
+        family,
+        version_id,
+        created,
         tuple(Column(name, parse_type(data_type)) for name, data_type in columns),
     )
 
 
 SEED = [
-    version("customer", "abc", 1, [("id", "INT64"), ("first_name", "STRING"), ("last_name", "STRING"), ("full_name", "STRING")]),
-    version("customer", "def", 2, [("id", "STRING"), ("first_name", "STRING"), ("last_name", "STRING"), ("email", "STRING")]),
+    version(
+        "customer",
+        "abc",
+        1,
+        [("id", "INT64"), ("first_name", "STRING"), ("last_name", "STRING"), ("full_name", "STRING")],
+    ),
+    version(
+        "customer", "def", 2, [("id", "STRING"), ("first_name", "STRING"), ("last_name", "STRING"), ("email", "STRING")]
+    ),
 ]
 
 
@@ -39,7 +49,12 @@ def assert_golden(name, text):
 def test_seed_example_columns_and_golden_sql():
     plan = plan_family("cdc", "cdc_unified", SEED, GeneratorOptions())
     assert [(c.name, str(c.type)) for c in plan.columns] == [
-        ("id", "STRING"), ("first_name", "STRING"), ("last_name", "STRING"), ("full_name", "STRING"), ("email", "STRING")]
+        ("id", "STRING"),
+        ("first_name", "STRING"),
+        ("last_name", "STRING"),
+        ("full_name", "STRING"),
+        ("email", "STRING"),
+    ]
     assert [v.qualified_name for v in plan.views] == ["cdc_unified.customer_unified"]
     assert_golden("customer_unified.sql", plan.top_view.statement + "\n")
 
@@ -71,7 +86,12 @@ def test_column_order_is_first_appearance_by_creation_then_ordinal():
         version("t", "old", 1, [("a", "INT64"), ("b", "INT64")]),
     ]
     ordered = sorted(versions, key=lambda v: v.created)
-    assert [c.name for c in plan_family("ds", "ds_unified", ordered, GeneratorOptions()).columns] == ["a", "b", "c", "d"]
+    assert [c.name for c in plan_family("ds", "ds_unified", ordered, GeneratorOptions()).columns] == [
+        "a",
+        "b",
+        "c",
+        "d",
+    ]
 
 
 ODD_NAMES = ["select", "from", "a b", "a-b", "ünïcode", "数据", "x`y", "back\\slash", "order", "_PARTITIONTIME2"]
@@ -89,13 +109,21 @@ def test_reserved_and_odd_names_are_quoted_and_parse():
     assert "CAST(`select` AS STRING) AS `select`" in statement and "CAST(`a b` AS STRING)" in statement
     assert "CAST(_PARTITIONTIME2 AS STRING) AS _PARTITIONTIME2" in statement
     assert "FROM ds.`my-family ü_v_1` AS v" in statement
-    selected = [e.alias_or_name for e in sqlglot.parse_one(plan.top_view.body, read="bigquery").find(sqlglot.exp.Select).expressions]
+    selected = [
+        e.alias_or_name
+        for e in sqlglot.parse_one(plan.top_view.body, read="bigquery").find(sqlglot.exp.Select).expressions
+    ]
     assert selected == ODD_NAMES
 
 
 def wide_family(count, columns=30):
     return [
-        version("wide", f"{index:04d}", index, [(f"col_{c}", "INT64" if (index + c) % 5 else "STRING") for c in range(columns)])
+        version(
+            "wide",
+            f"{index:04d}",
+            index,
+            [(f"col_{c}", "INT64" if (index + c) % 5 else "STRING") for c in range(columns)],
+        )
         for index in range(count)
     ]
 
@@ -128,7 +156,10 @@ def _tables_in(body):
 
 def test_a_single_version_too_wide_for_the_budget_is_an_error():
     versions = [version("t", "1", 1, [(f"column_with_a_long_name_{i}", "INT64") for i in range(200)])]
-    with pytest.raises(PlanError, match=r"'t_v_1' alone needs [\d,]+ characters of SQL, over the 1,000-character view budget: raise --max-view-chars"):
+    with pytest.raises(
+        PlanError,
+        match=r"'t_v_1' alone needs [\d,]+ characters of SQL, over the 1,000-character view budget: raise --max-view-chars",
+    ):
         plan_family("ds", "ds_unified", versions, GeneratorOptions(max_view_chars=1_000))
 
 
@@ -137,8 +168,14 @@ def test_more_tables_and_views_than_a_query_may_reference_is_an_error():
     plan_family("ds", "ds_unified", wide_family(989, columns=2), GeneratorOptions())
     with pytest.raises(LimitError, match="would reference 991 tables and views, over 990"):
         plan_family("ds", "ds_unified", wide_family(990, columns=2), GeneratorOptions())
-    assert len(plan_family("ds", "ds_unified", wide_family(990, columns=2),
-                           GeneratorOptions(enforce_query_limits=False)).versions) == 990
+    assert (
+        len(
+            plan_family(
+                "ds", "ds_unified", wide_family(990, columns=2), GeneratorOptions(enforce_query_limits=False)
+            ).versions
+        )
+        == 990
+    )
 
 
 def test_source_column_must_not_clash_with_a_data_column():
@@ -148,13 +185,25 @@ def test_source_column_must_not_clash_with_a_data_column():
 
 @pytest.mark.parametrize(
     "options",
-    [dict(policy="strict"), dict(max_view_chars=999), dict(max_view_chars=256_001),
-     dict(datetime_timezone="Nowhere/Land"), dict(source_column="bad name"), dict(source_column="1x"),
-     dict(datetime_timezone="localtime"), dict(datetime_timezone="posix/Europe/Paris"),
-     dict(datetime_timezone="right/UTC"), dict(datetime_timezone="Factory"),
-     dict(source_column="_PARTITIONTIME"), dict(source_column="_table_x"), dict(source_column="_FILE_x"),
-     dict(source_column="__ROOT__x"), dict(source_column="_ROW_TIMESTAMPx"), dict(source_column="_COLIDENTIFIERx"),
-     dict(source_column="x" * 301)],
+    [
+        dict(policy="strict"),
+        dict(max_view_chars=999),
+        dict(max_view_chars=256_001),
+        dict(datetime_timezone="Nowhere/Land"),
+        dict(source_column="bad name"),
+        dict(source_column="1x"),
+        dict(datetime_timezone="localtime"),
+        dict(datetime_timezone="posix/Europe/Paris"),
+        dict(datetime_timezone="right/UTC"),
+        dict(datetime_timezone="Factory"),
+        dict(source_column="_PARTITIONTIME"),
+        dict(source_column="_table_x"),
+        dict(source_column="_FILE_x"),
+        dict(source_column="__ROOT__x"),
+        dict(source_column="_ROW_TIMESTAMPx"),
+        dict(source_column="_COLIDENTIFIERx"),
+        dict(source_column="x" * 301),
+    ],
 )
 def test_invalid_options_are_config_errors(options):
     with pytest.raises(ConfigError):
@@ -163,9 +212,16 @@ def test_invalid_options_are_config_errors(options):
 
 @pytest.mark.parametrize(
     ("view", "expected"),
-    [("customer_unified", True), ("customer_unified_part_001", True), ("customer_unified_part_1", False),
-     ("customer_unified_part_0123456789ab", True), ("customer_unified_part_0123456789abc", False),
-     ("customer_unified_unified", False), ("customer_v_unified", False), ("customer_unified_part_001x", False)],
+    [
+        ("customer_unified", True),
+        ("customer_unified_part_001", True),
+        ("customer_unified_part_1", False),
+        ("customer_unified_part_0123456789ab", True),
+        ("customer_unified_part_0123456789abc", False),
+        ("customer_unified_unified", False),
+        ("customer_v_unified", False),
+        ("customer_unified_part_001x", False),
+    ],
 )
 def test_family_views_are_recognised_exactly(view, expected):
     assert is_family_view("customer", view) is expected

@@ -29,9 +29,14 @@ def query(path, sql):
 
 def columns_of(path, schema, view):
     with duckdb.connect(str(path), read_only=True) as connection:
-        return [(r[0], r[1]) for r in connection.execute(
-            "SELECT column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position", [schema, view]).fetchall()]
+        return [
+            (r[0], r[1])
+            for r in connection.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
+                [schema, view],
+            ).fetchall()
+        ]
 
 
 def cli(*args):
@@ -57,7 +62,12 @@ def test_seed_example_gives_all_four_rows_under_one_schema(seed):
     assert result.exit_code == 0, result.output
     assert "cdc_unified.customer_unified" in result.output
     assert columns_of(seed, "cdc_unified", "customer_unified") == [
-        ("id", "VARCHAR"), ("first_name", "VARCHAR"), ("last_name", "VARCHAR"), ("full_name", "VARCHAR"), ("email", "VARCHAR")]
+        ("id", "VARCHAR"),
+        ("first_name", "VARCHAR"),
+        ("last_name", "VARCHAR"),
+        ("full_name", "VARCHAR"),
+        ("email", "VARCHAR"),
+    ]
     rows = query(seed, "SELECT * FROM cdc_unified.customer_unified ORDER BY id")
     assert rows == [
         ("1", "John", "Doe", "John Doe", None),
@@ -83,11 +93,17 @@ def test_second_refresh_runs_no_ddl_and_plan_is_byte_identical(seed):
 def test_new_version_is_picked_up_and_source_column_names_it(seed):
     url = duckdb_url(seed)
     cli("refresh", "--warehouse", url, "--dataset", "cdc", "--all", "--source-column", "_src")
-    run_sql(seed, "CREATE TABLE cdc.customer_v_ghi (id VARCHAR, email VARCHAR, vip BOOLEAN)",
-            "INSERT INTO cdc.customer_v_ghi VALUES ('c-5', 'x@example.com', true)")
+    run_sql(
+        seed,
+        "CREATE TABLE cdc.customer_v_ghi (id VARCHAR, email VARCHAR, vip BOOLEAN)",
+        "INSERT INTO cdc.customer_v_ghi VALUES ('c-5', 'x@example.com', true)",
+    )
     cli("refresh", "--warehouse", url, "--dataset", "cdc", "--all", "--source-column", "_src")
     assert query(seed, "SELECT _src, count(*) FROM cdc_unified.customer_unified GROUP BY 1 ORDER BY 1") == [
-        ("customer_v_abc", 2), ("customer_v_def", 2), ("customer_v_ghi", 1)]
+        ("customer_v_abc", 2),
+        ("customer_v_def", 2),
+        ("customer_v_ghi", 1),
+    ]
     assert query(seed, "SELECT vip FROM cdc_unified.customer_unified WHERE id = 'c-5'") == [(True,)]
 
 
@@ -96,8 +112,10 @@ def test_plan_json_lists_dependencies_first(tmp_path):
     statements = ["CREATE SCHEMA s"]
     for index in range(12):
         cols = ", ".join(f"column_number_{c} {'BIGINT' if index % 2 else 'VARCHAR'}" for c in range(20))
-        statements += [f"CREATE TABLE s.events_v_{index:03d} ({cols})",
-                       f"INSERT INTO s.events_v_{index:03d} (column_number_0) VALUES ({index})"]
+        statements += [
+            f"CREATE TABLE s.events_v_{index:03d} ({cols})",
+            f"INSERT INTO s.events_v_{index:03d} (column_number_0) VALUES ({index})",
+        ]
     run_sql(path, *statements)
     args = ["--warehouse", duckdb_url(path), "--dataset", "s", "--table", "events", "--max-view-chars", "4000"]
     planned = json.loads(cli("plan", *args, "--json").stdout)["views"]
@@ -118,11 +136,17 @@ def test_plan_json_lists_dependencies_first(tmp_path):
 
 def test_families_stay_isolated(tmp_path):
     path = tmp_path / "iso.duckdb"
-    run_sql(path, "CREATE SCHEMA cdc",
-            "CREATE TABLE cdc.customer_v_abc (id BIGINT)", "INSERT INTO cdc.customer_v_abc VALUES (1)",
-            "CREATE TABLE cdc.customer_v_v_123 (x VARCHAR)", "INSERT INTO cdc.customer_v_v_123 VALUES ('v')",
-            "CREATE TABLE cdc.customer_v_abc_backup (id BIGINT)", "INSERT INTO cdc.customer_v_abc_backup VALUES (9)",
-            "CREATE TABLE cdc.customer_address_v_1 (street VARCHAR)")
+    run_sql(
+        path,
+        "CREATE SCHEMA cdc",
+        "CREATE TABLE cdc.customer_v_abc (id BIGINT)",
+        "INSERT INTO cdc.customer_v_abc VALUES (1)",
+        "CREATE TABLE cdc.customer_v_v_123 (x VARCHAR)",
+        "INSERT INTO cdc.customer_v_v_123 VALUES ('v')",
+        "CREATE TABLE cdc.customer_v_abc_backup (id BIGINT)",
+        "INSERT INTO cdc.customer_v_abc_backup VALUES (9)",
+        "CREATE TABLE cdc.customer_address_v_1 (street VARCHAR)",
+    )
     assert cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--all").exit_code == 0
     assert query(path, "SELECT * FROM cdc_unified.customer_unified") == [(1,)]
     assert query(path, "SELECT * FROM cdc_unified.customer_v_unified") == [("v",)]
@@ -163,10 +187,14 @@ def test_table_and_all_are_exclusive(seed):
 
 def test_policy_widen_keeps_numbers_numeric(tmp_path):
     path = tmp_path / "widen.duckdb"
-    run_sql(path, "CREATE SCHEMA cdc",
-            "CREATE TABLE cdc.m_v_1 (n INTEGER, d DATE)", "INSERT INTO cdc.m_v_1 VALUES (7, DATE '2024-02-29')",
-            "CREATE TABLE cdc.m_v_2 (n DOUBLE, d TIMESTAMPTZ)",
-            "INSERT INTO cdc.m_v_2 VALUES (1.5, TIMESTAMPTZ '2024-03-01 12:00:00+00')")
+    run_sql(
+        path,
+        "CREATE SCHEMA cdc",
+        "CREATE TABLE cdc.m_v_1 (n INTEGER, d DATE)",
+        "INSERT INTO cdc.m_v_1 VALUES (7, DATE '2024-02-29')",
+        "CREATE TABLE cdc.m_v_2 (n DOUBLE, d TIMESTAMPTZ)",
+        "INSERT INTO cdc.m_v_2 VALUES (1.5, TIMESTAMPTZ '2024-03-01 12:00:00+00')",
+    )
     with open_warehouse(duckdb_url(path)) as warehouse:
         refresh(warehouse, RefreshRequest("cdc", ("m",), options=GeneratorOptions(policy="widen")))
     assert columns_of(path, "cdc_unified", "m_unified") == [("n", "DOUBLE"), ("d", "TIMESTAMP WITH TIME ZONE")]
@@ -182,7 +210,9 @@ def test_a_dataset_named_like_the_duckdb_file_is_a_clear_error(tmp_path, target)
         connection.execute("CREATE TABLE edge.cdc.t_v_1 (a INTEGER); CREATE TABLE edge.edge.t_v_1 (a INTEGER)")
     dataset = "edge" if target is None else "cdc"
     extra = [] if target is None else ["--target-dataset", target]
-    result = CliRunner().invoke(main, ["refresh", "--warehouse", duckdb_url(path), "--dataset", dataset, "--all", *extra])
+    result = CliRunner().invoke(
+        main, ["refresh", "--warehouse", duckdb_url(path), "--dataset", dataset, "--all", *extra]
+    )
     assert result.exit_code == 1
     assert "name DuckDB gives the catalog of edge.duckdb" in result.stderr
 
@@ -215,25 +245,39 @@ def test_the_recheck_keeps_a_required_version_that_metadata_does_not_list_yet(se
 def test_all_isolates_a_family_that_cannot_be_built(tmp_path):
     path = tmp_path / "mixed.duckdb"
     wide = ", ".join(f"column_with_a_long_name_{i} VARCHAR" for i in range(80))
-    run_sql(path, "CREATE SCHEMA cdc", "CREATE TABLE cdc.alpha_v_1 (id BIGINT)", f"CREATE TABLE cdc.wide_v_1 ({wide})",
-            "CREATE TABLE cdc.zulu_v_1 (id BIGINT)", "INSERT INTO cdc.alpha_v_1 VALUES (1)",
-            "INSERT INTO cdc.zulu_v_1 VALUES (2)")
+    run_sql(
+        path,
+        "CREATE SCHEMA cdc",
+        "CREATE TABLE cdc.alpha_v_1 (id BIGINT)",
+        f"CREATE TABLE cdc.wide_v_1 ({wide})",
+        "CREATE TABLE cdc.zulu_v_1 (id BIGINT)",
+        "INSERT INTO cdc.alpha_v_1 VALUES (1)",
+        "INSERT INTO cdc.zulu_v_1 VALUES (2)",
+    )
     result = cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--all", "--max-view-chars", "1000")
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("uniview: error:")]
     assert len(errors) == 1 and errors[0].startswith("uniview: error: wide: version table 'wide_v_1' alone needs")
-    assert query(path, "SELECT * FROM cdc_unified.alpha_unified UNION ALL SELECT * FROM cdc_unified.zulu_unified "
-                       "ORDER BY 1") == [(1,), (2,)]
-    planned = cli("plan", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--all", "--max-view-chars", "1000",
-                  "--json")
+    assert query(
+        path, "SELECT * FROM cdc_unified.alpha_unified UNION ALL SELECT * FROM cdc_unified.zulu_unified ORDER BY 1"
+    ) == [(1,), (2,)]
+    planned = cli(
+        "plan", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--all", "--max-view-chars", "1000", "--json"
+    )
     assert planned.exit_code == 1 and "uniview: error: wide:" in planned.stderr
-    assert [v["name"] for v in json.loads(planned.stdout)["views"]] == ["cdc_unified.alpha_unified",
-                                                                        "cdc_unified.zulu_unified"]
+    assert [v["name"] for v in json.loads(planned.stdout)["views"]] == [
+        "cdc_unified.alpha_unified",
+        "cdc_unified.zulu_unified",
+    ]
 
 
 def test_a_column_named_like_its_version_table_keeps_its_values(tmp_path):
     path = tmp_path / "alias.duckdb"
-    run_sql(path, "CREATE SCHEMA cdc", "CREATE TABLE cdc.orders_v_1 (id BIGINT, orders_v_1 BIGINT)",
-            "INSERT INTO cdc.orders_v_1 VALUES (1, 42)")
+    run_sql(
+        path,
+        "CREATE SCHEMA cdc",
+        "CREATE TABLE cdc.orders_v_1 (id BIGINT, orders_v_1 BIGINT)",
+        "INSERT INTO cdc.orders_v_1 VALUES (1, 42)",
+    )
     assert cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", "orders").exit_code == 0
     assert query(path, "SELECT id, orders_v_1 FROM cdc_unified.orders_unified") == [(1, 42)]

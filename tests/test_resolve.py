@@ -9,9 +9,23 @@ from uniview.resolve import convert, null_of, unify, validate_timezone
 from uniview.types import parse_type
 
 CODES = {
-    "I": "INT64", "F": "FLOAT64", "N": "NUMERIC", "B": "BIGNUMERIC", "L": "BOOL", "S": "STRING",
-    "Y": "BYTES", "D": "DATE", "DT": "DATETIME", "T": "TIME", "TS": "TIMESTAMP", "J": "JSON",
-    "G": "GEOGRAPHY", "IV": "INTERVAL", "R": "RANGE<DATE>", "A": "ARRAY<INT64>", "ST": "STRUCT<a INT64>",
+    "I": "INT64",
+    "F": "FLOAT64",
+    "N": "NUMERIC",
+    "B": "BIGNUMERIC",
+    "L": "BOOL",
+    "S": "STRING",
+    "Y": "BYTES",
+    "D": "DATE",
+    "DT": "DATETIME",
+    "T": "TIME",
+    "TS": "TIMESTAMP",
+    "J": "JSON",
+    "G": "GEOGRAPHY",
+    "IV": "INTERVAL",
+    "R": "RANGE<DATE>",
+    "A": "ARRAY<INT64>",
+    "ST": "STRUCT<a INT64>",
 }
 
 # Row type x column type -> unified type.  Written out by hand; never derived from the code.

@@ -42,7 +42,9 @@ def test_families_are_isolated_and_ordered_by_creation():
     assert sorted(families) == ["customer", "customer_address", "customer_v"]
     assert [v.table_name for v in families["customer"]] == ["customer_v_b", "customer_v_a"]
     assert [v.table_name for v in discover_families(records, ["customer"])["customer"]] == [
-        "customer_v_b", "customer_v_a"]
+        "customer_v_b",
+        "customer_v_a",
+    ]
     assert list(discover_families(records, ["customer_v"])) == ["customer_v"]
 
 

@@ -6,10 +6,31 @@ from uniview.errors import TypeParseError
 from uniview.types import Array, Field, Range, Scalar, Struct, parse_type
 
 ROUND_TRIP = [
-    "INT64", "FLOAT64", "BOOL", "STRING", "BYTES", "DATE", "DATETIME", "TIME", "TIMESTAMP",
-    "JSON", "GEOGRAPHY", "INTERVAL", "NUMERIC", "NUMERIC(10)", "NUMERIC(10, 2)", "BIGNUMERIC",
-    "BIGNUMERIC(76, 38)", "STRING(255)", "BYTES(16)", "RANGE<DATE>", "RANGE<DATETIME>",
-    "RANGE<TIMESTAMP>", "ARRAY<INT64>", "ARRAY<STRING(10)>", "ARRAY<STRUCT<key STRING, value STRING>>",
+    "INT64",
+    "FLOAT64",
+    "BOOL",
+    "STRING",
+    "BYTES",
+    "DATE",
+    "DATETIME",
+    "TIME",
+    "TIMESTAMP",
+    "JSON",
+    "GEOGRAPHY",
+    "INTERVAL",
+    "NUMERIC",
+    "NUMERIC(10)",
+    "NUMERIC(10, 2)",
+    "BIGNUMERIC",
+    "BIGNUMERIC(76, 38)",
+    "STRING(255)",
+    "BYTES(16)",
+    "RANGE<DATE>",
+    "RANGE<DATETIME>",
+    "RANGE<TIMESTAMP>",
+    "ARRAY<INT64>",
+    "ARRAY<STRING(10)>",
+    "ARRAY<STRUCT<key STRING, value STRING>>",
     "STRUCT<a INT64, b ARRAY<STRING>>",
     "STRUCT<a STRUCT<b STRUCT<c STRUCT<d STRUCT<e ARRAY<NUMERIC(10, 2)>>>>>>",
     "STRUCT<`first name` STRING, `ünïcode` INT64, select BOOL, `a\\`b` DATE>",
@@ -25,17 +46,26 @@ def test_round_trip(text):
 
 def test_structure_is_exposed():
     parsed = parse_type("STRUCT<a NUMERIC(10, 2), `b c` ARRAY<RANGE<DATE>>>")
-    assert parsed == Struct((
-        Field("a", Scalar("NUMERIC", (10, 2))),
-        Field("b c", Array(Range(Scalar("DATE")))),
-    ))
+    assert parsed == Struct(
+        (
+            Field("a", Scalar("NUMERIC", (10, 2))),
+            Field("b c", Array(Range(Scalar("DATE")))),
+        )
+    )
     assert parsed.base() == parse_type("STRUCT<a NUMERIC, `b c` ARRAY<RANGE<DATE>>>")
 
 
 @pytest.mark.parametrize(
     ("alias", "canonical"),
-    [("INTEGER", "INT64"), ("FLOAT", "FLOAT64"), ("BOOLEAN", "BOOL"), ("DECIMAL(5, 1)", "NUMERIC(5, 1)"),
-     ("BIGDECIMAL", "BIGNUMERIC"), ("RECORD<a INT64>", "STRUCT<a INT64>"), ("int64", "INT64")],
+    [
+        ("INTEGER", "INT64"),
+        ("FLOAT", "FLOAT64"),
+        ("BOOLEAN", "BOOL"),
+        ("DECIMAL(5, 1)", "NUMERIC(5, 1)"),
+        ("BIGDECIMAL", "BIGNUMERIC"),
+        ("RECORD<a INT64>", "STRUCT<a INT64>"),
+        ("int64", "INT64"),
+    ],
 )
 def test_aliases_and_case(alias, canonical):
     assert str(parse_type(alias)) == canonical
@@ -51,8 +81,22 @@ def test_not_null_fields_are_accepted_and_dropped():
 
 @pytest.mark.parametrize(
     "text",
-    ["INT65", "", "ARRAY<INT64", "ARRAY<ARRAY<INT64>>", "STRUCT<>", "STRUCT<a>", "STRING(1, 2)",
-     "INT64(3)", "RANGE<INT64>", "NUMERIC(a)", "INT64 extra", "STRUCT<a INT64,>", "MAP<STRING, INT64>", "STRING;DROP"],
+    [
+        "INT65",
+        "",
+        "ARRAY<INT64",
+        "ARRAY<ARRAY<INT64>>",
+        "STRUCT<>",
+        "STRUCT<a>",
+        "STRING(1, 2)",
+        "INT64(3)",
+        "RANGE<INT64>",
+        "NUMERIC(a)",
+        "INT64 extra",
+        "STRUCT<a INT64,>",
+        "MAP<STRING, INT64>",
+        "STRING;DROP",
+    ],
 )
 def test_unparseable_text_names_table_and_column(text):
     with pytest.raises(TypeParseError) as raised:

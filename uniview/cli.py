@@ -10,7 +10,7 @@ import functools
 import importlib
 import json
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import click
 
@@ -18,9 +18,9 @@ from uniview.local.processes import keep_grpc_fork_handlers_off
 
 keep_grpc_fork_handlers_off()  # before anything imports gRPC
 
-from uniview.errors import UniviewError  # noqa: E402
 from uniview.cli_options import generator_options, make_generator_options  # noqa: E402
 from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS  # noqa: E402
+from uniview.errors import UniviewError  # noqa: E402
 from uniview.refresh import FamilyFailure, RefreshRequest  # noqa: E402
 
 _LAZY_COMMANDS = {
@@ -49,12 +49,19 @@ def _unavailable_command(name: str, error: ImportError) -> click.Command:
     """A stand-in that explains which extra to install instead of a traceback."""
 
     def explain() -> None:
-        click.echo(f"uniview: error: `uniview {name}` needs a missing package ({error}); "
-                   f"install it with: pip install 'uniview[demo]'", err=True)
+        click.echo(
+            f"uniview: error: `uniview {name}` needs a missing package ({error}); "
+            f"install it with: pip install 'uniview[demo]'",
+            err=True,
+        )
         sys.exit(1)
 
-    return click.Command(name, callback=explain, help=f"(unavailable: {error})",
-                         context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+    return click.Command(
+        name,
+        callback=explain,
+        help=f"(unavailable: {error})",
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
 
 
 def fail_cleanly(command: Callable) -> Callable:
@@ -75,8 +82,12 @@ def view_options(command: Callable) -> Callable:
     """The options `plan` and `refresh` share."""
     command = generator_options(command)
     options = [
-        click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE",
-                     help="duckdb:///file.duckdb (relative), duckdb:////abs/file.duckdb, or bigquery://PROJECT."),
+        click.option(
+            "--warehouse",
+            required=True,
+            envvar="UNIVIEW_WAREHOUSE",
+            help="duckdb:///file.duckdb (relative), duckdb:////abs/file.duckdb, or bigquery://PROJECT.",
+        ),
         click.option("--dataset", required=True, help="Source dataset holding the <table>_v_<version> tables."),
         click.option("--table", "tables", multiple=True, help="Family to refresh (repeatable)."),
         click.option("--all", "all_families", is_flag=True, help="Every family in the dataset."),
@@ -86,9 +97,17 @@ def view_options(command: Callable) -> Callable:
     return command
 
 
-def build_request(dataset: str, tables: tuple[str, ...], all_families: bool, target_dataset: str | None,
-                  policy: str, max_view_chars: int, datetime_timezone: str | None, source_column: str | None,
-                  current: bool = False) -> RefreshRequest:
+def build_request(
+    dataset: str,
+    tables: tuple[str, ...],
+    all_families: bool,
+    target_dataset: str | None,
+    policy: str,
+    max_view_chars: int,
+    datetime_timezone: str | None,
+    source_column: str | None,
+    current: bool = False,
+) -> RefreshRequest:
     if bool(tables) == all_families:
         raise click.UsageError("give either --table NAME (repeatable) or --all")
     options = make_generator_options(policy, max_view_chars, datetime_timezone, source_column, current)
@@ -124,8 +143,10 @@ def plan(warehouse: str, as_json: bool, **request_options: object) -> None:
     notes = [plan.current_note for plan in plans if plan.current_note]
     for note in notes:
         click.echo(f"uniview: note: {note}", err=True)
-    exit_on_failures([(failure.family, failure.error) for failure in failures]
-                     + [(plan.family, plan.current_error) for plan in plans if plan.current_error])
+    exit_on_failures(
+        [(failure.family, failure.error) for failure in failures]
+        + [(plan.family, plan.current_error) for plan in plans if plan.current_error]
+    )
 
 
 @main.command()
@@ -148,9 +169,13 @@ def refresh(warehouse: str, **request_options: object) -> None:
 
 
 @main.command("migrate-landing")
-@click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE", help="duckdb:///file.duckdb or bigquery://PROJECT.")
+@click.option(
+    "--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE", help="duckdb:///file.duckdb or bigquery://PROJECT."
+)
 @click.option("--dataset", required=True, help="Dataset holding the <table>_v_<version> tables.")
-@click.option("--apply", "apply_changes", is_flag=True, help="Add the columns; without it, only print what would be added.")
+@click.option(
+    "--apply", "apply_changes", is_flag=True, help="Add the columns; without it, only print what would be added."
+)
 @fail_cleanly
 def migrate_landing(warehouse: str, dataset: str, apply_changes: bool) -> None:
     """Append the CDC columns (_cdc_database, _cdc_sequence) that version tables landed by an older uniview lack."""
@@ -171,39 +196,77 @@ def migrate_landing(warehouse: str, dataset: str, apply_changes: bool) -> None:
 
 
 @main.command()
-@click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE", help="bigquery://PROJECT or duckdb:///file.duckdb.")
+@click.option(
+    "--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE", help="bigquery://PROJECT or duckdb:///file.duckdb."
+)
 @click.option("--dataset", required=True, help="Source dataset holding the <table>_v_<version> tables.")
 @click.option("--table", "tables", multiple=True, help="Family to consolidate (repeatable).")
 @click.option("--all", "all_families", is_flag=True, help="Every family in the dataset.")
 @click.option("--idle-for", required=True, help="Fold only versions not written for this long, e.g. 30d, 12h, 0s.")
-@click.option("--max-versions", type=int, default=DEFAULT_MAX_VERSIONS, show_default=True,
-              help="Fold until the family keeps at most this many version tables.")
+@click.option(
+    "--max-versions",
+    type=int,
+    default=DEFAULT_MAX_VERSIONS,
+    show_default=True,
+    help="Fold until the family keeps at most this many version tables.",
+)
 @click.option("--apply", "apply_changes", is_flag=True, help="Move the rows; without it, only print the plan.")
 @click.option("--drop-folded", is_flag=True, help="Also drop folded tables that are empty and past --retention.")
 @click.option("--retention", default="7d", show_default=True, help="How long a folded, empty table is kept.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON, one object per family.")
-@click.option("--control-dataset", default=None,
-              help="BigQuery: where the registry lives, the sink's control dataset (its --dataset, else its "
-                   "--fallback-dataset) [default: --dataset].")
-@click.option("--settle", default="1h", show_default=True,
-              help="BigQuery: how long a moved table stays in the view before it may leave (longer than any "
-                   "sink promotion runs).")
+@click.option(
+    "--control-dataset",
+    default=None,
+    help="BigQuery: where the registry lives, the sink's control dataset (its --dataset, else its "
+    "--fallback-dataset) [default: --dataset].",
+)
+@click.option(
+    "--settle",
+    default="1h",
+    show_default=True,
+    help="BigQuery: how long a moved table stays in the view before it may leave (longer than any "
+    "sink promotion runs).",
+)
 @generator_options
 @fail_cleanly
-def consolidate(warehouse: str, dataset: str, tables: tuple[str, ...], all_families: bool, idle_for: str,
-                max_versions: int, apply_changes: bool, drop_folded: bool, retention: str, as_json: bool,
-                control_dataset: str | None, settle: str, target_dataset: str | None, **generator: object) -> None:
+def consolidate(
+    warehouse: str,
+    dataset: str,
+    tables: tuple[str, ...],
+    all_families: bool,
+    idle_for: str,
+    max_versions: int,
+    apply_changes: bool,
+    drop_folded: bool,
+    retention: str,
+    as_json: bool,
+    control_dataset: str | None,
+    settle: str,
+    target_dataset: str | None,
+    **generator: object,
+) -> None:
     """Fold old, idle versions into one consolidated table per family (docs/consolidation.md)."""
     from uniview.cli_output import consolidation_report, print_consolidation
-    from uniview.consolidate import ConsolidationRequest, consolidate as run_consolidate
+    from uniview.consolidate import ConsolidationRequest
+    from uniview.consolidate import consolidate as run_consolidate
     from uniview.consolidation_plan import parse_duration
     from uniview.warehouse import open_warehouse
 
     if bool(tables) == all_families:
         raise click.UsageError("give either --table NAME (repeatable) or --all")
-    request = ConsolidationRequest(dataset, tables or None, parse_duration(idle_for), max_versions, apply_changes,
-                                   drop_folded, parse_duration(retention), make_generator_options(**generator),
-                                   target_dataset, control_dataset, parse_duration(settle))
+    request = ConsolidationRequest(
+        dataset,
+        tables or None,
+        parse_duration(idle_for),
+        max_versions,
+        apply_changes,
+        drop_folded,
+        parse_duration(retention),
+        make_generator_options(**generator),
+        target_dataset,
+        control_dataset,
+        parse_duration(settle),
+    )
     with open_warehouse(warehouse) as connection:
         results = run_consolidate(connection, request)
     if as_json:

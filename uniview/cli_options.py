@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import click
 
@@ -14,21 +14,45 @@ def generator_options(command: Callable) -> Callable:
     """How views are generated: the options `plan`, `refresh` and `sink --notify inline` share."""
     options = [
         click.option("--target-dataset", default=None, help="Where views go [default: <dataset>_unified]."),
-        click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY, show_default=True,
-                     help="uniview: DATETIME+TIMESTAMP->TIMESTAMP, other conflicts->STRING; widen: lossless widening first."),
-        click.option("--max-view-chars", type=int, default=DEFAULT_MAX_VIEW_CHARS, show_default=True,
-                     help="Split into part views beyond this many characters of SQL per view."),
-        click.option("--datetime-timezone", default=None, help="Read DATETIME as this IANA zone when it becomes TIMESTAMP [default: UTC]."),
+        click.option(
+            "--policy",
+            type=click.Choice(list(POLICIES)),
+            default=DEFAULT_POLICY,
+            show_default=True,
+            help="uniview: DATETIME+TIMESTAMP->TIMESTAMP, other conflicts->STRING; widen: lossless widening first.",
+        ),
+        click.option(
+            "--max-view-chars",
+            type=int,
+            default=DEFAULT_MAX_VIEW_CHARS,
+            show_default=True,
+            help="Split into part views beyond this many characters of SQL per view.",
+        ),
+        click.option(
+            "--datetime-timezone",
+            default=None,
+            help="Read DATETIME as this IANA zone when it becomes TIMESTAMP [default: UTC].",
+        ),
         click.option("--source-column", default=None, help="Add a column naming each row's version table."),
-        click.option("--current", is_flag=True,
-                     help="Also keep <table>_current: the latest row per (_cdc_database, primary key), deletes left out."),
+        click.option(
+            "--current",
+            is_flag=True,
+            help="Also keep <table>_current: the latest row per (_cdc_database, primary key), deletes left out.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
     return command
 
 
-def make_generator_options(policy: str, max_view_chars: int, datetime_timezone: str | None,
-                           source_column: str | None, current: bool = False) -> GeneratorOptions:
-    return GeneratorOptions(policy=policy, max_view_chars=max_view_chars, datetime_timezone=datetime_timezone,
-                            source_column=source_column, current=current, caller="cli")
+def make_generator_options(
+    policy: str, max_view_chars: int, datetime_timezone: str | None, source_column: str | None, current: bool = False
+) -> GeneratorOptions:
+    return GeneratorOptions(
+        policy=policy,
+        max_view_chars=max_view_chars,
+        datetime_timezone=datetime_timezone,
+        source_column=source_column,
+        current=current,
+        caller="cli",
+    )

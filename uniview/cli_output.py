@@ -50,8 +50,9 @@ def print_outcomes(outcomes: list[FamilyOutcome]) -> None:
 
 def print_consolidation(results: list, applied: bool) -> None:
     """One row per family: versions now, what is folded into which table, rows and bytes, the outcome."""
-    table = Table(title="uniview consolidate" + ("" if applied else " (plan: run with --apply to move)"),
-                  title_justify="left")
+    table = Table(
+        title="uniview consolidate" + ("" if applied else " (plan: run with --apply to move)"), title_justify="left"
+    )
     for heading in ("family", "versions", "fold", "into", "rows", "bytes", "after", "done"):
         table.add_column(heading, overflow="fold")
     for result in results:
@@ -61,8 +62,16 @@ def print_consolidation(results: list, applied: bool) -> None:
             table.add_row(result.family, str(result.versions_before), "-", "-", "-", "-", "-", done)
             continue
         done = f"moved {result.moved_rows:,} rows" if result.applied else ("resumable" if result.resumed else "-")
-        table.add_row(result.family, str(result.versions_before), str(len(plan.versions)), plan.consolidated_table,
-                      f"{result.rows:,}", "-" if result.bytes is None else f"{result.bytes:,}", str(plan.remaining + 1), done)
+        table.add_row(
+            result.family,
+            str(result.versions_before),
+            str(len(plan.versions)),
+            plan.consolidated_table,
+            f"{result.rows:,}",
+            "-" if result.bytes is None else f"{result.bytes:,}",
+            str(plan.remaining + 1),
+            done,
+        )
     Console().print(table)
 
 
@@ -71,12 +80,20 @@ def consolidation_report(results: list) -> list[dict]:
     report = []
     for result in results:
         plan = result.plan
-        report.append({
-            "family": result.family, "versions": result.versions_before,
-            "consolidated_table": plan.consolidated_table if plan else None,
-            "fold": [version.table_name for version in plan.versions] if plan else [],
-            "rows": result.rows, "bytes": result.bytes, "resumed": result.resumed, "applied": result.applied,
-            "moved_rows": result.moved_rows, "retired": result.retired, "dropped": result.dropped,
-            "error": str(result.error) if result.error else None,
-        })
+        report.append(
+            {
+                "family": result.family,
+                "versions": result.versions_before,
+                "consolidated_table": plan.consolidated_table if plan else None,
+                "fold": [version.table_name for version in plan.versions] if plan else [],
+                "rows": result.rows,
+                "bytes": result.bytes,
+                "resumed": result.resumed,
+                "applied": result.applied,
+                "moved_rows": result.moved_rows,
+                "retired": result.retired,
+                "dropped": result.dropped,
+                "error": str(result.error) if result.error else None,
+            }
+        )
     return report

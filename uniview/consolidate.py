@@ -14,13 +14,21 @@ from __future__ import annotations
 import os
 import signal
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from uniview.consolidation_plan import MOVED, PLANNED, FoldPlan, check_max_versions, choose_versions, fold_plan, \
-    next_consolidated_table, successor_version
+from uniview.consolidation_plan import (
+    MOVED,
+    PLANNED,
+    FoldPlan,
+    check_max_versions,
+    choose_versions,
+    fold_plan,
+    next_consolidated_table,
+    successor_version,
+)
 from uniview.errors import ConfigError, NotFoundError, UniviewError
-from uniview.limits import LimitError
 from uniview.landing_layout import SOURCE_TABLE
+from uniview.limits import LimitError
 from uniview.plan import GeneratorOptions, UnifiedColumn
 from uniview.refresh import RefreshRequest, refresh
 from uniview.schema import TableVersion, discover_families, version_table_name
@@ -53,8 +61,9 @@ class ConsolidationRequest:
 
     def refresh_request(self, family: str) -> RefreshRequest:
         """The refresh of `family`'s views that consolidation runs, with the same options as `uniview refresh`."""
-        return RefreshRequest(dataset=self.dataset, tables=(family,), target_dataset=self.target_dataset,
-                              options=self.options)
+        return RefreshRequest(
+            dataset=self.dataset, tables=(family,), target_dataset=self.target_dataset, options=self.options
+        )
 
 
 @dataclass
@@ -115,8 +124,14 @@ def consolidate(warehouse: Warehouse, request: ConsolidationRequest) -> list[Fam
     return results
 
 
-def _consolidate_family(warehouse, folding, request: ConsolidationRequest, versions: list[TableVersion],
-                        last_written: dict, result: FamilyConsolidation) -> None:
+def _consolidate_family(
+    warehouse,
+    folding,
+    request: ConsolidationRequest,
+    versions: list[TableVersion],
+    last_written: dict,
+    result: FamilyConsolidation,
+) -> None:
     family = versions[0].family
     records = folding.folds(request.dataset, family)
     result.plan = _plan(folding, request, versions, records, last_written)
@@ -137,8 +152,9 @@ def _consolidate_family(warehouse, folding, request: ConsolidationRequest, versi
         result.dropped = _drop_expired(folding, request, family)
 
 
-def _plan(folding, request: ConsolidationRequest, versions: list[TableVersion], records: list,
-          last_written: dict) -> FoldPlan | None:
+def _plan(
+    folding, request: ConsolidationRequest, versions: list[TableVersion], records: list, last_written: dict
+) -> FoldPlan | None:
     """What an interrupted run left `planned`, or the versions chosen now (and folded versions that
     hold rows again), or None."""
     pending = [r for r in records if r.state == PLANNED]
@@ -147,8 +163,7 @@ def _plan(folding, request: ConsolidationRequest, versions: list[TableVersion], 
     listed = {v.table_name for v in versions}
     moved = [r.version_table for r in records if r.state == MOVED and r.version_table in listed]
     staying = [v for v in versions if v.table_name not in moved]  # moved tables leave once settled
-    chosen = choose_versions(staying, last_written, datetime.now(timezone.utc), request.idle_for,
-                             request.max_versions)
+    chosen = choose_versions(staying, last_written, datetime.now(UTC), request.idle_for, request.max_versions)
     chosen = _with_refolds(versions, chosen, folding.holding_rows(request.dataset, moved))
     if not chosen:
         return None
@@ -165,8 +180,9 @@ def _with_refolds(versions: list[TableVersion], chosen: list[TableVersion], fold
 
 def _move(warehouse, folding, request: ConsolidationRequest, result: FamilyConsolidation) -> None:
     plan = result.plan
-    folding.record(plan, {v.table_name: version_table_name(plan.family, successor_version(v.version))
-                          for v in plan.versions})
+    folding.record(
+        plan, {v.table_name: version_table_name(plan.family, successor_version(v.version)) for v in plan.versions}
+    )
     _reach("after-record")
     _refresh(warehouse, request.refresh_request(plan.family), over_limits_ok=True)
     _reach("after-join")
@@ -199,7 +215,7 @@ def _resumed_plan(request: ConsolidationRequest, versions: list[TableVersion], p
 
 
 def _drop_expired(folding, request: ConsolidationRequest, family: str) -> list[str]:
-    cutoff = datetime.now(timezone.utc) - request.retention
+    cutoff = datetime.now(UTC) - request.retention
     expired = [r for r in folding.folds(request.dataset, family) if r.recorded_at <= cutoff]
     return folding.drop_folded(request.dataset, expired) if expired else []
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Mapping, Sequence
 
 from uniview.errors import ConfigError
 from uniview.landing_layout import SOURCE_TABLE
@@ -54,8 +54,9 @@ def check_max_versions(value: int, name: str = "--max-versions") -> int:
 def next_consolidated_table(family: str, versions: Sequence[TableVersion], registered: Sequence[str] = ()) -> str:
     """`<family>_v_consolidated<N>`, N one more than any the family has or the registry names."""
     numbers = [int(m["number"]) for v in versions if (m := CONSOLIDATED_VERSION.fullmatch(v.version))]
-    numbers += [int(m["number"]) for name in registered
-                if (m := CONSOLIDATED_VERSION.fullmatch(name.rpartition("_v_")[2]))]
+    numbers += [
+        int(m["number"]) for name in registered if (m := CONSOLIDATED_VERSION.fullmatch(name.rpartition("_v_")[2]))
+    ]
     return version_table_name(family, f"consolidated{max(numbers, default=0) + 1}")
 
 
@@ -97,11 +98,16 @@ class FoldPlan:
 
     def batches(self) -> list[tuple[TableVersion, ...]]:
         """The versions in move transactions of at most MAX_SOURCES_PER_MOVE."""
-        return [self.versions[i:i + MAX_SOURCES_PER_MOVE] for i in range(0, len(self.versions), MAX_SOURCES_PER_MOVE)]
+        return [self.versions[i : i + MAX_SOURCES_PER_MOVE] for i in range(0, len(self.versions), MAX_SOURCES_PER_MOVE)]
 
 
-def choose_versions(versions: Sequence[TableVersion], last_written: Mapping[str, datetime | None], now: datetime,
-                    idle_for: timedelta, max_versions: int) -> list[TableVersion]:
+def choose_versions(
+    versions: Sequence[TableVersion],
+    last_written: Mapping[str, datetime | None],
+    now: datetime,
+    idle_for: timedelta,
+    max_versions: int,
+) -> list[TableVersion]:
     """The versions to fold: idle ones (never written, or not since `now - idle_for`), oldest first,
     as many as it takes for the family to keep at most `max_versions` tables with the consolidated
     one; none when the family is already small enough or too few versions are idle to fold two."""
@@ -110,16 +116,27 @@ def choose_versions(versions: Sequence[TableVersion], last_written: Mapping[str,
         return []
     cutoff = now - idle_for
     idle = [v for v in versions if last_written.get(v.table_name) is None or last_written[v.table_name] <= cutoff]
-    chosen = idle[:len(versions) + 1 - max_versions]  # the survivors and the consolidated table fit
+    chosen = idle[: len(versions) + 1 - max_versions]  # the survivors and the consolidated table fit
     return chosen if len(chosen) >= 2 else []
 
 
-def fold_plan(dataset: str, family_versions: Sequence[TableVersion], chosen: Sequence[TableVersion],
-              consolidated_table: str, policy: str) -> FoldPlan:
+def fold_plan(
+    dataset: str,
+    family_versions: Sequence[TableVersion],
+    chosen: Sequence[TableVersion],
+    consolidated_table: str,
+    policy: str,
+) -> FoldPlan:
     """The plan for folding `chosen` into `consolidated_table`, typed like the family's view now."""
     columns = unify_columns(family_versions, policy)
-    return FoldPlan(dataset, family_versions[0].family, consolidated_table, tuple(chosen), columns,
-                    len(family_versions) - len(chosen))
+    return FoldPlan(
+        dataset,
+        family_versions[0].family,
+        consolidated_table,
+        tuple(chosen),
+        columns,
+        len(family_versions) - len(chosen),
+    )
 
 
 def move_select(plan: FoldPlan, version: TableVersion, options: GeneratorOptions) -> str:

@@ -11,7 +11,7 @@ version must record the same one.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from uniview import landing_layout as layout
 from uniview.errors import PlanError
@@ -39,29 +39,40 @@ def family_primary_key(family: str, versions: Sequence[TableVersion]) -> tuple[s
         keys.setdefault(key, []).append(version.table_name)
     if len(keys) == 1 and None not in keys:
         return next(v.primary_key for v in reversed(versions) if v.primary_key)
-    described = "; ".join(f"{', '.join(tables)}: {'(' + ', '.join(key) + ')' if key else 'no primary key recorded'}"
-                          for key, tables in keys.items())
-    raise PlanError(f"family {family!r}: a current view needs one primary key in every version, and the versions "
-                    f"differ ({described}); declare metadata.primary_key (or send the Kafka message key) for "
-                    f"every version, or leave --current off")
+    described = "; ".join(
+        f"{', '.join(tables)}: {'(' + ', '.join(key) + ')' if key else 'no primary key recorded'}"
+        for key, tables in keys.items()
+    )
+    raise PlanError(
+        f"family {family!r}: a current view needs one primary key in every version, and the versions "
+        f"differ ({described}); declare metadata.primary_key (or send the Kafka message key) for "
+        f"every version, or leave --current off"
+    )
 
 
-def current_view_body(family: str, target_dataset: str, unified_view: str, columns: dict[str, BQType],
-                      primary_key: Sequence[str]) -> str:
+def current_view_body(
+    family: str, target_dataset: str, unified_view: str, columns: dict[str, BQType], primary_key: Sequence[str]
+) -> str:
     """The SELECT of `<family>_current` over `target_dataset.unified_view`, whose columns (name -> type) are given."""
     validate_table(current_view_name(family), "view")
     spelled = {name.lower(): name for name in columns}
     required = [layout.DATABASE, layout.OPERATION, *_ORDER_COLUMNS]
     missing = [name for name in required if name not in spelled]
     if missing:
-        raise PlanError(f"family {family!r}: a current view needs the CDC columns {', '.join(missing)}, which no "
-                        "version has; run `uniview migrate-landing` on tables landed by an older uniview")
+        raise PlanError(
+            f"family {family!r}: a current view needs the CDC columns {', '.join(missing)}, which no "
+            "version has; run `uniview migrate-landing` on tables landed by an older uniview"
+        )
     key = [_key_column(family, spelled, columns, name) for name in primary_key]
     order = [f"{identifier(name)} DESC NULLS LAST" for name in _ORDER_COLUMNS]
     order.append(_OPERATION_RANK.format(operation=identifier(layout.OPERATION)))
-    return render("current_view.sql.j2", unified=identifier_path(target_dataset, unified_view),
-                  partition=[identifier(layout.DATABASE), *key], order=order,
-                  operation=identifier(layout.OPERATION))
+    return render(
+        "current_view.sql.j2",
+        unified=identifier_path(target_dataset, unified_view),
+        partition=[identifier(layout.DATABASE), *key],
+        order=order,
+        operation=identifier(layout.OPERATION),
+    )
 
 
 def _key_column(family: str, spelled: dict[str, str], columns: dict[str, BQType], name: str) -> str:
@@ -70,6 +81,8 @@ def _key_column(family: str, spelled: dict[str, str], columns: dict[str, BQType]
     column = spelled[name.lower()]
     bq_type = columns[column]
     if isinstance(bq_type, (Array, Struct)) or (isinstance(bq_type, Scalar) and bq_type.name in _UNPARTITIONABLE):
-        raise PlanError(f"family {family!r}: primary key column {column!r} is {bq_type}, which BigQuery cannot "
-                        "partition by; a current view needs keys of other types")
+        raise PlanError(
+            f"family {family!r}: primary key column {column!r} is {bq_type}, which BigQuery cannot "
+            "partition by; a current view needs keys of other types"
+        )
     return identifier(column)

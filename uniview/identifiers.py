@@ -22,9 +22,7 @@ _PROJECT_ID = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]|(?:[a-z][a-z0-9.-]*:)?[a
 def validate_dataset(name: object, what: str = "dataset") -> str:
     """Return `name` if it is a valid BigQuery dataset name, else raise IdentifierError."""
     if not isinstance(name, str) or not _DATASET_NAME.fullmatch(name):
-        raise IdentifierError(
-            f"invalid {what} name {name!r}: use 1-1024 letters, digits or underscores"
-        )
+        raise IdentifierError(f"invalid {what} name {name!r}: use 1-1024 letters, digits or underscores")
     return name
 
 
@@ -37,9 +35,7 @@ def validate_table(name: object, what: str = "table") -> str:
     for char in name:
         category = unicodedata.category(char)
         if not (category in _TABLE_CHAR_CATEGORIES or category[0] in _TABLE_CHAR_CATEGORIES):
-            raise IdentifierError(
-                f"invalid {what} name {name!r}: character {char!r} is not allowed in a table name"
-            )
+            raise IdentifierError(f"invalid {what} name {name!r}: character {char!r} is not allowed in a table name")
     return name
 
 
@@ -52,14 +48,106 @@ def validate_project(project: object) -> str:
 
 #: GoogleSQL's reserved keywords:
 #: https://cloud.google.com/bigquery/docs/reference/standard-sql/lexical#reserved_keywords
-RESERVED_KEYWORDS = frozenset("""
-ALL AND ANY ARRAY AS ASC ASSERT_ROWS_MODIFIED AT BETWEEN BY CASE CAST COLLATE CONTAINS CREATE CROSS CUBE CURRENT
-DEFAULT DEFINE DESC DISTINCT ELSE END ENUM ESCAPE EXCEPT EXCLUDE EXISTS EXTRACT FALSE FETCH FOLLOWING FOR FROM FULL
-GROUP GROUPING GROUPS HASH HAVING IF IGNORE IN INNER INTERSECT INTERVAL INTO IS JOIN LATERAL LEFT LIKE LIMIT LOOKUP
-MERGE NATURAL NEW NO NOT NULL NULLS OF ON OR ORDER OUTER OVER PARTITION PRECEDING PROTO QUALIFY RANGE RECURSIVE
-RESPECT RIGHT ROLLUP ROWS SELECT SET SOME STRUCT TABLESAMPLE THEN TO TREAT TRUE UNBOUNDED UNION UNNEST USING WHEN
-WHERE WINDOW WITH WITHIN
-""".split())
+RESERVED_KEYWORDS = frozenset(
+    [
+        "ALL",
+        "AND",
+        "ANY",
+        "ARRAY",
+        "AS",
+        "ASC",
+        "ASSERT_ROWS_MODIFIED",
+        "AT",
+        "BETWEEN",
+        "BY",
+        "CASE",
+        "CAST",
+        "COLLATE",
+        "CONTAINS",
+        "CREATE",
+        "CROSS",
+        "CUBE",
+        "CURRENT",
+        "DEFAULT",
+        "DEFINE",
+        "DESC",
+        "DISTINCT",
+        "ELSE",
+        "END",
+        "ENUM",
+        "ESCAPE",
+        "EXCEPT",
+        "EXCLUDE",
+        "EXISTS",
+        "EXTRACT",
+        "FALSE",
+        "FETCH",
+        "FOLLOWING",
+        "FOR",
+        "FROM",
+        "FULL",
+        "GROUP",
+        "GROUPING",
+        "GROUPS",
+        "HASH",
+        "HAVING",
+        "IF",
+        "IGNORE",
+        "IN",
+        "INNER",
+        "INTERSECT",
+        "INTERVAL",
+        "INTO",
+        "IS",
+        "JOIN",
+        "LATERAL",
+        "LEFT",
+        "LIKE",
+        "LIMIT",
+        "LOOKUP",
+        "MERGE",
+        "NATURAL",
+        "NEW",
+        "NO",
+        "NOT",
+        "NULL",
+        "NULLS",
+        "OF",
+        "ON",
+        "OR",
+        "ORDER",
+        "OUTER",
+        "OVER",
+        "PARTITION",
+        "PRECEDING",
+        "PROTO",
+        "QUALIFY",
+        "RANGE",
+        "RECURSIVE",
+        "RESPECT",
+        "RIGHT",
+        "ROLLUP",
+        "ROWS",
+        "SELECT",
+        "SET",
+        "SOME",
+        "STRUCT",
+        "TABLESAMPLE",
+        "THEN",
+        "TO",
+        "TREAT",
+        "TRUE",
+        "UNBOUNDED",
+        "UNION",
+        "UNNEST",
+        "USING",
+        "WHEN",
+        "WHERE",
+        "WINDOW",
+        "WITH",
+        "WITHIN",
+    ]
+)
 #: Not reserved, but read as a function call when unquoted (`SELECT current_date` is today's date).
 _NILADIC_FUNCTIONS = frozenset({"CURRENT_DATE", "CURRENT_DATETIME", "CURRENT_TIME", "CURRENT_TIMESTAMP"})
 _PLAIN_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -73,8 +161,10 @@ def validate_column_name(name: object, what: str = "column") -> str:
     """Return `name` if BigQuery accepts it as a new column name (letters, digits, underscores, at most
     300 characters, not starting with a digit or a reserved prefix), else raise IdentifierError."""
     if not isinstance(name, str) or not _COLUMN_NAME.fullmatch(name):
-        raise IdentifierError(f"invalid {what} name {name!r}: use letters, digits and underscores, starting with "
-                              "a letter or underscore, at most 300 characters")
+        raise IdentifierError(
+            f"invalid {what} name {name!r}: use letters, digits and underscores, starting with "
+            "a letter or underscore, at most 300 characters"
+        )
     reserved = next((prefix for prefix in RESERVED_COLUMN_PREFIXES if name.upper().startswith(prefix)), None)
     if reserved:
         raise IdentifierError(f"invalid {what} name {name!r}: BigQuery reserves names starting with {reserved}")
@@ -85,8 +175,11 @@ def validate_column_name(name: object, what: str = "column") -> str:
 def identifier(name: str) -> str:
     """`name` as it reads best in GoogleSQL: bare when it is a plain identifier that is neither a reserved
     keyword nor a niladic function, backtick-quoted otherwise."""
-    if _PLAIN_IDENTIFIER.fullmatch(name) and name.upper() not in RESERVED_KEYWORDS \
-            and name.upper() not in _NILADIC_FUNCTIONS:
+    if (
+        _PLAIN_IDENTIFIER.fullmatch(name)
+        and name.upper() not in RESERVED_KEYWORDS
+        and name.upper() not in _NILADIC_FUNCTIONS
+    ):
         return name
     return quote(name)
 

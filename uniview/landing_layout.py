@@ -20,8 +20,13 @@ SOURCE_TABLE = "_cdc_source_table"
 
 #: CDC metadata columns every version table ends with, and their BigQuery types.
 CDC_COLUMNS = (
-    ("_cdc_ingestion_method", "STRING"), (OPERATION, "STRING"), (POSITION, "STRING"),
-    (TIMESTAMP, "TIMESTAMP"), (INGESTED_AT, "TIMESTAMP"), (DATABASE, "STRING"), (SEQUENCE, "STRING"),
+    ("_cdc_ingestion_method", "STRING"),
+    (OPERATION, "STRING"),
+    (POSITION, "STRING"),
+    (TIMESTAMP, "TIMESTAMP"),
+    (INGESTED_AT, "TIMESTAMP"),
+    (DATABASE, "STRING"),
+    (SEQUENCE, "STRING"),
 )
 
 

@@ -9,8 +9,8 @@ the measured figure and the way out.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from uniview.errors import PlanError
 from uniview.types import Array, BQType, Struct
@@ -50,8 +50,10 @@ class LimitError(PlanError):
 
 def consolidate_advice(family: str) -> str:
     """The way out of the per-query limits, named in their errors (docs/consolidation.md)."""
-    return (f"fold its old, idle versions into one table with `uniview consolidate --table {family} "
-            "--idle-for <duration> --apply` (docs/consolidation.md)")
+    return (
+        f"fold its old, idle versions into one table with `uniview consolidate --table {family} "
+        "--idle-for <duration> --apply` (docs/consolidation.md)"
+    )
 
 
 def count_columns(types: Iterable[BQType]) -> int:
@@ -72,25 +74,31 @@ class FamilyFootprint:
     """What one query over a family's top view costs against the limits."""
 
     family: str
-    view_chars: Sequence[int]       # each view's body
-    resolved_bytes: int             # the top view with every part expanded
-    resources: int                  # version tables + views one query references
-    columns: int                    # nested fields included
-    nesting: int                    # levels of views a query goes through
+    view_chars: Sequence[int]  # each view's body
+    resolved_bytes: int  # the top view with every part expanded
+    resources: int  # version tables + views one query references
+    columns: int  # nested fields included
+    nesting: int  # levels of views a query goes through
 
     def check_definition(self, max_view_chars: int = MAX_VIEW_CHARS) -> None:
         """LimitError for a view BigQuery would refuse to create: too long, too many columns, too deep."""
         widest = max(self.view_chars)
         if widest > max_view_chars:
-            raise LimitError(f"family {self.family!r}: a view of {widest:,} characters is over the "
-                             f"{max_view_chars:,}-character view budget (BigQuery allows {MAX_VIEW_CHARS:,}; {QUOTAS})")
+            raise LimitError(
+                f"family {self.family!r}: a view of {widest:,} characters is over the "
+                f"{max_view_chars:,}-character view budget (BigQuery allows {MAX_VIEW_CHARS:,}; {QUOTAS})"
+            )
         if self.columns > MAX_COLUMNS:
-            raise LimitError(f"family {self.family!r}: {self.columns:,} columns, nested fields included, are over "
-                             f"BigQuery's limit of {MAX_COLUMNS:,} per view ({QUOTAS}); drop unused columns from "
-                             "newer versions or split the table")
+            raise LimitError(
+                f"family {self.family!r}: {self.columns:,} columns, nested fields included, are over "
+                f"BigQuery's limit of {MAX_COLUMNS:,} per view ({QUOTAS}); drop unused columns from "
+                "newer versions or split the table"
+            )
         if self.nesting > MAX_VIEW_NESTING - 1:
-            raise LimitError(f"family {self.family!r}: {self.nesting} levels of views, over the "
-                             f"{MAX_VIEW_NESTING - 1} a query can go through ({QUOTAS})")
+            raise LimitError(
+                f"family {self.family!r}: {self.nesting} levels of views, over the "
+                f"{MAX_VIEW_NESTING - 1} a query can go through ({QUOTAS})"
+            )
 
     def nearing_limits(self, share: float = NEARING_SHARE) -> str | None:
         """A warning when queries on the view use more than `share` of what a query may reference or
@@ -99,20 +107,25 @@ class FamilyFootprint:
         resources = self.resources / (MAX_QUERY_RESOURCES - RESOURCES_RESERVE)
         if max(resolved, resources) <= share:
             return None
-        return (f"family {self.family!r} is nearing BigQuery's per-query limits ({self.resources:,} tables and views "
-                f"referenced, {resolved:.0%} of the resolved-SQL budget); " + consolidate_advice(self.family))
+        return (
+            f"family {self.family!r} is nearing BigQuery's per-query limits ({self.resources:,} tables and views "
+            f"referenced, {resolved:.0%} of the resolved-SQL budget); " + consolidate_advice(self.family)
+        )
 
     def check_queries(self) -> None:
         """LimitError for a view every query of which BigQuery would refuse: too large resolved, too many tables."""
         resolved_limit = MAX_RESOLVED_BYTES - RESOLVED_RESERVE_BYTES
         if self.resolved_bytes > resolved_limit:
-            raise LimitError(f"family {self.family!r}: a query on its view would resolve to {self.resolved_bytes:,} "
-                             f"bytes of SQL, over {resolved_limit:,} (BigQuery's 12 MB resolved-query limit less "
-                             f"{RESOLVED_RESERVE_BYTES:,} for the reader's own query; {QUOTAS}); "
-                             + consolidate_advice(self.family))
+            raise LimitError(
+                f"family {self.family!r}: a query on its view would resolve to {self.resolved_bytes:,} "
+                f"bytes of SQL, over {resolved_limit:,} (BigQuery's 12 MB resolved-query limit less "
+                f"{RESOLVED_RESERVE_BYTES:,} for the reader's own query; {QUOTAS}); " + consolidate_advice(self.family)
+            )
         resource_limit = MAX_QUERY_RESOURCES - RESOURCES_RESERVE
         if self.resources > resource_limit:
-            raise LimitError(f"family {self.family!r}: a query on its view would reference {self.resources:,} tables "
-                             f"and views, over {resource_limit:,} (BigQuery's limit of {MAX_QUERY_RESOURCES:,} per "
-                             f"query less {RESOURCES_RESERVE} for the reader's own query; {QUOTAS}); "
-                             + consolidate_advice(self.family))
+            raise LimitError(
+                f"family {self.family!r}: a query on its view would reference {self.resources:,} tables "
+                f"and views, over {resource_limit:,} (BigQuery's limit of {MAX_QUERY_RESOURCES:,} per "
+                f"query less {RESOURCES_RESERVE} for the reader's own query; {QUOTAS}); "
+                + consolidate_advice(self.family)
+            )

@@ -9,7 +9,7 @@ column at all was not landed by the sink and is left alone.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from uniview.landing_layout import CDC_PREFIX, missing_cdc_columns
 from uniview.schema import ColumnRecord, split_version_table

@@ -17,9 +17,10 @@ from __future__ import annotations
 import base64
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from uniview.errors import UniviewError
 from uniview.identifiers import validate_dataset, validate_table
@@ -75,7 +76,7 @@ class Notification:
 
 def pubsub_message(data: bytes, message_id: str | None = None, publish_time: datetime | None = None) -> dict[str, Any]:
     """A Pub/Sub message as push delivers it: data base64-encoded."""
-    moment = (publish_time or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    moment = (publish_time or datetime.now(UTC)).astimezone(UTC)
     return {
         "data": base64.b64encode(data).decode("ascii"),
         "messageId": message_id or uuid.uuid4().hex,
@@ -84,8 +85,12 @@ def pubsub_message(data: bytes, message_id: str | None = None, publish_time: dat
     }
 
 
-def push_body(data: bytes, message_id: str | None = None, subscription: str = PUSH_SUBSCRIPTION,
-              publish_time: datetime | None = None) -> dict[str, Any]:
+def push_body(
+    data: bytes,
+    message_id: str | None = None,
+    subscription: str = PUSH_SUBSCRIPTION,
+    publish_time: datetime | None = None,
+) -> dict[str, Any]:
     """The plain JSON body a Pub/Sub push subscription POSTs to its endpoint."""
     return {"subscription": subscription, "message": pubsub_message(data, message_id, publish_time)}
 

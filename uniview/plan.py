@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 from uniview import limits
 from uniview.current_view import current_view_body, current_view_name, family_primary_key
 from uniview.errors import ConfigError, PlanError
+from uniview.identifiers import (
+    identifier,
+    identifier_path,
+    string_literal,
+    validate_column_name,
+    validate_dataset,
+    validate_table,
+)
 from uniview.landing_layout import SOURCE_TABLE
-from uniview.identifiers import identifier, identifier_path, string_literal, validate_column_name, validate_dataset, \
-    validate_table
 from uniview.render import render
 from uniview.resolve import POLICIES, Converter, null_of, unify, validate_timezone
 from uniview.schema import TableVersion
@@ -75,10 +81,17 @@ class GeneratorOptions:
         problems = []
         if self.policy not in POLICIES:
             problems.append(("policy", f"unknown policy {self.policy!r}: choose one of {', '.join(POLICIES)}"))
-        if not isinstance(self.max_view_chars, int) or \
-                not MIN_MAX_VIEW_CHARS <= self.max_view_chars <= limits.MAX_VIEW_CHARS:
-            problems.append(("max_view_chars", f"must be a whole number from {MIN_MAX_VIEW_CHARS} to "
-                                               f"{limits.MAX_VIEW_CHARS} (BigQuery's limit), not {self.max_view_chars!r}"))
+        if (
+            not isinstance(self.max_view_chars, int)
+            or not MIN_MAX_VIEW_CHARS <= self.max_view_chars <= limits.MAX_VIEW_CHARS
+        ):
+            problems.append(
+                (
+                    "max_view_chars",
+                    f"must be a whole number from {MIN_MAX_VIEW_CHARS} to "
+                    f"{limits.MAX_VIEW_CHARS} (BigQuery's limit), not {self.max_view_chars!r}",
+                )
+            )
         if not isinstance(self.current, bool):
             problems.append(("current", f"must be true or false, not {self.current!r}"))
         for name, check in (("datetime_timezone", validate_timezone), ("source_column", _source_column)):
@@ -86,7 +99,7 @@ class GeneratorOptions:
                 check(getattr(self, name))
             except (ConfigError, PlanError) as error:
                 problems.append((name, str(error)))
-            except Exception as error:  # noqa: BLE001 - IdentifierError and kin: report, do not crash
+            except Exception as error:
                 problems.append((name, str(error)))
         if self.caller not in CALLERS:
             raise ValueError(f"caller must be one of {CALLERS}")
@@ -125,8 +138,9 @@ class ViewDefinition:
 
     @property
     def statement(self) -> str:
-        return render("create_view.sql.j2", view=identifier_path(self.dataset, self.name), description=None,
-                      body=self.body)
+        return render(
+            "create_view.sql.j2", view=identifier_path(self.dataset, self.name), description=None, body=self.body
+        )
 
 
 @dataclass(frozen=True)
@@ -188,8 +202,10 @@ def is_part_view_name(view_name: str) -> bool:
 def is_family_view(family: str, view_name: str) -> bool:
     """True for the family's top view and its part views (today's hashed names and the older numbered
     ones, so those are dropped too), and for no other family's views."""
-    return re.fullmatch(re.escape(family) + r"_unified(?:_part_(?:\d{3}|[0-9a-f]{%d}))?" % PART_HASH_LENGTH,
-                        view_name) is not None
+    return (
+        re.fullmatch(re.escape(family) + r"_unified(?:_part_(?:\d{3}|[0-9a-f]{%d}))?" % PART_HASH_LENGTH, view_name)
+        is not None
+    )
 
 
 def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[UnifiedColumn, ...]:
@@ -246,8 +262,10 @@ class SelectBuilder:
         name = identifier(found.name)
         if source == column.type:
             return name if found.name == column.name else f"{name} AS {identifier(column.name)}"
-        check_expression_shape(("convert", source, column.type, self.timezone),
-                               lambda: self.converter.convert("__uniview_column__", source, column.type))
+        check_expression_shape(
+            ("convert", source, column.type, self.timezone),
+            lambda: self.converter.convert("__uniview_column__", source, column.type),
+        )
         return f"{self.converter.convert(name, source, column.type)} AS {identifier(column.name)}"
 
     def select(self, version: TableVersion) -> str:
@@ -261,8 +279,9 @@ class SelectBuilder:
         return render("version_select.sql.j2", items=items, source=source, alias=table_alias(version))
 
 
-def version_select(source_dataset: str, version: TableVersion, columns: Sequence[UnifiedColumn],
-                   options: GeneratorOptions) -> str:
+def version_select(
+    source_dataset: str, version: TableVersion, columns: Sequence[UnifiedColumn], options: GeneratorOptions
+) -> str:
     """The SELECT that reads one version in the unified shape."""
     return SelectBuilder(source_dataset, columns, options).select(version)
 
@@ -317,13 +336,15 @@ def _check_source_column(family: str, columns: Sequence[UnifiedColumn], options:
         )
 
 
-def _footprint(family: str, version_count: int, views: Sequence[ViewDefinition],
-               columns: int) -> limits.FamilyFootprint:
+def _footprint(
+    family: str, version_count: int, views: Sequence[ViewDefinition], columns: int
+) -> limits.FamilyFootprint:
     """A query on the top view resolves to every view's body and reads every version table."""
     resolved = sum(len(view.body.encode("utf-8")) for view in views)
     levels = 2 if len(views) > 1 else 1
-    return limits.FamilyFootprint(family, [len(view.body) for view in views], resolved,
-                                  version_count + len(views), columns, levels)
+    return limits.FamilyFootprint(
+        family, [len(view.body) for view in views], resolved, version_count + len(views), columns, levels
+    )
 
 
 @dataclass(frozen=True)
@@ -362,13 +383,18 @@ def _split_into_views(
     top_branches = [render("part_select.sql.j2", part=identifier_path(target_dataset, part.name)) for part in parts]
     top = ViewDefinition(target_dataset, top_view_name(family), render("union_view.sql.j2", branches=top_branches))
     if len(top.body) > budget:
-        raise limits.LimitError(f"family {family!r}: the top view over {len(parts)} parts needs {len(top.body):,} "
-                                f"characters, over the {budget:,}-character view budget")
+        raise limits.LimitError(
+            f"family {family!r}: the top view over {len(parts)} parts needs {len(top.body):,} "
+            f"characters, over the {budget:,}-character view budget"
+        )
     return [*parts, top]
 
 
 def _pack(
-    family: str, versions: Sequence[TableVersion], lengths: Sequence[int], layout: _UnionLayout,
+    family: str,
+    versions: Sequence[TableVersion],
+    lengths: Sequence[int],
+    layout: _UnionLayout,
     options: GeneratorOptions,
 ) -> list[list[int]]:
     """Greedy, in creation order: consecutive versions fill a part until the next one would not fit."""

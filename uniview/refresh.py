@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from uniview.current_view import current_view_name
 from uniview.errors import NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError
 from uniview.identifiers import validate_dataset, validate_table
-from uniview.current_view import current_view_name
 from uniview.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_family
 from uniview.schema import discover_families, split_version_table
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
@@ -79,12 +79,20 @@ class FamilyFailure:
     error: UniviewError
 
 
-__all__ = ["FamilyFailure", "FamilyOutcome", "FamilyPlan", "GeneratorOptions", "RefreshRequest", "plan_families",
-           "refresh"]
+__all__ = [
+    "FamilyFailure",
+    "FamilyOutcome",
+    "FamilyPlan",
+    "GeneratorOptions",
+    "RefreshRequest",
+    "plan_families",
+    "refresh",
+]
 
 
-def plan_families(warehouse: Warehouse, request: RefreshRequest,
-                  failures: list[FamilyFailure] | None = None) -> list[FamilyPlan]:
+def plan_families(
+    warehouse: Warehouse, request: RefreshRequest, failures: list[FamilyFailure] | None = None
+) -> list[FamilyPlan]:
     """Render the views of every requested family from one metadata read (no DDL).
 
     A family that cannot be planned raises, unless `failures` is given: then it is appended there and
@@ -157,8 +165,9 @@ def refresh(warehouse: Warehouse, request: RefreshRequest) -> list[FamilyOutcome
     return sorted(outcomes, key=lambda outcome: outcome.family)
 
 
-def _refresh_family(warehouse: Warehouse, request: RefreshRequest, plan: FamilyPlan, stored: dict[str, str],
-                    outcome: FamilyOutcome) -> None:
+def _refresh_family(
+    warehouse: Warehouse, request: RefreshRequest, plan: FamilyPlan, stored: dict[str, str], outcome: FamilyOutcome
+) -> None:
     for round_number in range(1, MAX_ROUNDS + 1):
         outcome.versions, outcome.rounds = list(_version_names(plan)), round_number
         changes = changes_for(plan, stored)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 import zoneinfo
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache, reduce
-from typing import Callable, Iterable
 
 from uniview.errors import ConfigError, PlanError
 from uniview.identifiers import quote, string_literal
@@ -104,7 +104,8 @@ def bigquery_time_zones() -> frozenset[str]:
     """The IANA time zone names BigQuery accepts: the tz database's zones and links
     (https://cloud.google.com/bigquery/docs/reference/standard-sql/timestamp_functions#timezone_definitions)."""
     return frozenset(
-        name for name in zoneinfo.available_timezones()
+        name
+        for name in zoneinfo.available_timezones()
         if not name.startswith(_NOT_BIGQUERY_ZONES) and name not in _NOT_BIGQUERY_NAMES
     )
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from uniview.types import BQType, parse_type
 
@@ -71,7 +71,8 @@ def version_table_name(family: str, version: str) -> str:
 
 
 def discover_families(
-    records: Iterable[ColumnRecord], families: Iterable[str] | None = None,
+    records: Iterable[ColumnRecord],
+    families: Iterable[str] | None = None,
     primary_keys: Mapping[str, tuple[str, ...] | None] | None = None,
 ) -> dict[str, list[TableVersion]]:
     """Group column records into families of versions ordered by (creation, table name).

@@ -10,7 +10,7 @@ dialect, with a placeholder where the identifier goes; a shape that does not par
 from __future__ import annotations
 
 import threading
-from typing import Callable, Hashable
+from collections.abc import Callable, Hashable
 
 import sqlglot
 from sqlglot.errors import SqlglotError
@@ -48,10 +48,16 @@ def check_statement_shape() -> None:
         return
     branch = render("version_select.sql.j2", items=["a", "CAST(b AS STRING) AS b"], source="d.t", alias="v")
     body = render("union_view.sql.j2", branches=[branch, branch])
-    for statement in (render("create_view.sql.j2", view="d.v", description="'x'", body=body),
-                      render("create_view.sql.j2", view="d.v", description=None,
-                             body=render("union_view.sql.j2", branches=[render("part_select.sql.j2", part="d.p")] * 2)),
-                      render("drop_view.sql.j2", view="d.v")):
+    for statement in (
+        render("create_view.sql.j2", view="d.v", description="'x'", body=body),
+        render(
+            "create_view.sql.j2",
+            view="d.v",
+            description=None,
+            body=render("union_view.sql.j2", branches=[render("part_select.sql.j2", part="d.p")] * 2),
+        ),
+        render("drop_view.sql.j2", view="d.v"),
+    ):
         if not parses(statement):
             raise PlanError(f"a statement template renders SQL that does not parse:\n{statement}")
     with _lock:

@@ -16,14 +16,34 @@ from uniview.identifiers import quote
 
 SCALAR_NAMES = frozenset(
     {
-        "INT64", "FLOAT64", "NUMERIC", "BIGNUMERIC", "BOOL", "STRING", "BYTES",
-        "DATE", "DATETIME", "TIME", "TIMESTAMP", "JSON", "GEOGRAPHY", "INTERVAL",
+        "INT64",
+        "FLOAT64",
+        "NUMERIC",
+        "BIGNUMERIC",
+        "BOOL",
+        "STRING",
+        "BYTES",
+        "DATE",
+        "DATETIME",
+        "TIME",
+        "TIMESTAMP",
+        "JSON",
+        "GEOGRAPHY",
+        "INTERVAL",
     }
 )
 _ALIASES = {
-    "INT": "INT64", "INTEGER": "INT64", "SMALLINT": "INT64", "BIGINT": "INT64",
-    "TINYINT": "INT64", "BYTEINT": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL",
-    "DECIMAL": "NUMERIC", "BIGDECIMAL": "BIGNUMERIC", "RECORD": "STRUCT",
+    "INT": "INT64",
+    "INTEGER": "INT64",
+    "SMALLINT": "INT64",
+    "BIGINT": "INT64",
+    "TINYINT": "INT64",
+    "BYTEINT": "INT64",
+    "FLOAT": "FLOAT64",
+    "BOOLEAN": "BOOL",
+    "DECIMAL": "NUMERIC",
+    "BIGDECIMAL": "BIGNUMERIC",
+    "RECORD": "STRUCT",
 }
 _MAX_PARAMS = {"STRING": 1, "BYTES": 1, "NUMERIC": 2, "BIGNUMERIC": 2}
 _RANGE_ELEMENTS = frozenset({"DATE", "DATETIME", "TIMESTAMP"})

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import ast
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 KEY = "uniview_source_schema"
 
 
-def version_description(table: str, columns: Sequence[tuple[str, str | None]],
-                        primary_key: Sequence[str] | None) -> str:
+def version_description(
+    table: str, columns: Sequence[tuple[str, str | None]], primary_key: Sequence[str] | None
+) -> str:
     """The description a version table is created with."""
     recorded: dict[str, Any] = {"table": table, "columns": [[name, declared] for name, declared in columns]}
     if primary_key:
@@ -55,7 +57,12 @@ def described_primary_key(description: str | None) -> tuple[str, ...] | None:
 def option_text(option_value: str | None) -> str | None:
     """A description as INFORMATION_SCHEMA.TABLE_OPTIONS.option_value shows it (a quoted GoogleSQL
     string literal) read back as text."""
-    if option_value is None or len(option_value) < 2 or option_value[0] != option_value[-1] or option_value[0] not in "\"'":
+    if (
+        option_value is None
+        or len(option_value) < 2
+        or option_value[0] != option_value[-1]
+        or option_value[0] not in "\"'"
+    ):
         return option_value
     try:
         return ast.literal_eval(option_value)

@@ -21,8 +21,11 @@ from pathlib import Path
 
 _CLASS = re.compile(r"^class (\w+) extends ([\w.]+) \{\n(.*?)^\}", re.M | re.S)
 _TO_HCL = re.compile(r"^function (\w+)ToHclTerraform\(struct\) \{\n(.*?)^\}", re.M | re.S)
-_ENTRY = re.compile(r'(\w+): \{\s*value: (.*?),\s*isBlock: (true|false),\s*type: "(\w+)",\s*'
-                    r'storageClassType: "(\w+)",\s*\}', re.S)
+_ENTRY = re.compile(
+    r'(\w+): \{\s*value: (.*?),\s*isBlock: (true|false),\s*type: "(\w+)",\s*'
+    r'storageClassType: "(\w+)",\s*\}',
+    re.S,
+)
 _INTERFACE = re.compile(r"^export interface (\w+)(?: extends [\w.]+)? \{\n(.*?)^\}", re.M | re.S)
 _MEMBER = re.compile(r"^\s*readonly (\w+)(\??):", re.M)
 _TYPE_NAME = re.compile(r'^(\w+)\.tfResourceType = "(\w+)";', re.M)
@@ -34,9 +37,17 @@ _MAP_GETTER = re.compile(r"new cdktf\.(\w+)Map\(this, '(\w+)'\)")
 
 _PRIMITIVE_MAPS = {"StringMap": "string", "NumberMap": "number", "BooleanMap": "bool", "AnyMap": "dynamic"}
 _PRIMITIVES = {"string": "string", "number": "number", "boolean": "bool", "any": "dynamic"}
-_GETTER_TYPES = {"String": "string", "Number": "number", "Boolean": "bool", "List": ["list", "string"],
-                 "NumberList": ["list", "number"], "StringMap": ["map", "string"],
-                 "NumberMap": ["map", "number"], "BooleanMap": ["map", "bool"]}
+_GETTER_TYPES = {
+    "String": "string",
+    "Number": "number",
+    "Boolean": "bool",
+    "List": ["list", "string"],
+    "NumberList": ["list", "number"],
+    "StringMap": ["map", "string"],
+    "NumberMap": ["map", "number"],
+    "BooleanMap": ["map", "bool"],
+}
+
 
 @dataclass
 class Module:
@@ -47,23 +58,29 @@ class Module:
     interfaces: dict[str, dict[str, bool]] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, directory: Path) -> "Module":
+    def read(cls, directory: Path) -> Module:
         code = "\n".join(path.read_text() for path in sorted(directory.rglob("*.js")))
         types = "\n".join(path.read_text() for path in sorted(directory.rglob("*.d.ts")))
-        return cls({name: (base, body) for name, base, body in _CLASS.findall(code)},
-                   {name: body for name, body in _TO_HCL.findall(code)},
-                   {name: {member: optional == "?" for member, optional in _MEMBER.findall(body)}
-                    for name, body in _INTERFACE.findall(types)})
+        return cls(
+            {name: (base, body) for name, base, body in _CLASS.findall(code)},
+            {name: body for name, body in _TO_HCL.findall(code)},
+            {
+                name: {member: optional == "?" for member, optional in _MEMBER.findall(body)}
+                for name, body in _INTERFACE.findall(types)
+            },
+        )
+
 
 def _storage_type(kind: str, storage: str) -> object:
     """The cty type of a non-block argument from its binding's (type, storageClassType)."""
     for suffix, collection in (("List", "list"), ("Map", "map")):
-        if storage.endswith(suffix) and storage[:-len(suffix)] in _PRIMITIVES:
-            element = _PRIMITIVES[storage[:-len(suffix)]]
+        if storage.endswith(suffix) and storage[: -len(suffix)] in _PRIMITIVES:
+            element = _PRIMITIVES[storage[: -len(suffix)]]
             return ["set" if kind == "set" else collection, element]
     if storage in _PRIMITIVES:
         return _PRIMITIVES[storage]
     raise ValueError(f"unsupported storage type {storage!r}")
+
 
 class SchemaBuilder:
     """Schemas of the blocks of one module."""
@@ -143,16 +160,21 @@ class SchemaBuilder:
             return ["map", element]
         return ["set" if wraps_set == "true" else "list", element]
 
+
 def _flags(required: bool) -> dict:
     return {"required": True} if required else {"optional": True}
+
 
 def schema_of(directory: Path) -> tuple[str, str, dict] | None:
     """("resource" | "data_source" | "provider", Terraform type name, schema) of one binding folder."""
     module = Module.read(directory)
     code = (directory / "index.js").read_text()
     for class_name, (base, body) in module.classes.items():
-        kind = {"cdktf.TerraformResource": "resource", "cdktf.TerraformDataSource": "data_source",
-                "cdktf.TerraformProvider": "provider"}.get(base)
+        kind = {
+            "cdktf.TerraformResource": "resource",
+            "cdktf.TerraformDataSource": "data_source",
+            "cdktf.TerraformProvider": "provider",
+        }.get(base)
         if kind is None:
             continue
         synthesized = re.search(r"synthesizeHclAttributes\(\) \{\n(.*?)^    \}", body, re.M | re.S).group(1)
@@ -164,6 +186,7 @@ def schema_of(directory: Path) -> tuple[str, str, dict] | None:
         type_name = dict(_TYPE_NAME.findall(code)).get(class_name, "")
         return kind, type_name, {"version": 0, "block": block}
     return None
+
 
 def provider_schema(package: Path) -> tuple[str, dict]:
     """(provider version, schema document) of an unpacked `@cdktf/provider-*` package."""
@@ -180,13 +203,17 @@ def provider_schema(package: Path) -> tuple[str, dict]:
             document[f"{kind}_schemas"][type_name] = schema
     return version, document
 
+
 def main(argv: list[str]) -> int:
     package, output = Path(argv[1]), Path(argv[2])
     version, document = provider_schema(package)
     output.write_text(json.dumps({"version": version, "schema": document}, sort_keys=True))
-    print(f"{output.name}: provider {version}, {len(document['resource_schemas'])} resources, "
-          f"{len(document['data_source_schemas'])} data sources")
+    print(
+        f"{output.name}: provider {version}, {len(document['resource_schemas'])} resources, "
+        f"{len(document['data_source_schemas'])} data sources"
+    )
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

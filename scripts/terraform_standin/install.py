@@ -25,10 +25,14 @@ sys.path.insert(0, str(HERE))
 #: version: 16.12.1 is google and google-beta 6.50.0, 13.27.0 is google 5.38.0 (the module's floor),
 #: 13.25.1 is google-beta 5.43.1 (the newest 5.x beta bindings), 11.0.1 are
 #: time 0.13.1 and archive 2.7.1.
-PROVIDERS = [("google", "@cdktf/provider-google", "16.12.1"), ("google", "@cdktf/provider-google", "13.27.0"),
-             ("google-beta", "@cdktf/provider-google-beta", "16.12.1"),
-             ("google-beta", "@cdktf/provider-google-beta", "13.25.1"),
-             ("time", "@cdktf/provider-time", "11.0.1"), ("archive", "@cdktf/provider-archive", "11.0.1")]
+PROVIDERS = [
+    ("google", "@cdktf/provider-google", "16.12.1"),
+    ("google", "@cdktf/provider-google", "13.27.0"),
+    ("google-beta", "@cdktf/provider-google-beta", "16.12.1"),
+    ("google-beta", "@cdktf/provider-google-beta", "13.25.1"),
+    ("time", "@cdktf/provider-time", "11.0.1"),
+    ("archive", "@cdktf/provider-archive", "11.0.1"),
+]
 PLATFORM = "linux_amd64"
 
 
@@ -37,8 +41,12 @@ def fetch_package(package: str, version: str, cache: Path) -> Path:
     unpacked = cache / f"{package.split('/')[-1]}-{version}"
     if not (unpacked / "package" / "package.json").is_file():
         cache.mkdir(parents=True, exist_ok=True)
-        packed = subprocess.run(["npm", "pack", f"{package}@{version}", "--pack-destination", str(cache)],
-                                capture_output=True, text=True, check=True).stdout.split()[-1]
+        packed = subprocess.run(
+            ["npm", "pack", f"{package}@{version}", "--pack-destination", str(cache)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()[-1]
         (unpacked / "package").mkdir(parents=True, exist_ok=True)
         with tarfile.open(cache / packed) as archive:
             archive.extractall(unpacked, filter="data")
@@ -80,8 +88,9 @@ def main(argv: list[str]) -> int:
         install_provider(name, version, schema, target, python)
         print(f"stand-in hashicorp/{name} {version}")
     (target / "terraformrc").write_text(
-        'provider_installation {\n  filesystem_mirror {\n'
-        f'    path    = "{target / "mirror"}"\n    include = ["registry.terraform.io/hashicorp/*"]\n  }}\n}}\n')
+        "provider_installation {\n  filesystem_mirror {\n"
+        f'    path    = "{target / "mirror"}"\n    include = ["registry.terraform.io/hashicorp/*"]\n  }}\n}}\n'
+    )
     return 0
 
 

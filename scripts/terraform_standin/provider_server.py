@@ -32,17 +32,34 @@ from tf.utils import read_dynamic_value, to_dynamic_value
 
 def block_from_json(block: dict) -> pb.Schema.Block:
     """The protocol's schema block from the `terraform providers schema -json` form."""
-    nesting = {"single": pb.Schema.NestedBlock.SINGLE, "list": pb.Schema.NestedBlock.LIST,
-               "set": pb.Schema.NestedBlock.SET, "map": pb.Schema.NestedBlock.MAP}
+    nesting = {
+        "single": pb.Schema.NestedBlock.SINGLE,
+        "list": pb.Schema.NestedBlock.LIST,
+        "set": pb.Schema.NestedBlock.SET,
+        "map": pb.Schema.NestedBlock.MAP,
+    }
     return pb.Schema.Block(
-        attributes=[pb.Schema.Attribute(name=name, type=json.dumps(spec["type"]).encode(),
-                                        required=spec.get("required", False), optional=spec.get("optional", False),
-                                        computed=spec.get("computed", False))
-                    for name, spec in sorted(block.get("attributes", {}).items())],
-        block_types=[pb.Schema.NestedBlock(type_name=name, block=block_from_json(nested["block"]),
-                                           nesting=nesting[nested["nesting_mode"]],
-                                           min_items=nested.get("min_items", 0), max_items=nested.get("max_items", 0))
-                     for name, nested in sorted(block.get("block_types", {}).items())])
+        attributes=[
+            pb.Schema.Attribute(
+                name=name,
+                type=json.dumps(spec["type"]).encode(),
+                required=spec.get("required", False),
+                optional=spec.get("optional", False),
+                computed=spec.get("computed", False),
+            )
+            for name, spec in sorted(block.get("attributes", {}).items())
+        ],
+        block_types=[
+            pb.Schema.NestedBlock(
+                type_name=name,
+                block=block_from_json(nested["block"]),
+                nesting=nesting[nested["nesting_mode"]],
+                min_items=nested.get("min_items", 0),
+                max_items=nested.get("max_items", 0),
+            )
+            for name, nested in sorted(block.get("block_types", {}).items())
+        ],
+    )
 
 
 def schema_response(document: dict) -> pb.GetProviderSchema.Response:
@@ -53,7 +70,8 @@ def schema_response(document: dict) -> pb.GetProviderSchema.Response:
         provider=schema(document["provider"]),
         provider_meta=pb.Schema(block=pb.Schema.Block()),
         resource_schemas={name: schema(entry) for name, entry in document["resource_schemas"].items()},
-        data_source_schemas={name: schema(entry) for name, entry in document["data_source_schemas"].items()})
+        data_source_schemas={name: schema(entry) for name, entry in document["data_source_schemas"].items()},
+    )
 
 
 def mark_computed_unknown(block: dict, value: Any) -> Any:
@@ -87,21 +105,32 @@ def block_count_errors(block: dict, value: Any, path: tuple = ()) -> list[pb.Dia
             continue
         limit = nested.get("max_items", 0)
         if limit and len(items) > limit:
-            errors.append(_error(f"Too many {name} blocks", f"No more than {limit} \"{name}\" blocks are allowed",
-                                 (*path, name)))
+            errors.append(
+                _error(f"Too many {name} blocks", f'No more than {limit} "{name}" blocks are allowed', (*path, name))
+            )
         if len(items) < nested.get("min_items", 0):
-            errors.append(_error(f"Insufficient {name} blocks",
-                                 f"At least {nested['min_items']} \"{name}\" blocks are required.", (*path, name)))
+            errors.append(
+                _error(
+                    f"Insufficient {name} blocks",
+                    f'At least {nested["min_items"]} "{name}" blocks are required.',
+                    (*path, name),
+                )
+            )
         for index, item in enumerate(items):
             errors.extend(block_count_errors(nested["block"], item, (*path, name, index)))
     return errors
 
 
 def _error(summary: str, detail: str, path: tuple) -> pb.Diagnostic:
-    steps = [pb.AttributePath.Step(element_key_int=step) if isinstance(step, int)
-             else pb.AttributePath.Step(attribute_name=step) for step in path]
-    return pb.Diagnostic(severity=pb.Diagnostic.ERROR, summary=summary, detail=detail,
-                         attribute=pb.AttributePath(steps=steps))
+    steps = [
+        pb.AttributePath.Step(element_key_int=step)
+        if isinstance(step, int)
+        else pb.AttributePath.Step(attribute_name=step)
+        for step in path
+    ]
+    return pb.Diagnostic(
+        severity=pb.Diagnostic.ERROR, summary=summary, detail=detail, attribute=pb.AttributePath(steps=steps)
+    )
 
 
 def derive_service_account(planned: dict) -> dict:
@@ -124,8 +153,11 @@ def read_data(type_name: str, block: dict, config: dict) -> dict:
     filled = dict(config)
     for name, spec in block.get("attributes", {}).items():
         if spec.get("computed") and filled.get(name) is None:
-            filled[name] = {"string": base64.b64encode(digest.digest()).decode() if "base64" in name
-                            else digest.hexdigest(), "number": 0, "bool": False}.get(spec["type"])
+            filled[name] = {
+                "string": base64.b64encode(digest.digest()).decode() if "base64" in name else digest.hexdigest(),
+                "number": 0,
+                "bool": False,
+            }.get(spec["type"])
     filled["id"] = filled.get("id") or f"{type_name}-{digest.hexdigest()[:16]}"
     return filled
 
@@ -149,7 +181,8 @@ class StandinServicer(rpc.ProviderServicer):
     def ValidateResourceConfig(self, request, context):
         block = self.document["resource_schemas"][request.type_name]["block"]
         return pb.ValidateResourceConfig.Response(
-            diagnostics=block_count_errors(block, read_dynamic_value(request.config)))
+            diagnostics=block_count_errors(block, read_dynamic_value(request.config))
+        )
 
     def ValidateDataResourceConfig(self, request, context):
         return pb.ValidateDataResourceConfig.Response()
@@ -172,9 +205,15 @@ class StandinServicer(rpc.ProviderServicer):
         return pb.PlanResourceChange.Response(planned_state=to_dynamic_value(planned))
 
     def ApplyResourceChange(self, request, context):
-        return pb.ApplyResourceChange.Response(diagnostics=[pb.Diagnostic(
-            severity=pb.Diagnostic.ERROR, summary="schema-only stand-in provider",
-            detail="this provider serves the real provider's schema for validate and plan; it cannot apply")])
+        return pb.ApplyResourceChange.Response(
+            diagnostics=[
+                pb.Diagnostic(
+                    severity=pb.Diagnostic.ERROR,
+                    summary="schema-only stand-in provider",
+                    detail="this provider serves the real provider's schema for validate and plan; it cannot apply",
+                )
+            ]
+        )
 
     def ReadDataSource(self, request, context):
         block = self.document["data_source_schemas"][request.type_name]["block"]

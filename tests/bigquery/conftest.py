@@ -10,15 +10,21 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from uniview.local.bigquery_emulator import DEFAULT_PROJECT, emulator_environment, emulator_venv_path, find_emulator_venv
-
+from uniview.local.bigquery_emulator import (
+    DEFAULT_PROJECT,
+    emulator_environment,
+    emulator_venv_path,
+    find_emulator_venv,
+)
 
 
 @pytest.fixture(scope="session")
 def bq_emulator_host(tmp_path_factory):
-    """"127.0.0.1:PORT" of a running emulator; BIGQUERY_EMULATOR_HOST points at it for the session."""
+    """ "127.0.0.1:PORT" of a running emulator; BIGQUERY_EMULATOR_HOST points at it for the session."""
     if find_emulator_venv() is None:
-        pytest.skip(f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh")
+        pytest.skip(
+            f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh"
+        )
     with emulator_environment(tmp_path_factory.mktemp("bigquery-emulator")) as host:
         yield host
 
@@ -30,7 +36,8 @@ def bq_client(bq_emulator_host):
     from google.cloud import bigquery
 
     client = bigquery.Client(
-        project=DEFAULT_PROJECT, credentials=AnonymousCredentials(),
+        project=DEFAULT_PROJECT,
+        credentials=AnonymousCredentials(),
         client_options={"api_endpoint": f"http://{bq_emulator_host}"},
     )
     yield client

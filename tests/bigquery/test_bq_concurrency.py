@@ -13,7 +13,12 @@ import pytest
 from uniview.cloudfn.config import load_config
 from uniview.cloudfn.events import cloud_event, notification
 from uniview.cloudfn.handler import handle_cloud_event
-from uniview.local.bigquery_emulator import DEFAULT_PROJECT, emulator_environment, emulator_venv_path, find_emulator_venv
+from uniview.local.bigquery_emulator import (
+    DEFAULT_PROJECT,
+    emulator_environment,
+    emulator_venv_path,
+    find_emulator_venv,
+)
 from uniview.warehouse.bigquery import BigQueryWarehouse
 
 pytestmark = pytest.mark.emulator
@@ -28,7 +33,9 @@ MAX_DELIVERIES = 15
 def fresh_emulator(tmp_path_factory):
     """An emulator of its own: the emulator slows down as its catalog grows, and this test writes a lot."""
     if find_emulator_venv() is None:
-        pytest.skip(f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh")
+        pytest.skip(
+            f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh"
+        )
     with emulator_environment(tmp_path_factory.mktemp("bigquery-emulator-concurrency")) as host:
         yield host
 
@@ -67,8 +74,10 @@ class Deliveries:
 
 def create_version(client, dataset, index):
     """events_v_vNN with one row, id NN, and a column of its own."""
-    client.query(f"CREATE TABLE `{dataset}`.events_v_v{index:02d} AS "
-                 f"SELECT {index} AS id, CAST(NULL AS STRING) AS payload_{index:02d}").result()
+    client.query(
+        f"CREATE TABLE `{dataset}`.events_v_v{index:02d} AS "
+        f"SELECT {index} AS id, CAST(NULL AS STRING) AS payload_{index:02d}"
+    ).result()
 
 
 def test_twelve_versions_thirty_six_events_eight_workers_lose_nothing(fresh_emulator):
@@ -84,10 +93,15 @@ def test_twelve_versions_thirty_six_events_eight_workers_lose_nothing(fresh_emul
         pending = []
         for index in range(VERSIONS):
             create_version(client, "conc", index)  # versions appear while refreshes run
-            pending += [(f"v{index:02d}-{copy}", cloud_event(notification("conc", "events", f"v{index:02d}"),
-                                                             f"v{index:02d}-{copy}")) for copy in range(COPIES)]
+            pending += [
+                (
+                    f"v{index:02d}-{copy}",
+                    cloud_event(notification("conc", "events", f"v{index:02d}"), f"v{index:02d}-{copy}"),
+                )
+                for copy in range(COPIES)
+            ]
             rng.shuffle(pending)
-            release, pending = pending[: len(pending) // 2], pending[len(pending) // 2:]
+            release, pending = pending[: len(pending) // 2], pending[len(pending) // 2 :]
             for item in release:
                 deliveries.queue.put(item)
         for item in pending:
@@ -101,5 +115,7 @@ def test_twelve_versions_thirty_six_events_eight_workers_lose_nothing(fresh_emul
             thread.join(timeout=60)
         rows = client.query("SELECT id FROM conc_unified.events_unified").result()
         ids = sorted(row["id"] for row in rows)
-    assert sorted(deliveries.acked) == sorted(f"v{i:02d}-{c}" for i in range(VERSIONS) for c in range(COPIES)), deliveries.failures
+    assert sorted(deliveries.acked) == sorted(f"v{i:02d}-{c}" for i in range(VERSIONS) for c in range(COPIES)), (
+        deliveries.failures
+    )
     assert ids == list(range(VERSIONS))

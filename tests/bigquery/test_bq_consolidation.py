@@ -36,27 +36,35 @@ def build_family(run_sql, dataset: str, versions: int) -> None:
         extra = ", extra_a FLOAT64" if index % 3 == 0 else ""
         statements.append(f"CREATE TABLE {table} (id INT64, name STRING, amount {amount}{extra})")
         rows = [(index * 2 + r, f"n{index * 2 + r}", index * 7 + r) for r in range(2)]
-        values = ", ".join(f"({i}, '{n}', {a if index % 2 else repr(str(a))}{', 0.5' if extra else ''})"
-                           for i, n, a in rows)
+        values = ", ".join(
+            f"({i}, '{n}', {a if index % 2 else repr(str(a))}{', 0.5' if extra else ''})" for i, n, a in rows
+        )
         statements.append(f"INSERT INTO {table} VALUES {values}")
     for start in range(0, len(statements), 40):
-        run_sql(";\n".join(statements[start:start + 40]))
+        run_sql(";\n".join(statements[start : start + 40]))
 
 
 def view_content(bq_client, dataset: str) -> Counter:
-    rows = bq_client.query(f"SELECT id, name, CAST(amount AS STRING) FROM `{dataset}_unified.customer_unified`").result()
+    rows = bq_client.query(
+        f"SELECT id, name, CAST(amount AS STRING) FROM `{dataset}_unified.customer_unified`"
+    ).result()
     return Counter(tuple(row.values()) for row in rows)
 
 
 def landed_content(bq_client, dataset: str) -> Counter:
     tables = [t.table_id for t in bq_client.list_tables(dataset) if t.table_id.startswith("customer_v_")]
-    return Counter(tuple(row.values()) for table in tables for row in bq_client.query(
-        f"SELECT id, name, CAST(amount AS STRING) FROM `{dataset}.{table}`").result())
+    return Counter(
+        tuple(row.values())
+        for table in tables
+        for row in bq_client.query(f"SELECT id, name, CAST(amount AS STRING) FROM `{dataset}.{table}`").result()
+    )
 
 
 def registry(bq_client, dataset: str) -> Counter:
-    return Counter(row[0] for row in bq_client.query(
-        f"SELECT state FROM `{dataset}._uniview_folds` WHERE dataset = '{dataset}'").result())
+    return Counter(
+        row[0]
+        for row in bq_client.query(f"SELECT state FROM `{dataset}._uniview_folds` WHERE dataset = '{dataset}'").result()
+    )
 
 
 def folded_labels(bq_client, dataset: str) -> int:
@@ -64,8 +72,9 @@ def folded_labels(bq_client, dataset: str) -> int:
 
 
 def request(dataset: str, **settings) -> ConsolidationRequest:
-    return ConsolidationRequest(dataset, ("customer",), timedelta(0), settings.pop("max_versions", 10),
-                                settings.pop("apply", True), **settings)
+    return ConsolidationRequest(
+        dataset, ("customer",), timedelta(0), settings.pop("max_versions", 10), settings.pop("apply", True), **settings
+    )
 
 
 def refreshed(warehouse, dataset: str):
@@ -120,9 +129,25 @@ def test_killed_after_a_step_a_rerun_finishes_with_the_same_content(warehouse, b
     build_family(run_sql, dataset, 6)
     assert not refreshed(warehouse, dataset).failed
     before = view_content(bq_client, dataset)
-    command = [sys.executable, "-m", "uniview.cli", "consolidate", "--warehouse", f"bigquery://{DEFAULT_PROJECT}",
-               "--dataset", dataset, "--table", "customer", "--idle-for", "0s", "--max-versions", "3",
-               "--settle", "0s", "--apply"]
+    command = [
+        sys.executable,
+        "-m",
+        "uniview.cli",
+        "consolidate",
+        "--warehouse",
+        f"bigquery://{DEFAULT_PROJECT}",
+        "--dataset",
+        dataset,
+        "--table",
+        "customer",
+        "--idle-for",
+        "0s",
+        "--max-versions",
+        "3",
+        "--settle",
+        "0s",
+        "--apply",
+    ]
     killed = subprocess.run(command, capture_output=True, text=True, env={**os.environ, KILL_VARIABLE: point})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert view_content(bq_client, dataset) == before and landed_content(bq_client, dataset) == before

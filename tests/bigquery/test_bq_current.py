@@ -10,18 +10,19 @@ from google.cloud import bigquery
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
 
-from scenario import EXPECTED, FAMILY, rows, tables  # noqa: E402
+from scenario import EXPECTED, FAMILY, rows, tables
 
-from uniview.plan import GeneratorOptions  # noqa: E402
-from uniview.refresh import RefreshRequest, refresh  # noqa: E402
+from uniview.plan import GeneratorOptions
+from uniview.refresh import RefreshRequest, refresh
 
 
 def load(client, dataset, only=None):
     for name, (columns, description) in tables().items():
         if only and name not in only:
             continue
-        table = bigquery.Table(f"{client.project}.{dataset}.{name}",
-                               schema=[bigquery.SchemaField(c, t) for c, t in columns])
+        table = bigquery.Table(
+            f"{client.project}.{dataset}.{name}", schema=[bigquery.SchemaField(c, t) for c, t in columns]
+        )
         table.description = description
         client.create_table(table)
         errors = client.insert_rows_json(table, rows()[name])

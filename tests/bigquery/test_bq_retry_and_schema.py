@@ -10,11 +10,11 @@ from google.cloud.bigquery import SchemaField
 from google.cloud.bigquery.schema import FieldElementType
 
 from uniview.errors import ConfigError, NotFoundError, TransientWarehouseError, WarehouseError
+from uniview.warehouse.base import fingerprint
 from uniview.warehouse.bigquery import make_client
 from uniview.warehouse.bigquery_retry import call_with_retry, describe, is_transient
 from uniview.warehouse.bigquery_schema import field_type, record_from_row
 from uniview.warehouse.bigquery_views import canonical_fingerprint, description_for, stored_fingerprint
-from uniview.warehouse.base import fingerprint
 
 
 def reason(exception_class, message, why):
@@ -99,10 +99,16 @@ def test_not_found_is_not_found_error():
         (SchemaField("a", "TIMESTAMP", mode="REPEATED"), "ARRAY<TIMESTAMP>"),
         (SchemaField("a", "JSON"), "JSON"),
         (SchemaField("a", "GEOGRAPHY"), "GEOGRAPHY"),
-        (SchemaField("a", "RECORD", fields=[SchemaField("x", "INTEGER"), SchemaField("y", "STRING", mode="REPEATED")]),
-         "STRUCT<x INT64, y ARRAY<STRING>>"),
-        (SchemaField("a", "RECORD", mode="REPEATED", fields=[SchemaField("k", "STRING"), SchemaField("v", "FLOAT")]),
-         "ARRAY<STRUCT<k STRING, v FLOAT64>>"),
+        (
+            SchemaField(
+                "a", "RECORD", fields=[SchemaField("x", "INTEGER"), SchemaField("y", "STRING", mode="REPEATED")]
+            ),
+            "STRUCT<x INT64, y ARRAY<STRING>>",
+        ),
+        (
+            SchemaField("a", "RECORD", mode="REPEATED", fields=[SchemaField("k", "STRING"), SchemaField("v", "FLOAT")]),
+            "ARRAY<STRUCT<k STRING, v FLOAT64>>",
+        ),
         (SchemaField("a", "RANGE", range_element_type=FieldElementType("DATE")), "RANGE<DATE>"),
     ],
 )
@@ -111,8 +117,15 @@ def test_schema_field_to_data_type(field, data_type):
 
 
 def test_pseudo_and_hidden_columns_are_marked_hidden():
-    base = {"table_name": "t_v_a", "column_name": "c", "data_type": "INT64", "creation_time": None,
-            "is_hidden": "NO", "is_system_defined": "NO", "ordinal_position": 1}
+    base = {
+        "table_name": "t_v_a",
+        "column_name": "c",
+        "data_type": "INT64",
+        "creation_time": None,
+        "is_hidden": "NO",
+        "is_system_defined": "NO",
+        "ordinal_position": 1,
+    }
     assert not record_from_row(base).is_hidden
     assert record_from_row({**base, "column_name": "_PARTITIONTIME", "ordinal_position": None}).is_hidden
     assert record_from_row({**base, "is_hidden": "YES"}).is_hidden

@@ -37,7 +37,8 @@ def view_types(bq_client, dataset, family="events"):
 
 
 def test_apply_interrupted_after_each_statement_leaves_a_queryable_view_and_a_rerun_converges(
-        limited_warehouse, bq_client, run_sql, dataset, monkeypatch):
+    limited_warehouse, bq_client, run_sql, dataset, monkeypatch
+):
     family = synthetic_family(8, 6, conflict_share=0.0)
     create_versions(run_sql, dataset, family[:6])
     refresh(limited_warehouse, RefreshRequest(dataset, ("events",), options=SMALL_PARTS))
@@ -55,6 +56,7 @@ def test_apply_interrupted_after_each_statement_leaves_a_queryable_view_and_a_re
                 raise bigquery_module.NotFoundError("interrupted")  # not retried: the apply stops here
             statements_run.append(text)
             return run_script(self, text, location)
+
         return run
 
     seen = set()
@@ -79,7 +81,7 @@ def test_top_view_schema_follows_a_type_change_in_its_parts(limited_warehouse, b
     create_versions(run_sql, dataset, first)
     refresh(limited_warehouse, RefreshRequest(dataset, ("events",), options=SMALL_PARTS))
     before = view_types(bq_client, dataset)
-    later = synthetic_family(8, 5, conflict_share=1.0)[7:]   # odd versions change every column's type
+    later = synthetic_family(8, 5, conflict_share=1.0)[7:]  # odd versions change every column's type
     create_versions(run_sql, dataset, later)
     (outcome,) = refresh(limited_warehouse, RefreshRequest(dataset, ("events",), options=SMALL_PARTS))
     assert f"{dataset}_unified.events_unified" in outcome.replaced
@@ -100,8 +102,9 @@ def test_two_jobs_per_changed_event_and_one_when_unchanged(limited_warehouse, ru
     assert not outcome.changed and limited_warehouse.jobs_started - started == 1
 
 
-def test_a_family_whose_ddl_is_over_one_jobs_limit_applies_in_several(limited_warehouse, limits_enforcer,
-                                                                       bq_client, run_sql, dataset, monkeypatch):
+def test_a_family_whose_ddl_is_over_one_jobs_limit_applies_in_several(
+    limited_warehouse, limits_enforcer, bq_client, run_sql, dataset, monkeypatch
+):
     """Packing into jobs, shown at a small job budget (tests/test_limits.py packs the 900 x 300 family at
     BigQuery's real 1,024K): the jobs run in order, parts before the top view, and the view reads all."""
     monkeypatch.setattr(bigquery_module, "pack_scripts", lambda statements: pack_scripts(statements, max_chars=2_500))

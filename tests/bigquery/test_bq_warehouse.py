@@ -46,9 +46,14 @@ def test_read_columns_of_one_family_in_creation_order_with_bigquery_types(wareho
     for record in records:
         by_table.setdefault(record.table_name, []).append(record)
     assert sorted(by_table) == ["customer_v_a1", "customer_v_b2"]
-    assert [(r.column_name, r.data_type) for r in sorted(by_table["customer_v_a1"], key=lambda r: r.ordinal_position)] == [
-        ("id", "INT64"), ("amount", "NUMERIC"), ("tags", "ARRAY<STRING>"),
-        ("s", "STRUCT<a INT64, b ARRAY<STRING>>"), ("select", "STRING"),
+    assert [
+        (r.column_name, r.data_type) for r in sorted(by_table["customer_v_a1"], key=lambda r: r.ordinal_position)
+    ] == [
+        ("id", "INT64"),
+        ("amount", "NUMERIC"),
+        ("tags", "ARRAY<STRING>"),
+        ("s", "STRUCT<a INT64, b ARRAY<STRING>>"),
+        ("select", "STRING"),
     ]
     assert by_table["customer_v_a1"][0].created < by_table["customer_v_b2"][0].created
     assert not any(r.is_hidden for r in records)
@@ -112,8 +117,10 @@ def test_second_refresh_runs_no_ddl_job(warehouse, customer):
 
 def test_new_version_replaces_the_view(warehouse, customer, run_sql, bq_client):
     refresh(warehouse, RefreshRequest(customer, ("customer",)))
-    run_sql(f"CREATE TABLE `{customer}`.customer_v_c3 (id INT64, email STRING)",
-            f"INSERT INTO `{customer}`.customer_v_c3 VALUES (3, 'c@example.com')")
+    run_sql(
+        f"CREATE TABLE `{customer}`.customer_v_c3 (id INT64, email STRING)",
+        f"INSERT INTO `{customer}`.customer_v_c3 VALUES (3, 'c@example.com')",
+    )
     [outcome] = refresh(warehouse, RefreshRequest(customer, ("customer",), required_tables=("customer_v_c3",)))
     assert outcome.changed and outcome.versions[-1] == "customer_v_c3"
     assert [r["id"] for r in view_rows(bq_client, f"{customer}_unified", "customer_unified")] == ["1", "2", "3"]
@@ -174,15 +181,24 @@ class LaggingWarehouse(BigQueryWarehouse):
 
 
 def test_required_table_missing_from_information_schema_is_read_with_tables_get(customer, run_sql, bq_client):
-    run_sql(f"CREATE TABLE `{customer}`.customer_v_c3 (id INT64, amount NUMERIC(12, 3), "
-            f"s ARRAY<STRUCT<a BOOL, b FLOAT64>>, t TIMESTAMP)",
-            f"INSERT INTO `{customer}`.customer_v_c3 (id) VALUES (3)")
+    run_sql(
+        f"CREATE TABLE `{customer}`.customer_v_c3 (id INT64, amount NUMERIC(12, 3), "
+        f"s ARRAY<STRUCT<a BOOL, b FLOAT64>>, t TIMESTAMP)",
+        f"INSERT INTO `{customer}`.customer_v_c3 (id) VALUES (3)",
+    )
     with LaggingWarehouse("test-project", ["customer_v_c3"], retry_deadline=30) as lagging:
         assert "customer_v_c3" not in {r.table_name for r in lagging.read_columns(customer, ["customer"])}
-        records = [r for r in lagging.read_columns(customer, ["customer"], ["customer_v_c3"]) if r.table_name == "customer_v_c3"]
+        records = [
+            r
+            for r in lagging.read_columns(customer, ["customer"], ["customer_v_c3"])
+            if r.table_name == "customer_v_c3"
+        ]
         assert [(r.column_name, r.ordinal_position, r.data_type) for r in records] == [
-            ("id", 1, "INT64"), ("amount", 2, "NUMERIC(12, 3)"), ("s", 3, "ARRAY<STRUCT<a BOOL, b FLOAT64>>"),
-            ("t", 4, "TIMESTAMP")]
+            ("id", 1, "INT64"),
+            ("amount", 2, "NUMERIC(12, 3)"),
+            ("s", 3, "ARRAY<STRUCT<a BOOL, b FLOAT64>>"),
+            ("t", 4, "TIMESTAMP"),
+        ]
         assert records[0].created >= bq_client.get_table(f"{customer}.customer_v_b2").created.timestamp()
         [outcome] = refresh(lagging, RefreshRequest(customer, ("customer",), required_tables=("customer_v_c3",)))
     assert outcome.versions == ["customer_v_a1", "customer_v_b2", "customer_v_c3"]
@@ -197,7 +213,9 @@ def test_required_table_that_does_not_exist_is_not_found(warehouse, customer):
 
 
 def test_refused_statement_is_a_warehouse_error_with_bigquery_message(warehouse, customer, bq_client):
-    bad = ViewChange(f"{customer}_unified", "customer_unified", f"SELECT no_such_column FROM `{customer}`.customer_v_a1")
+    bad = ViewChange(
+        f"{customer}_unified", "customer_unified", f"SELECT no_such_column FROM `{customer}`.customer_v_a1"
+    )
     with pytest.raises(WarehouseError, match="no_such_column") as raised:
         warehouse.apply([bad])
     assert type(raised.value) is WarehouseError

@@ -45,9 +45,14 @@ def build_family(path: Path, versions: int, rows: int = 3, family: str = "custom
 
 
 def family_tables(connection: duckdb.DuckDBPyConnection, family: str = "customer") -> list[str]:
-    return [row[0] for row in connection.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE schema_name = ? AND starts_with(table_name, ?) "
-        "ORDER BY table_name", [DATASET, family + "_v_"]).fetchall()]
+    return [
+        row[0]
+        for row in connection.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = ? AND starts_with(table_name, ?) "
+            "ORDER BY table_name",
+            [DATASET, family + "_v_"],
+        ).fetchall()
+    ]
 
 
 def table_rows(connection: duckdb.DuckDBPyConnection, table: str) -> list[tuple]:
@@ -63,8 +68,9 @@ def landed_content(path: Path, family: str = "customer") -> Counter:
 
 def view_content(path: Path, family: str = "customer") -> Counter:
     with duckdb.connect(str(path), read_only=True) as connection:
-        return Counter(connection.execute(
-            f"SELECT id, name, CAST(amount AS VARCHAR) FROM {VIEWS}.{family}_unified").fetchall())
+        return Counter(
+            connection.execute(f"SELECT id, name, CAST(amount AS VARCHAR) FROM {VIEWS}.{family}_unified").fetchall()
+        )
 
 
 def checksum(content: Counter) -> tuple[int, int]:
@@ -74,8 +80,9 @@ def checksum(content: Counter) -> tuple[int, int]:
 
 def uniview(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """The `uniview` command in its own process (so it can be killed like a real one)."""
-    return subprocess.run([sys.executable, "-m", "uniview.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "uniview.cli", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def consolidate_args(path: Path, *extra: str, table: str = "customer") -> list[str]:

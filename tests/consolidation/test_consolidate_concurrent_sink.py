@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from consolidation_support import DATASET, VIEWS, consolidate_args, family_tables, refresh_args, table_rows, uniview
 from sink_support import record, write_ndjson
-from consolidation_support import (DATASET, VIEWS, consolidate_args, family_tables, refresh_args, table_rows,
-                                   uniview)
 
 from uniview.warehouse.duckdb_connection import open_connection
 from uniview.warehouse.url import duckdb_url
@@ -30,8 +29,12 @@ ROWS_PER_SCHEMA = 2
 
 
 def schema(k: int) -> list[tuple[str, str]]:
-    return [("id", "int(11)"), ("name", "varchar(20)"), ("amount", "int(11)" if k % 2 else "varchar(10)"),
-            (f"c{k}", "int(11)")]
+    return [
+        ("id", "int(11)"),
+        ("name", "varchar(20)"),
+        ("amount", "int(11)" if k % 2 else "varchar(10)"),
+        (f"c{k}", "int(11)"),
+    ]
 
 
 def write_input(directory: Path) -> set[int]:
@@ -69,9 +72,18 @@ def read_snapshot(path: Path) -> Snapshot | None:
             return None
         view = connection.execute(f"SELECT id, name, CAST(amount AS VARCHAR) FROM {VIEWS}.customer_unified").fetchall()
         has_registry = connection.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = '_uniview_folds'").fetchone()[0]
-        retired = {row[0] for row in connection.execute(
-            "SELECT version_table FROM main._uniview_folds WHERE state <> 'planned'").fetchall()} if has_registry else set()
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = '_uniview_folds'"
+        ).fetchone()[0]
+        retired = (
+            {
+                row[0]
+                for row in connection.execute(
+                    "SELECT version_table FROM main._uniview_folds WHERE state <> 'planned'"
+                ).fetchall()
+            }
+            if has_registry
+            else set()
+        )
     return Snapshot(tables, view, " ".join(sql for (sql,) in views), retired)
 
 
@@ -125,9 +137,27 @@ class Consolidator(threading.Thread):
 def test_consolidation_beside_a_streaming_sink_loses_and_doubles_nothing(tmp_path):
     ids = write_input(tmp_path / "input")
     path = tmp_path / "warehouse.duckdb"
-    command = [sys.executable, "-m", "uniview.sink", "--input", str(tmp_path / "input"), "--warehouse", duckdb_url(path),
-               "--stream", "--checkpoint", str(tmp_path / "checkpoint"), "--available-now",
-               "--max-files-per-trigger", "1", "--master", "local[1]", "--dataset", DATASET, "--notify", "none"]
+    command = [
+        sys.executable,
+        "-m",
+        "uniview.sink",
+        "--input",
+        str(tmp_path / "input"),
+        "--warehouse",
+        duckdb_url(path),
+        "--stream",
+        "--checkpoint",
+        str(tmp_path / "checkpoint"),
+        "--available-now",
+        "--max-files-per-trigger",
+        "1",
+        "--master",
+        "local[1]",
+        "--dataset",
+        DATASET,
+        "--notify",
+        "none",
+    ]
     with open(tmp_path / "sink.log", "wb") as log:
         sink = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     consolidator = Consolidator(path, sink)
@@ -152,8 +182,13 @@ def test_consolidation_beside_a_streaming_sink_loses_and_doubles_nothing(tmp_pat
     final = read_snapshot(path)
     check(final, landed)
     assert sorted(row[0] for row in final.view) == sorted(ids)  # every input row, once
-    print(f"reads={reads} moved_while_sink_ran={consolidator.moved_while_sink_ran} tables={sorted(final.tables)} retired={len(final.retired)}")
+    print(
+        f"reads={reads} moved_while_sink_ran={consolidator.moved_while_sink_ran} tables={sorted(final.tables)} retired={len(final.retired)}"
+    )
     assert reads >= 5 and consolidator.moved_while_sink_ran > 0
-    successors = [t for t in final.tables if not t.startswith("customer_v_consolidated") and len(t) == len("customer_v_") + 9]
-    assert successors or any(len(t) == len("customer_v_") + 9 for t in final.retired), \
+    successors = [
+        t for t in final.tables if not t.startswith("customer_v_consolidated") and len(t) == len("customer_v_") + 9
+    ]
+    assert successors or any(len(t) == len("customer_v_") + 9 for t in final.retired), (
         "the sink never landed rows of a folded version under its successor"
+    )

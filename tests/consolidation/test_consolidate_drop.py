@@ -6,8 +6,16 @@ from __future__ import annotations
 from collections import Counter
 
 import duckdb
-from consolidation_support import (DATASET, build_family, consolidate_json, family_tables, landed_content,
-                                   refresh_args, uniview, view_content)
+from consolidation_support import (
+    DATASET,
+    build_family,
+    consolidate_json,
+    family_tables,
+    landed_content,
+    refresh_args,
+    uniview,
+    view_content,
+)
 
 
 def test_folded_tables_are_dropped_only_when_asked_and_past_retention(tmp_path):
@@ -23,8 +31,9 @@ def test_folded_tables_are_dropped_only_when_asked_and_past_retention(tmp_path):
     late = view_content(path)
     assert late - before == Counter({(999, "late", "1"): 1}) and sum(late.values()) == sum(before.values()) + 1
 
-    dropped = consolidate_json(path, "--idle-for", "0s", "--max-versions", "11", "--apply", "--drop-folded",
-                               "--retention", "0s")  # 11 tables are listed: within the limit, but one is folded
+    dropped = consolidate_json(
+        path, "--idle-for", "0s", "--max-versions", "11", "--apply", "--drop-folded", "--retention", "0s"
+    )  # 11 tables are listed: within the limit, but one is folded
     assert dropped["fold"] == ["customer_v_000000001"] and dropped["moved_rows"] == 1  # folded again
     assert sorted(dropped["dropped"]) == sorted(folded["fold"])  # every folded table, now all empty
     with duckdb.connect(str(path), read_only=True) as connection:

@@ -8,8 +8,17 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from consolidation_support import (DATASET, build_family, checksum, consolidate_args, consolidate_json, landed_content,
-                                   refresh_args, uniview, view_content)
+from consolidation_support import (
+    DATASET,
+    build_family,
+    checksum,
+    consolidate_args,
+    consolidate_json,
+    landed_content,
+    refresh_args,
+    uniview,
+    view_content,
+)
 
 VERSIONS = 2000
 
@@ -20,8 +29,10 @@ def file_digest(path: Path) -> str:
 
 def registry(path: Path) -> list[tuple]:
     with duckdb.connect(str(path), read_only=True) as connection:
-        return connection.execute("SELECT version_table, consolidated_table, state, rows_moved FROM main._uniview_folds "
-                                  "ORDER BY version_table").fetchall()
+        return connection.execute(
+            "SELECT version_table, consolidated_table, state, rows_moved FROM main._uniview_folds "
+            "ORDER BY version_table"
+        ).fetchall()
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +67,6 @@ def test_a_2000_version_family_is_refused_then_consolidated_and_queryable(big_fa
     after = view_content(big_family)
     assert checksum(after) == checksum(before) and after == before
     assert landed_content(big_family) == before  # moved, not copied: the folded tables are empty
-
 
     # A second run finds nothing to fold and writes nothing.
     digest = file_digest(big_family)

@@ -11,8 +11,16 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from consolidation_support import (build_family, checksum, consolidate_args, consolidate_json, landed_content,
-                                   refresh_args, uniview, view_content)
+from consolidation_support import (
+    build_family,
+    checksum,
+    consolidate_args,
+    consolidate_json,
+    landed_content,
+    refresh_args,
+    uniview,
+    view_content,
+)
 
 from uniview.consolidate import KILL_POINTS, KILL_VARIABLE
 

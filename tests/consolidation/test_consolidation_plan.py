@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from families import synthetic_family
 
-from uniview.consolidation_plan import (MAX_SOURCES_PER_MOVE, choose_versions, fold_plan, move_select,
-                                        next_consolidated_table, parse_duration, successor_version)
+from uniview.consolidation_plan import (
+    MAX_SOURCES_PER_MOVE,
+    choose_versions,
+    fold_plan,
+    move_select,
+    next_consolidated_table,
+    parse_duration,
+    successor_version,
+)
 from uniview.errors import ConfigError
 from uniview.plan import GeneratorOptions
 
-NOW = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("0s", timedelta(0)), ("30d", timedelta(days=30)), ("12h", timedelta(hours=12)),
-    ("1w2d", timedelta(days=9)), ("90m", timedelta(minutes=90)),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0s", timedelta(0)),
+        ("30d", timedelta(days=30)),
+        ("12h", timedelta(hours=12)),
+        ("1w2d", timedelta(days=9)),
+        ("90m", timedelta(minutes=90)),
+    ],
+)
 def test_durations(text, expected):
     assert parse_duration(text) == expected
 

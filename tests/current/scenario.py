@@ -50,10 +50,18 @@ CHANGES = [
 ]
 
 #: (database, id as the unified view types it, name): the rows `customer_current` must return.
-EXPECTED = sorted([
-    ("db1", "1", "a1-v2"), ("db1", "3", "a3-again"), ("db1", "4", "final"), ("db1", "6", "r1"),
-    ("db2", "1", "b1"), ("db2", None, "null-key"), ("db2", "7", "new"),
-], key=repr)
+EXPECTED = sorted(
+    [
+        ("db1", "1", "a1-v2"),
+        ("db1", "3", "a3-again"),
+        ("db1", "4", "final"),
+        ("db1", "6", "r1"),
+        ("db2", "1", "b1"),
+        ("db2", None, "null-key"),
+        ("db2", "7", "new"),
+    ],
+    key=repr,
+)
 
 
 def tables() -> dict[str, tuple[list[tuple[str, str]], str]]:
@@ -70,10 +78,17 @@ def rows() -> dict[str, list[dict]]:
     first_at: dict[tuple, int] = {}
     for number, (version, database, key, name, operation, position, minute) in enumerate(CHANGES):
         number = first_at.setdefault((database, str(key), position), number)  # one change time per log position
-        row = {"id": key, "name": name, "_cdc_ingestion_method": "BINLOG", "_cdc_operation": operation,
-               "_cdc_position": position, "_cdc_timestamp": f"2024-05-01 10:00:{number:02d}+00",
-               "_cdc_ingested_at": f"2024-05-01 11:{minute:02d}:00+00", "_cdc_database": database,
-               "_cdc_sequence": sequence_of(position)}
+        row = {
+            "id": key,
+            "name": name,
+            "_cdc_ingestion_method": "BINLOG",
+            "_cdc_operation": operation,
+            "_cdc_position": position,
+            "_cdc_timestamp": f"2024-05-01 10:00:{number:02d}+00",
+            "_cdc_ingested_at": f"2024-05-01 11:{minute:02d}:00+00",
+            "_cdc_database": database,
+            "_cdc_sequence": sequence_of(position),
+        }
         if version is V2:
             row["email"] = None
         by_table[version[0]].append(row)

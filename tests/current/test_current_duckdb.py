@@ -8,8 +8,8 @@ from click.testing import CliRunner
 from scenario import EXPECTED, FAMILY, rows, tables
 
 from uniview.cli import main
-from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.types import parse_type
+from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 
 
@@ -26,8 +26,10 @@ def load(path, with_descriptions=True, only=None):
                 connection.execute(f"COMMENT ON TABLE cdc.{name} IS '" + description.replace("'", "''") + "'")
             names = [c for c, _ in columns]
             for row in rows()[name]:
-                connection.execute(f"INSERT INTO cdc.{name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                                   [row[c] for c in names])
+                connection.execute(
+                    f"INSERT INTO cdc.{name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                    [row[c] for c in names],
+                )
 
 
 def cli(*args):
@@ -54,8 +56,10 @@ def test_current_view_follows_a_new_version_and_is_left_alone_when_unchanged(tmp
     url = duckdb_url(path)
     assert cli("refresh", "--warehouse", url, "--dataset", "cdc", "--table", FAMILY, "--current").exit_code == 0
     with duckdb.connect(str(path), read_only=True) as connection:
-        assert ("db1", "1", "a1-upd") in [tuple(map(str, r)) for r in connection.execute(
-            "SELECT _cdc_database, id, name FROM cdc_unified.customer_current").fetchall()]
+        assert ("db1", "1", "a1-upd") in [
+            tuple(map(str, r))
+            for r in connection.execute("SELECT _cdc_database, id, name FROM cdc_unified.customer_current").fetchall()
+        ]
     load(path, only={"customer_v_b2"})
     again = cli("refresh", "--warehouse", url, "--dataset", "cdc", "--table", FAMILY, "--current")
     assert "customer_current" in again.output

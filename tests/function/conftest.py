@@ -14,7 +14,7 @@ from uniview.local.pubsub_emulator import find_emulator_jar, pubsub_emulator
 
 @pytest.fixture(scope="session")
 def pubsub_host(tmp_path_factory):
-    """"127.0.0.1:PORT" of a running Pub/Sub emulator."""
+    """ "127.0.0.1:PORT" of a running Pub/Sub emulator."""
     if find_emulator_jar() is None:
         pytest.skip("Pub/Sub emulator not installed (apt package google-cloud-cli-pubsub-emulator)")
     with pubsub_emulator(tmp_path_factory.mktemp("pubsub-emulator")) as host:
@@ -51,8 +51,10 @@ def query_duckdb(path, sql, parameters=()):
 
 def views_in(path):
     return sorted(
-        f"{schema}.{name}" for schema, name in query_duckdb(
-            path, "SELECT schema_name, view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary")
+        f"{schema}.{name}"
+        for schema, name in query_duckdb(
+            path, "SELECT schema_name, view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary"
+        )
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from uniview.cloudfn.events import rfc3339
 from uniview.cloudfn.message import PUBSUB_EVENT_TYPE
@@ -57,15 +57,28 @@ CASES: list[Case] = [
     data_case("table-string", "wrong_type", {"dataset": DATASET, "table": "customer"}),
     data_case("no-version", "missing_field", {"dataset": DATASET, "table": {"name": "customer"}}),
     data_case("version-number", "wrong_type", {"dataset": DATASET, "table": {"name": "customer", "version": 5}}),
-    data_case("version-uppercase", "invalid_name", {"dataset": DATASET, "table": {"name": "customer", "version": "ABC"}}),
-    data_case("version-injection", "invalid_name",
-              {"dataset": DATASET, "table": {"name": "customer", "version": "abc; DROP TABLE hostile.customer_v_abc"}}),
-    data_case("name-backtick-injection", "invalid_name",
-              {"dataset": DATASET, "table": {"name": "customer`; DROP SCHEMA hostile; --", "version": "abc"}}),
-    data_case("dataset-backtick-injection", "invalid_name",
-              {"dataset": "hostile`.`customer_v_abc", "table": {"name": "customer", "version": "abc"}}),
+    data_case(
+        "version-uppercase", "invalid_name", {"dataset": DATASET, "table": {"name": "customer", "version": "ABC"}}
+    ),
+    data_case(
+        "version-injection",
+        "invalid_name",
+        {"dataset": DATASET, "table": {"name": "customer", "version": "abc; DROP TABLE hostile.customer_v_abc"}},
+    ),
+    data_case(
+        "name-backtick-injection",
+        "invalid_name",
+        {"dataset": DATASET, "table": {"name": "customer`; DROP SCHEMA hostile; --", "version": "abc"}},
+    ),
+    data_case(
+        "dataset-backtick-injection",
+        "invalid_name",
+        {"dataset": "hostile`.`customer_v_abc", "table": {"name": "customer", "version": "abc"}},
+    ),
     data_case("dataset-semicolon", "invalid_name", {"dataset": "hostile; DROP SCHEMA hostile", "all": True}),
-    data_case("name-newline", "invalid_name", {"dataset": DATASET, "table": {"name": "customer\nDROP", "version": "abc"}}),
+    data_case(
+        "name-newline", "invalid_name", {"dataset": DATASET, "table": {"name": "customer\nDROP", "version": "abc"}}
+    ),
     data_case("name-empty", "invalid_name", {"dataset": DATASET, "table": {"name": "", "version": "abc"}}),
     data_case("dataset-too-long", "invalid_name", {"dataset": "d" * 1025, "all": True}),
     data_case("oversize", "oversize", {"dataset": DATASET, "all": True, "padding": "x" * 11_000}),
@@ -73,17 +86,24 @@ CASES: list[Case] = [
     data_case("nan", "not_json", '{"dataset": "hostile", "all": NaN}'),
     data_case("deep-nesting", "not_json", "[" * 4000 + "]" * 4000),
     data_case("homoglyph-dataset", "invalid_name", {"dataset": "hostіle", "all": True}),
-    data_case("name-too-long", "invalid_name", {"dataset": DATASET, "table": {"name": "c" * 1020, "version": "abcdef"}}),
-    data_case("version-too-long", "invalid_name", {"dataset": DATASET, "table": {"name": "customer", "version": "a" * 65}}),
+    data_case(
+        "name-too-long", "invalid_name", {"dataset": DATASET, "table": {"name": "c" * 1020, "version": "abcdef"}}
+    ),
+    data_case(
+        "version-too-long", "invalid_name", {"dataset": DATASET, "table": {"name": "customer", "version": "a" * 65}}
+    ),
     data_case("name-comment", "invalid_name", {"dataset": DATASET, "table": {"name": "customer/*", "version": "abc"}}),
     data_case("name-null", "wrong_type", {"dataset": DATASET, "table": {"name": None, "version": "abc"}}),
     Case("data-empty", "no_data", {"data": ""}),
     Case("data-number", "not_base64", {"data": 12345}),
     Case("data-missing", "no_data", {"attributes": {"dataset": DATASET}}),
-    Case("wrong-event-type", "wrong_event_type", {"data": b64(VALID)},
-         {"type": "google.cloud.storage.object.v1.finalized"}),
-    Case("expired", "expired", {"data": b64(VALID)},
-         {"time": rfc3339(datetime.now(timezone.utc) - timedelta(days=3))}),
+    Case(
+        "wrong-event-type",
+        "wrong_event_type",
+        {"data": b64(VALID)},
+        {"type": "google.cloud.storage.object.v1.finalized"},
+    ),
+    Case("expired", "expired", {"data": b64(VALID)}, {"time": rfc3339(datetime.now(UTC) - timedelta(days=3))}),
     Case("message-not-object", "no_message", {}, {"data": {"message": "customer_v_abc"}}),
 ]
 
@@ -111,8 +131,10 @@ def http_delivery(case: Case, index: int, message_id: str) -> tuple[dict, bytes]
     """
     form = index % 3
     if form == 0 and case.has_data and not case.event:
-        body = {"subscription": "projects/local/subscriptions/uniview",
-                "message": {**case.message, "messageId": message_id, "publishTime": rfc3339()}}
+        body = {
+            "subscription": "projects/local/subscriptions/uniview",
+            "message": {**case.message, "messageId": message_id, "publishTime": rfc3339()},
+        }
         return {"Content-Type": "application/json"}, json.dumps(body).encode()
     attributes = event_attributes(case, message_id)
     if form == 1:

@@ -6,26 +6,35 @@ import pytest
 
 from uniview.cloudfn.handler import ACK_OR_RETRY, verdict
 from uniview.errors import (
-    ConfigError, IdentifierError, NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError,
+    ConfigError,
+    IdentifierError,
+    NotFoundError,
+    PlanError,
+    TransientWarehouseError,
+    TypeParseError,
+    UniviewError,
     WarehouseError,
 )
 from uniview.limits import LimitError
 from uniview.notification import MalformedMessageError
 
 
-@pytest.mark.parametrize("error, ack, status", [
-    (MalformedMessageError("not_json", "x"), True, "rejected"),
-    (IdentifierError("bad name"), True, "rejected"),
-    (PlanError("no view"), True, "unbuildable"),
-    (LimitError("over a limit"), True, "unbuildable"),
-    (TypeParseError("bad type"), True, "unbuildable"),
-    (NotFoundError("not yet"), False, "retry"),
-    (TransientWarehouseError("503"), False, "retry"),
-    (ConfigError("bad env"), False, "retry"),
-    (WarehouseError("403"), False, "retry"),
-    (UniviewError("other"), False, "retry"),
-    (RuntimeError("bug"), False, "retry"),
-])
+@pytest.mark.parametrize(
+    "error, ack, status",
+    [
+        (MalformedMessageError("not_json", "x"), True, "rejected"),
+        (IdentifierError("bad name"), True, "rejected"),
+        (PlanError("no view"), True, "unbuildable"),
+        (LimitError("over a limit"), True, "unbuildable"),
+        (TypeParseError("bad type"), True, "unbuildable"),
+        (NotFoundError("not yet"), False, "retry"),
+        (TransientWarehouseError("503"), False, "retry"),
+        (ConfigError("bad env"), False, "retry"),
+        (WarehouseError("403"), False, "retry"),
+        (UniviewError("other"), False, "retry"),
+        (RuntimeError("bug"), False, "retry"),
+    ],
+)
 def test_each_exception_has_one_decision(error, ack, status):
     assert (verdict(error).ack, verdict(error).status) == (ack, status)
 

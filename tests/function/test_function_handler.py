@@ -53,12 +53,16 @@ def test_full_refresh_message_refreshes_every_family(warehouse_file, duckdb_tool
 def test_target_dataset_template_and_options_apply(warehouse_file, duckdb_tools):
     config = config_for(warehouse_file, UNIVIEW_TARGET_DATASET="views_{dataset}", UNIVIEW_SOURCE_COLUMN="_version")
     handle_cloud_event(cloud_event(notification("cdc", "customer", "abc"), "m-1"), config=config)
-    assert duckdb_tools.query(warehouse_file, "SELECT id, _version FROM views_cdc.customer_unified") == [(1, "customer_v_abc")]
+    assert duckdb_tools.query(warehouse_file, "SELECT id, _version FROM views_cdc.customer_unified") == [
+        (1, "customer_v_abc")
+    ]
 
 
 def test_version_not_there_yet_raises_so_pubsub_redelivers(warehouse_file, duckdb_tools):
     with pytest.raises(NotFoundError, match="customer_v_new"):
-        handle_cloud_event(cloud_event(notification("cdc", "customer", "new"), "m-1"), config=config_for(warehouse_file))
+        handle_cloud_event(
+            cloud_event(notification("cdc", "customer", "new"), "m-1"), config=config_for(warehouse_file)
+        )
     assert duckdb_tools.views(warehouse_file) == []
 
 
@@ -88,23 +92,34 @@ def app_client(warehouse_file, monkeypatch):
 
 
 def structured(event_data, message_id):
-    return json.dumps({
-        "specversion": "1.0", "type": "google.cloud.pubsub.topic.v1.messagePublished",
-        "source": "//pubsub.googleapis.com/projects/local/topics/t", "id": message_id,
-        "datacontenttype": "application/json", "data": event_data,
-    })
+    return json.dumps(
+        {
+            "specversion": "1.0",
+            "type": "google.cloud.pubsub.topic.v1.messagePublished",
+            "source": "//pubsub.googleapis.com/projects/local/topics/t",
+            "id": message_id,
+            "datacontenttype": "application/json",
+            "data": event_data,
+        }
+    )
 
 
 def test_main_acks_refreshes_and_fails_as_decided(app_client, warehouse_file, duckdb_tools):
     event = cloud_event(notification("cdc", "customer", "abc"), "m-1")
-    response = app_client.post("/", data=structured(event.data, "m-1"), headers={"Content-Type": "application/cloudevents+json"})
+    response = app_client.post(
+        "/", data=structured(event.data, "m-1"), headers={"Content-Type": "application/cloudevents+json"}
+    )
     assert response.status_code == 200
     assert duckdb_tools.views(warehouse_file) == ["cdc_unified.customer_unified"]
     malformed = {"message": {"data": "%%%", "messageId": "m-2"}}
-    response = app_client.post("/", data=structured(malformed, "m-2"), headers={"Content-Type": "application/cloudevents+json"})
+    response = app_client.post(
+        "/", data=structured(malformed, "m-2"), headers={"Content-Type": "application/cloudevents+json"}
+    )
     assert response.status_code == 200
     missing = cloud_event(notification("cdc", "customer", "zzz"), "m-3")
-    response = app_client.post("/", data=structured(missing.data, "m-3"), headers={"Content-Type": "application/cloudevents+json"})
+    response = app_client.post(
+        "/", data=structured(missing.data, "m-3"), headers={"Content-Type": "application/cloudevents+json"}
+    )
     assert response.status_code == 500
 
 

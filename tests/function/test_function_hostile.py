@@ -39,12 +39,16 @@ def test_hostile_messages_are_acked_logged_and_change_nothing(hostile_function, 
         assert 400 <= response.status_code < 500  # refused by functions-framework before the handler
 
     assert duckdb_tools.views(path) == []
-    assert duckdb_tools.query(path, "SELECT schema_name, table_name FROM duckdb_tables() ORDER BY ALL") == objects_before
+    assert (
+        duckdb_tools.query(path, "SELECT schema_name, table_name FROM duckdb_tables() ORDER BY ALL") == objects_before
+    )
     lines = duckdb_tools.logs(served.log_path)
     for case in CASES:
         about = [line for line in lines if line.get("message_id") == f"hostile-{case.id}"]
         assert len(about) == 1, (case.id, about)
-        assert (about[0]["outcome"], about[0]["reason"]) in (("rejected", case.reason), ("expired", "expired")), about[0]
+        assert (about[0]["outcome"], about[0]["reason"]) in (("rejected", case.reason), ("expired", "expired")), about[
+            0
+        ]
         assert about[0]["severity"] == "WARNING" and about[0]["message"]
 
     response = requests.post(served.url, json=push_body(VALID, "valid-after-hostile"), timeout=30)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from cloudevents.http import CloudEvent
@@ -58,15 +58,17 @@ def test_corpus_is_large_and_varied():
 
 
 def test_message_id_publish_time_and_data_are_read_from_the_event():
-    when = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc)
+    when = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
     event = cloud_event(VALID, "m-1", time="2026-01-02T03:04:05.123456789Z")
     message = message_from_event(event)
     assert (message.message_id, message.event_time, json.loads(message.data)) == ("m-1", when, VALID)
 
 
 def test_event_at_the_age_limit_is_processed_and_past_it_dropped():
-    now = datetime(2026, 1, 2, tzinfo=timezone.utc)
-    config = load_config({"UNIVIEW_WAREHOUSE": "duckdb:////nonexistent-dir/x.duckdb", "UNIVIEW_MAX_EVENT_AGE_SECONDS": "60"})
+    now = datetime(2026, 1, 2, tzinfo=UTC)
+    config = load_config(
+        {"UNIVIEW_WAREHOUSE": "duckdb:////nonexistent-dir/x.duckdb", "UNIVIEW_MAX_EVENT_AGE_SECONDS": "60"}
+    )
     old = cloud_event(VALID, "old", time=(now - timedelta(seconds=61)).isoformat())
     assert handle_cloud_event(old, config=config, now=now).status == "expired"
     fresh = cloud_event({"dataset": "cdc", "all": "yes"}, "fresh", time=(now - timedelta(seconds=60)).isoformat())
@@ -81,9 +83,17 @@ def test_malformed_message_error_is_a_uniview_error_with_a_reason():
 
 def test_env_vars_are_the_documented_set():
     assert ENV_VARS == (
-        "UNIVIEW_WAREHOUSE", "UNIVIEW_TARGET_DATASET", "UNIVIEW_POLICY", "UNIVIEW_MAX_VIEW_CHARS",
-        "UNIVIEW_DATETIME_TIMEZONE", "UNIVIEW_SOURCE_COLUMN", "UNIVIEW_CURRENT", "UNIVIEW_MAX_EVENT_AGE_SECONDS",
-        "UNIVIEW_CONSOLIDATE_IDLE_FOR", "UNIVIEW_CONSOLIDATE_MAX_VERSIONS", "UNIVIEW_CONSOLIDATE_SETTLE",
+        "UNIVIEW_WAREHOUSE",
+        "UNIVIEW_TARGET_DATASET",
+        "UNIVIEW_POLICY",
+        "UNIVIEW_MAX_VIEW_CHARS",
+        "UNIVIEW_DATETIME_TIMEZONE",
+        "UNIVIEW_SOURCE_COLUMN",
+        "UNIVIEW_CURRENT",
+        "UNIVIEW_MAX_EVENT_AGE_SECONDS",
+        "UNIVIEW_CONSOLIDATE_IDLE_FOR",
+        "UNIVIEW_CONSOLIDATE_MAX_VERSIONS",
+        "UNIVIEW_CONSOLIDATE_SETTLE",
         "UNIVIEW_CONSOLIDATE_CONTROL_DATASET",
     )
 
@@ -91,37 +101,63 @@ def test_env_vars_are_the_documented_set():
 def test_config_defaults():
     config = load_config({"UNIVIEW_WAREHOUSE": "bigquery://my-project", "UNIVIEW_POLICY": ""})
     assert config.target_dataset("cdc") == "cdc_unified"
-    assert (config.options.policy, config.options.max_view_chars, config.max_event_age_seconds) == ("uniview", 250_000, 86_400)
+    assert (config.options.policy, config.options.max_view_chars, config.max_event_age_seconds) == (
+        "uniview",
+        250_000,
+        86_400,
+    )
     assert config.options.datetime_timezone is None and config.options.source_column is None
 
 
 def test_config_with_every_variable():
-    config = load_config({
-        "UNIVIEW_WAREHOUSE": "duckdb:///local.duckdb", "UNIVIEW_TARGET_DATASET": "views_{dataset}",
-        "UNIVIEW_POLICY": "widen", "UNIVIEW_MAX_VIEW_CHARS": "50000", "UNIVIEW_DATETIME_TIMEZONE": "Europe/Paris",
-        "UNIVIEW_SOURCE_COLUMN": "_version", "UNIVIEW_MAX_EVENT_AGE_SECONDS": "600", "UNIVIEW_CURRENT": "True",
-    })
+    config = load_config(
+        {
+            "UNIVIEW_WAREHOUSE": "duckdb:///local.duckdb",
+            "UNIVIEW_TARGET_DATASET": "views_{dataset}",
+            "UNIVIEW_POLICY": "widen",
+            "UNIVIEW_MAX_VIEW_CHARS": "50000",
+            "UNIVIEW_DATETIME_TIMEZONE": "Europe/Paris",
+            "UNIVIEW_SOURCE_COLUMN": "_version",
+            "UNIVIEW_MAX_EVENT_AGE_SECONDS": "600",
+            "UNIVIEW_CURRENT": "True",
+        }
+    )
     assert config.options.current is True
     assert config.target_dataset("cdc") == "views_cdc"
-    assert (config.options.policy, config.options.max_view_chars, config.options.datetime_timezone,
-            config.options.source_column, config.max_event_age_seconds) == ("widen", 50_000, "Europe/Paris", "_version", 600)
+    assert (
+        config.options.policy,
+        config.options.max_view_chars,
+        config.options.datetime_timezone,
+        config.options.source_column,
+        config.max_event_age_seconds,
+    ) == ("widen", 50_000, "Europe/Paris", "_version", 600)
 
 
 def test_config_reports_every_problem_at_once():
     with pytest.raises(ConfigError) as raised:
-        load_config({
-            "UNIVIEW_TARGET_DATASET": "{dataset.__class__}", "UNIVIEW_POLICY": "newest",
-            "UNIVIEW_MAX_VIEW_CHARS": "12", "UNIVIEW_DATETIME_TIMEZONE": "Mars/Olympus",
-            "UNIVIEW_SOURCE_COLUMN": "bad name", "UNIVIEW_MAX_EVENT_AGE_SECONDS": "-5", "UNIVIEW_CURRENT": "yes",
-            "UNIVIEW_CONSOLIDATE_IDLE_FOR": "soon", "UNIVIEW_CONSOLIDATE_MAX_VERSIONS": "x",
-            "UNIVIEW_CONSOLIDATE_SETTLE": "later", "UNIVIEW_CONSOLIDATE_CONTROL_DATASET": "bad-name",
-        })
+        load_config(
+            {
+                "UNIVIEW_TARGET_DATASET": "{dataset.__class__}",
+                "UNIVIEW_POLICY": "newest",
+                "UNIVIEW_MAX_VIEW_CHARS": "12",
+                "UNIVIEW_DATETIME_TIMEZONE": "Mars/Olympus",
+                "UNIVIEW_SOURCE_COLUMN": "bad name",
+                "UNIVIEW_MAX_EVENT_AGE_SECONDS": "-5",
+                "UNIVIEW_CURRENT": "yes",
+                "UNIVIEW_CONSOLIDATE_IDLE_FOR": "soon",
+                "UNIVIEW_CONSOLIDATE_MAX_VERSIONS": "x",
+                "UNIVIEW_CONSOLIDATE_SETTLE": "later",
+                "UNIVIEW_CONSOLIDATE_CONTROL_DATASET": "bad-name",
+            }
+        )
     message = str(raised.value)
     for variable in ENV_VARS:
         assert variable in message
 
 
-@pytest.mark.parametrize("url", ["", "postgres://x", "bigquery://", "bigquery://Bad_Project", "bigquery://proj-123/extra", "duckdb:///"])
+@pytest.mark.parametrize(
+    "url", ["", "postgres://x", "bigquery://", "bigquery://Bad_Project", "bigquery://proj-123/extra", "duckdb:///"]
+)
 def test_config_rejects_warehouse_urls(url):
     with pytest.raises(ConfigError, match="UNIVIEW_WAREHOUSE"):
         load_config({"UNIVIEW_WAREHOUSE": url})
@@ -132,7 +168,14 @@ def test_logs_are_one_json_object_per_line_with_severity_message_and_fields():
     logger = configure_logging(stream)
     configure_logging(stream)  # idempotent: still one handler
     try:
-        log_event(logging.getLogger("uniview.cloudfn"), logging.WARNING, "rejected", message_id="m-1", reason="oversize", skipped=None)
+        log_event(
+            logging.getLogger("uniview.cloudfn"),
+            logging.WARNING,
+            "rejected",
+            message_id="m-1",
+            reason="oversize",
+            skipped=None,
+        )
         try:
             raise ValueError("boom")
         except ValueError:
@@ -144,7 +187,11 @@ def test_logs_are_one_json_object_per_line_with_severity_message_and_fields():
         logger.propagate = True
     first, second = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert {k: first[k] for k in ("severity", "message", "message_id", "reason")} == {
-        "severity": "WARNING", "message": "rejected", "message_id": "m-1", "reason": "oversize"}
+        "severity": "WARNING",
+        "message": "rejected",
+        "message_id": "m-1",
+        "reason": "oversize",
+    }
     assert "skipped" not in first
     assert second["severity"] == "ERROR" and "ValueError: boom" in second["exception"]
 

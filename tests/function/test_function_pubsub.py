@@ -40,8 +40,12 @@ def pubsub_clients(pubsub_host, monkeypatch):
 def test_published_notification_refreshes_the_view_through_push(tmp_path, pubsub_clients, duckdb_tools):
     publisher, subscriber = pubsub_clients
     path = tmp_path / "warehouse.duckdb"
-    duckdb_tools.run(path, "CREATE SCHEMA cdc", "CREATE TABLE cdc.customer_v_abc (id BIGINT, name VARCHAR)",
-                     "INSERT INTO cdc.customer_v_abc VALUES (1, 'Ann')")  # connection closed: the function opens it
+    duckdb_tools.run(
+        path,
+        "CREATE SCHEMA cdc",
+        "CREATE TABLE cdc.customer_v_abc (id BIGINT, name VARCHAR)",
+        "INSERT INTO cdc.customer_v_abc VALUES (1, 'Ann')",
+    )  # connection closed: the function opens it
     view_rows = "SELECT CAST(id AS VARCHAR) FROM cdc_unified.customer_unified ORDER BY 1"
 
     def rows():
@@ -53,8 +57,9 @@ def test_published_notification_refreshes_the_view_through_push(tmp_path, pubsub
         topic = publisher.topic_path(PROJECT, "versions")
         publisher.create_topic(name=topic)
         subscription = subscriber.subscription_path(PROJECT, "refresh-views")
-        subscriber.create_subscription(name=subscription, topic=topic, push_config={"push_endpoint": served.url},
-                                       ack_deadline_seconds=20)
+        subscriber.create_subscription(
+            name=subscription, topic=topic, push_config={"push_endpoint": served.url}, ack_deadline_seconds=20
+        )
 
         def publish(data: bytes) -> str:
             return publisher.publish(topic, data).result(timeout=30)
@@ -62,8 +67,11 @@ def test_published_notification_refreshes_the_view_through_push(tmp_path, pubsub
         first = publish(json.dumps(notification("cdc", "customer", "abc")).encode())
         assert wait_for(rows, what="the view over customer_v_abc") == ["1"]
 
-        duckdb_tools.run(path, "CREATE TABLE cdc.customer_v_def (id VARCHAR, email VARCHAR)",
-                         "INSERT INTO cdc.customer_v_def VALUES ('c-2', 'b@example.com')")
+        duckdb_tools.run(
+            path,
+            "CREATE TABLE cdc.customer_v_def (id VARCHAR, email VARCHAR)",
+            "INSERT INTO cdc.customer_v_def VALUES ('c-2', 'b@example.com')",
+        )
         malformed = publish(b"not json at all")
         second = publish(json.dumps(notification("cdc", "customer", "def")).encode())
         assert wait_for(lambda: rows() == ["1", "c-2"] and rows(), what="the view over both versions") == ["1", "c-2"]
@@ -77,5 +85,6 @@ def test_published_notification_refreshes_the_view_through_push(tmp_path, pubsub
         assert (rejected["outcome"], rejected["reason"]) == ("rejected", "not_json")
         assert [line["outcome"] for line in logged(first)] == ["refreshed"]
         assert [line["versions"] for line in logged(second) if line["outcome"] == "refreshed"] == [
-            ["customer_v_abc", "customer_v_def"]]
+            ["customer_v_abc", "customer_v_def"]
+        ]
         subscriber.delete_subscription(subscription=subscription)

@@ -24,7 +24,7 @@ def _stack_or_skip():
 
 @pytest.fixture(scope="session")
 def kafka_bootstrap(tmp_path_factory):
-    """"127.0.0.1:PORT" of a broker that lives for the whole test run and is stopped at the end."""
+    """ "127.0.0.1:PORT" of a broker that lives for the whole test run and is stopped at the end."""
     _stack_or_skip()
     from uniview.local.kafka import kafka_broker
 
@@ -48,8 +48,10 @@ def connector_emulator_env(tmp_path_factory):
     from uniview.warehouse.bigquery import make_client
 
     if find_connector() is None or find_emulator_venv() is None:
-        pytest.skip("the connector or the BigQuery emulator is not installed: run scripts/setup-bigquery-connector.sh "
-                    "and scripts/setup-bigquery-emulator.sh")
+        pytest.skip(
+            "the connector or the BigQuery emulator is not installed: run scripts/setup-bigquery-connector.sh "
+            "and scripts/setup-bigquery-emulator.sh"
+        )
     with connector_emulator(tmp_path_factory.mktemp("bq")) as emulator:
         environment = {"BIGQUERY_EMULATOR_HOST": emulator.host, "JAVA_TOOL_OPTIONS": emulator.java_options}
         options = [item for key, value in emulator.options.items() for item in ("--bigquery-option", f"{key}={value}")]

@@ -20,22 +20,37 @@ def record(index):
 
 def test_values_are_converted_exactly():
     data = record(0)["data"]
-    assert data["balance"] == "1234.50"                             # Decimal(10,2) from base64 two's complement
-    assert data["big"] == "123456789012345678901234.5678"           # 28 digits, exact
-    assert data["created_at"] == "2024-01-02 03:04:05.123456"       # MicroTimestamp -> DATETIME
-    assert data["seen_at"] == "2024-01-02 01:04:05.500000+00:00"    # ZonedTimestamp (+02 in the source) -> UTC
-    assert data["born"] == "1999-12-31"                             # epoch days -> DATE
-    assert data["wake"] == "13:14:15.500000"                        # MicroTime -> TIME
+    assert data["balance"] == "1234.50"  # Decimal(10,2) from base64 two's complement
+    assert data["big"] == "123456789012345678901234.5678"  # 28 digits, exact
+    assert data["created_at"] == "2024-01-02 03:04:05.123456"  # MicroTimestamp -> DATETIME
+    assert data["seen_at"] == "2024-01-02 01:04:05.500000+00:00"  # ZonedTimestamp (+02 in the source) -> UTC
+    assert data["born"] == "1999-12-31"  # epoch days -> DATE
+    assert data["wake"] == "13:14:15.500000"  # MicroTime -> TIME
     assert data["big_id"] == 9007199254740993 and data["tags"] == ["x", "y"]
     assert json.loads(data["doc"]) == {"a": [1, 2]} and data["photo"] == "AP8Q"
 
 
 def test_the_schema_comes_from_the_value_schema():
     types = {c["name"]: c["type"] for c in record(0)["metadata"]["schema"]}
-    assert types == {"id": "INT64", "name": "STRING", "balance": "NUMERIC(10, 2)", "big": "NUMERIC(30, 4)",
-                     "created_at": "DATETIME", "seen_at": "TIMESTAMP", "born": "DATE", "active": "BOOL",
-                     "doc": "JSON", "photo": "BYTES", "uid": "STRING", "score": "FLOAT64", "small": "INT64",
-                     "big_id": "INT64", "feeling": "STRING", "wake": "TIME", "tags": "ARRAY<STRING>"}
+    assert types == {
+        "id": "INT64",
+        "name": "STRING",
+        "balance": "NUMERIC(10, 2)",
+        "big": "NUMERIC(30, 4)",
+        "created_at": "DATETIME",
+        "seen_at": "TIMESTAMP",
+        "born": "DATE",
+        "active": "BOOL",
+        "doc": "JSON",
+        "photo": "BYTES",
+        "uid": "STRING",
+        "score": "FLOAT64",
+        "small": "INT64",
+        "big_id": "INT64",
+        "feeling": "STRING",
+        "wake": "TIME",
+        "tags": "ARRAY<STRING>",
+    }
 
 
 @pytest.mark.parametrize("index, operation", [(0, "SNAPSHOT"), (1, "UPDATE"), (2, "DELETE")])
@@ -61,4 +76,4 @@ def test_tombstones_and_other_messages_pass_through_for_the_usual_accounting():
 def test_an_event_without_a_schema_is_not_guessed():
     plain = json.loads(EVENTS[1]["value"])["payload"]
     converted = json.loads(convert_event(json.dumps(plain)))
-    assert "schema" not in converted["metadata"]   # the sink quarantines it as missing_schema
+    assert "schema" not in converted["metadata"]  # the sink quarantines it as missing_schema

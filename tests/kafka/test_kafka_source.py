@@ -22,16 +22,39 @@ SCHEMA = [{"name": "id", "type": "int(11)"}, {"name": "name", "type": "varchar(2
 
 
 def envelope(n: int, table: str = "customer") -> bytes:
-    record = {"data": {"id": n, "name": f"c{n}"},
-              "metadata": {"database_name": "shop", "table_name": table, "schema": SCHEMA, "operation": "INSERT",
-                           "position": f"mysql-bin.000001:{1000 + n}", "timestamp": "2024-05-01T10:00:00Z"}}
+    record = {
+        "data": {"id": n, "name": f"c{n}"},
+        "metadata": {
+            "database_name": "shop",
+            "table_name": table,
+            "schema": SCHEMA,
+            "operation": "INSERT",
+            "position": f"mysql-bin.000001:{1000 + n}",
+            "timestamp": "2024-05-01T10:00:00Z",
+        },
+    }
     return json.dumps(record).encode()
 
 
 def sink_command(bootstrap: str, topic: str, warehouse: Path, checkpoint: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "uniview.sink", "--input", f"kafka://{bootstrap}/{topic}",
-            "--warehouse", duckdb_url(warehouse), "--dataset", "cdc", "--stream", "--checkpoint", str(checkpoint),
-            "--available-now", "--master", "local[1]", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "uniview.sink",
+        "--input",
+        f"kafka://{bootstrap}/{topic}",
+        "--warehouse",
+        duckdb_url(warehouse),
+        "--dataset",
+        "cdc",
+        "--stream",
+        "--checkpoint",
+        str(checkpoint),
+        "--available-now",
+        "--master",
+        "local[1]",
+        *extra,
+    ]
 
 
 def landed(warehouse: Path, sql: str) -> list[tuple]:
@@ -42,18 +65,22 @@ def landed(warehouse: Path, sql: str) -> list[tuple]:
 
 
 def version_table(warehouse: Path) -> str:
-    return landed(warehouse, "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'cdc' "
-                             "AND table_name LIKE 'customer_v_%'")[0][0]
+    return landed(
+        warehouse, "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'cdc' AND table_name LIKE 'customer_v_%'"
+    )[0][0]
 
 
-@pytest.mark.parametrize("location, message", [
-    ("kafka:///topic", "expected kafka://HOST:PORT"),
-    ("kafka://broker/topic", "expected kafka://HOST:PORT"),
-    ("kafka://h:9092/", "name topics in the path or a pattern"),
-    ("kafka://h:9092/a?pattern=b", "name topics in the path or a pattern"),
-    ("kafka://h:9092/bad topic", "invalid Kafka topic name"),
-    ("kafka://h:9092/?pattern=(", "invalid Kafka topic pattern"),
-])
+@pytest.mark.parametrize(
+    "location, message",
+    [
+        ("kafka:///topic", "expected kafka://HOST:PORT"),
+        ("kafka://broker/topic", "expected kafka://HOST:PORT"),
+        ("kafka://h:9092/", "name topics in the path or a pattern"),
+        ("kafka://h:9092/a?pattern=b", "name topics in the path or a pattern"),
+        ("kafka://h:9092/bad topic", "invalid Kafka topic name"),
+        ("kafka://h:9092/?pattern=(", "invalid Kafka topic pattern"),
+    ],
+)
 def test_bad_kafka_inputs_are_one_clear_error(location, message):
     with pytest.raises(ConfigError, match=message):
         KafkaInput.parse(location)
@@ -76,12 +103,13 @@ def test_sink_reads_kafka_with_exact_accounting(kafka_bootstrap, producer, tmp_p
     topic = f"shop-{uuid.uuid4().hex[:8]}"
     for n in range(30):
         producer.send(topic, key=str(n).encode(), value=envelope(n))
-    producer.send(topic, key=b"30", value=None)          # a tombstone
+    producer.send(topic, key=b"30", value=None)  # a tombstone
     producer.send(topic, key=b"31", value=b"not json")  # garbage
     producer.flush()
     warehouse = tmp_path / "w.duckdb"
-    result = subprocess.run(sink_command(kafka_bootstrap, topic, warehouse, tmp_path / "ckpt"),
-                            capture_output=True, text=True, timeout=240)
+    result = subprocess.run(
+        sink_command(kafka_bootstrap, topic, warehouse, tmp_path / "ckpt"), capture_output=True, text=True, timeout=240
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     table = version_table(warehouse)
     rows = landed(warehouse, f"SELECT id, name FROM cdc.{table} ORDER BY id")
@@ -125,21 +153,36 @@ def test_kafka_sink_killed_and_restarted_lands_each_record_once(kafka_bootstrap,
     assert counts == (total, total)
 
 
-def test_kafka_sink_into_bigquery_killed_and_restarted_lands_each_record_once(kafka_bootstrap, producer, tmp_path,
-                                                                              connector_emulator_env):
+def test_kafka_sink_into_bigquery_killed_and_restarted_lands_each_record_once(
+    kafka_bootstrap, producer, tmp_path, connector_emulator_env
+):
     environment, options, client = connector_emulator_env
     total = 200
     topic = _produce(producer, total)
     checkpoint, log = tmp_path / "ckpt", tmp_path / "sink.log"
-    command = [sys.executable, "-m", "uniview.sink", "--input", f"kafka://{kafka_bootstrap}/{topic}",
-               "--warehouse", "bigquery://test-project", "--dataset", "kafka_cdc", "--stream", "--checkpoint",
-               str(checkpoint), "--available-now", "--master", "local[1]", "--kafka-option", "maxOffsetsPerTrigger=40",
-               *options]
+    command = [
+        sys.executable,
+        "-m",
+        "uniview.sink",
+        "--input",
+        f"kafka://{kafka_bootstrap}/{topic}",
+        "--warehouse",
+        "bigquery://test-project",
+        "--dataset",
+        "kafka_cdc",
+        "--stream",
+        "--checkpoint",
+        str(checkpoint),
+        "--available-now",
+        "--master",
+        "local[1]",
+        "--kafka-option",
+        "maxOffsetsPerTrigger=40",
+        *options,
+    ]
     _kill_after_first_commit(command, checkpoint, log, {**os.environ, **environment})
     (table,) = [t.table_id for t in client.list_tables("kafka_cdc") if t.table_id.startswith("customer_v_")]
     (row,) = client.query(f"SELECT count(*), count(DISTINCT id) FROM kafka_cdc.{table}").result()
     assert tuple(row.values()) == (total, total)
     (ledger,) = client.query("SELECT count(*), count(DISTINCT batch_id) FROM kafka_cdc._uniview_batches").result()
     assert ledger[0] == ledger[1] == total // 40
-
-

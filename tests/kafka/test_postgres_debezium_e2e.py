@@ -19,10 +19,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import pytest
@@ -53,8 +53,12 @@ def postgres(tmp_path_factory):
             for database in DATABASES:
                 connection.execute(f"CREATE DATABASE {database}")
         for database in DATABASES:
-            run(server, database, "CREATE TABLE customer (id int PRIMARY KEY, name text, score int)",
-                "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, total numeric(10,2))")
+            run(
+                server,
+                database,
+                "CREATE TABLE customer (id int PRIMARY KEY, name text, score int)",
+                "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, total numeric(10,2))",
+            )
         yield server
 
 
@@ -71,9 +75,13 @@ def source_rows(server, database, table):
 
 def source_columns(server, database, table):
     with psycopg.connect(server.dsn(database)) as connection:
-        return [r[0] for r in connection.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = %s ORDER BY ordinal_position",
-            [table]).fetchall()]
+        return [
+            r[0]
+            for r in connection.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s ORDER BY ordinal_position",
+                [table],
+            ).fetchall()
+        ]
 
 
 @dataclass
@@ -107,8 +115,9 @@ def bigquery_landing(connector_emulator_env) -> Landing:
     def read(sql: str) -> list[tuple]:
         return [tuple(row.values()) for row in client.query(sql).result()]
 
-    return Landing("bigquery", ["--warehouse", f"bigquery://{DEFAULT_PROJECT}", *options], environment, read,
-                   "ARRAY_AGG")
+    return Landing(
+        "bigquery", ["--warehouse", f"bigquery://{DEFAULT_PROJECT}", *options], environment, read, "ARRAY_AGG"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -121,9 +130,14 @@ def stack(postgres, kafka_bootstrap, connector_emulator_env, tmp_path_factory):
     warehouse = work / "warehouse.duckdb"
     views = {"UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
     landings = [duckdb_landing(warehouse), bigquery_landing(connector_emulator_env)]
-    function_envs = [{"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), **views},
-                     {"UNIVIEW_WAREHOUSE": f"bigquery://{DEFAULT_PROJECT}",
-                      "BIGQUERY_EMULATOR_HOST": connector_emulator_env[0]["BIGQUERY_EMULATOR_HOST"], **views}]
+    function_envs = [
+        {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), **views},
+        {
+            "UNIVIEW_WAREHOUSE": f"bigquery://{DEFAULT_PROJECT}",
+            "BIGQUERY_EMULATOR_HOST": connector_emulator_env[0]["BIGQUERY_EMULATOR_HOST"],
+            **views,
+        },
+    ]
     with ExitStack() as running:
         running.enter_context(debezium_connect(work / "connect", kafka_bootstrap, connectors))
         for landing, environment in zip(landings, function_envs):
@@ -153,14 +167,31 @@ def streaming_sinks(stack):
     sinks = []
     try:
         for landing in stack["landings"]:
-            command = [sys.executable, "-m", "uniview.sink", "--format", "debezium",
-                       "--input", f"kafka://{stack['bootstrap']}/?pattern=shop[0-9]+\\.public\\..*",
-                       *landing.sink_args, "--stream", "--checkpoint", str(stack["work"] / f"ckpt-{landing.name}"),
-                       "--trigger-interval", "1 second", "--notify", landing.notify, "--master", "local[1]", "--json"]
+            command = [
+                sys.executable,
+                "-m",
+                "uniview.sink",
+                "--format",
+                "debezium",
+                "--input",
+                f"kafka://{stack['bootstrap']}/?pattern=shop[0-9]+\\.public\\..*",
+                *landing.sink_args,
+                "--stream",
+                "--checkpoint",
+                str(stack["work"] / f"ckpt-{landing.name}"),
+                "--trigger-interval",
+                "1 second",
+                "--notify",
+                landing.notify,
+                "--master",
+                "local[1]",
+                "--json",
+            ]
             log = stack["work"] / f"sink-{landing.name}.log"
             with open(log, "w") as stderr:
-                process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                                           env={**os.environ, **landing.sink_env})
+                process = subprocess.Popen(
+                    command, stdout=subprocess.PIPE, stderr=stderr, text=True, env={**os.environ, **landing.sink_env}
+                )
             sinks.append(StreamingSink(landing, process, log))
         yield sinks
     finally:
@@ -187,7 +218,8 @@ def changes_in_view(landing, database, table):
     """(changes, changes with a sequence, distinct sequences, the database column's values) in the unified view."""
     (row,) = landing.read(
         f"SELECT count(*), count(_cdc_sequence), count(DISTINCT _cdc_sequence), "
-        f"{landing.distinct_list}(DISTINCT _cdc_database) FROM {database}_unified.{table}_unified")
+        f"{landing.distinct_list}(DISTINCT _cdc_database) FROM {database}_unified.{table}_unified"
+    )
     return tuple(row[:3]) + (list(row[3]),)
 
 
@@ -235,39 +267,101 @@ def step(stack, sinks, events, database, table, statements, changes):
 def test_postgres_changes_reach_the_unified_views_step_by_step(stack):
     events: dict = {}
     with streaming_sinks(stack) as sinks:
-        step(stack, sinks, events, "shop1", "customer", [
-            "INSERT INTO customer VALUES (1, 'Ann', 10), (2, 'Bob', 20), (3, 'Cy', 30)",
-            "UPDATE customer SET name = 'Bobby' WHERE id = 2", "DELETE FROM customer WHERE id = 3"], 5)
-        step(stack, sinks, events, "shop1", "customer", [
-            "ALTER TABLE customer ADD COLUMN email text",
-            "INSERT INTO customer VALUES (4, 'Dee', 40, 'dee@example.com')",
-            "UPDATE customer SET email = 'ann@example.com' WHERE id = 1"], 2)
-        step(stack, sinks, events, "shop1", "customer", [
-            "ALTER TABLE customer ALTER COLUMN score TYPE bigint", "UPDATE customer SET score = 3000000000 WHERE id = 4"], 1)
-        step(stack, sinks, events, "shop1", "customer", [
-            "ALTER TABLE customer ALTER COLUMN score TYPE numeric(12,2)", "UPDATE customer SET score = 12.34 WHERE id = 2"], 1)
-        step(stack, sinks, events, "shop1", "customer", [
-            "ALTER TABLE customer DROP COLUMN name", "INSERT INTO customer VALUES (5, 50.5, 'eve@example.com')"], 1)
-        step(stack, sinks, events, "shop2", "customer", [
-            "INSERT INTO customer VALUES (1, 'Other Ann', 99)", "UPDATE customer SET score = 100 WHERE id = 1"], 2)
-        run(stack["postgres"], "shop2", "BEGIN; INSERT INTO customer VALUES (2, 'Tx', 1); "
-                                        "INSERT INTO orders VALUES (1, 2, 19.99); COMMIT")
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            [
+                "INSERT INTO customer VALUES (1, 'Ann', 10), (2, 'Bob', 20), (3, 'Cy', 30)",
+                "UPDATE customer SET name = 'Bobby' WHERE id = 2",
+                "DELETE FROM customer WHERE id = 3",
+            ],
+            5,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            [
+                "ALTER TABLE customer ADD COLUMN email text",
+                "INSERT INTO customer VALUES (4, 'Dee', 40, 'dee@example.com')",
+                "UPDATE customer SET email = 'ann@example.com' WHERE id = 1",
+            ],
+            2,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            [
+                "ALTER TABLE customer ALTER COLUMN score TYPE bigint",
+                "UPDATE customer SET score = 3000000000 WHERE id = 4",
+            ],
+            1,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            [
+                "ALTER TABLE customer ALTER COLUMN score TYPE numeric(12,2)",
+                "UPDATE customer SET score = 12.34 WHERE id = 2",
+            ],
+            1,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            ["ALTER TABLE customer DROP COLUMN name", "INSERT INTO customer VALUES (5, 50.5, 'eve@example.com')"],
+            1,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop2",
+            "customer",
+            ["INSERT INTO customer VALUES (1, 'Other Ann', 99)", "UPDATE customer SET score = 100 WHERE id = 1"],
+            2,
+        )
+        run(
+            stack["postgres"],
+            "shop2",
+            "BEGIN; INSERT INTO customer VALUES (2, 'Tx', 1); INSERT INTO orders VALUES (1, 2, 19.99); COMMIT",
+        )
         events[("shop2", "customer")] += 1
         events[("shop2", "orders")] = 1
         wait_for_events(stack["bootstrap"], sum(events.values()))
         wait_until_views_match_sources(stack, sinks, events)
         for sink in sinks:
             summary = stopped_summary(sink)
-            assert (summary["written"], summary["quarantined"], summary["pending"]) == (sum(events.values()), 0, []), \
-                (sink.landing.name, summary)
+            assert (summary["written"], summary["quarantined"], summary["pending"]) == (sum(events.values()), 0, []), (
+                sink.landing.name,
+                summary,
+            )
             assert summary["read"] == summary["written"] + summary["skipped"], (sink.landing.name, summary)
             assert summary["stopped_by"] == "SIGINT", (sink.landing.name, summary)
 
 
 def test_the_postgres_demo_shows_views_equal_to_the_source(kafka_bootstrap, tmp_path):
     """`uniview demo --source postgres` starts its own stack and says, after each step, that they agree."""
-    done = subprocess.run([sys.executable, "-m", "uniview.cli", "demo", "--source", "postgres", "--workdir",
-                           str(tmp_path / "demo")], capture_output=True, text=True, timeout=800)
+    done = subprocess.run(
+        [sys.executable, "-m", "uniview.cli", "demo", "--source", "postgres", "--workdir", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        timeout=800,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     agreed = done.stdout.count("customer_current equals the source table")
     assert agreed == 7 and "differ" not in done.stdout

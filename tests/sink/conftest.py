@@ -14,9 +14,12 @@ def spark():
     from uniview.local.bigquery_connector import find_connector
 
     builder = (
-        pyspark_sql.SparkSession.builder.master("local[2]").appName("uniview-sink-tests")
-        .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "1g")
+        pyspark_sql.SparkSession.builder.master("local[2]")
+        .appName("uniview-sink-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "1g")
     )
     connector = find_connector()
     for key, value in (connector.spark_settings() if connector else {}).items():
@@ -38,7 +41,9 @@ def connector_stack(spark, tmp_path_factory):
     if files is None:
         pytest.skip("spark-bigquery-connector not resolved: run scripts/setup-bigquery-connector.sh")
     if find_emulator_venv() is None:
-        pytest.skip(f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh")
+        pytest.skip(
+            f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh"
+        )
     if str(files.jar) not in (spark.conf.get("spark.jars", "") or ""):
         pytest.skip("this test run's SparkSession started without the connector jar")
     monkeypatch = pytest.MonkeyPatch()

@@ -5,15 +5,22 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterable
 
 import duckdb
 
 
-def record(table: str, data: dict | None, schema: list[tuple[str, str]] | None = None, *, database: str = "shop",
-           version: str | None = None, **metadata: object) -> dict:
+def record(
+    table: str,
+    data: dict | None,
+    schema: list[tuple[str, str]] | None = None,
+    *,
+    database: str = "shop",
+    version: str | None = None,
+    **metadata: object,
+) -> dict:
     """One binlog record as a reader emits it."""
     meta: dict = {"ingestion_method": "BINLOG", "database_name": database, "table_name": table, **metadata}
     if schema is not None:
@@ -38,14 +45,24 @@ def query(path: Path, sql: str, parameters: list | None = None) -> list[tuple]:
 
 
 def columns_of(path: Path, dataset: str, table: str) -> list[tuple[str, str]]:
-    return [tuple(row) for row in query(
-        path, "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? "
-        "ORDER BY column_index", [dataset, table])]
+    return [
+        tuple(row)
+        for row in query(
+            path,
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? "
+            "ORDER BY column_index",
+            [dataset, table],
+        )
+    ]
 
 
 def tables_of(path: Path, dataset: str) -> list[str]:
-    return [row[0] for row in query(
-        path, "SELECT table_name FROM duckdb_tables() WHERE schema_name = ? ORDER BY table_name", [dataset])]
+    return [
+        row[0]
+        for row in query(
+            path, "SELECT table_name FROM duckdb_tables() WHERE schema_name = ? ORDER BY table_name", [dataset]
+        )
+    ]
 
 
 class Endpoint:

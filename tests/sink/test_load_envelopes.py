@@ -9,7 +9,7 @@ with the reason, and the test checks they still differ, so the list stays true.
 from __future__ import annotations
 
 import json
-from datetime import timezone
+from datetime import UTC
 
 import duckdb
 import pytest
@@ -18,9 +18,15 @@ from uniview.sink.frames import METADATA_FIELDS, parse_envelopes
 from uniview.sink.job import SESSION_SETTINGS
 from uniview.sink.load_sql import envelopes
 
-_META = {"database_name": "shop", "table_name": "customer", "table_version": "v1", "operation": "INSERT",
-         "position": "mysql-bin.000003:1234", "timestamp": "2024-05-01T10:00:00Z",
-         "schema": [{"name": "id", "type": "int"}]}
+_META = {
+    "database_name": "shop",
+    "table_name": "customer",
+    "table_version": "v1",
+    "operation": "INSERT",
+    "position": "mysql-bin.000003:1234",
+    "timestamp": "2024-05-01T10:00:00Z",
+    "schema": [{"name": "id", "type": "int"}],
+}
 
 
 def _line(**changes) -> str:
@@ -28,17 +34,47 @@ def _line(**changes) -> str:
 
 
 LINES = [
-    _line(), None, "", "   ", "not json", "[1, 2]", '"a string"', "42", "null", "{}", '{"data": {"id": 1}}',
-    '{"metadata": null}', '{"metadata": "shop"}', '{"metadata": [1]}', '{"metadata": 7}', '{"metadata": {}}',
-    '{"metadata": {"table_name": "t"}}', '{"data": 1, "metadata": {"table_name": "t"}}',
-    '{"data": {"id": 1}, "metadata": {"table_name": "t"}} trailing', '{"data": {"id": 1,}, "metadata": {"table_name": "t"}}',
-    '{"data": {"x": NaN}, "metadata": {"table_name": "t"}}', "{'metadata': {'table_name': 't'}}",
-    '{"data": {"s": "a,}"}, "metadata": {"table_name": "t", "schema": [1,\n]}}', '{"data": {"s": "a, ]"}, "metadata": {}}',
-    _line(table_version=3), _line(table_name={"a": 1}), _line(primary_key=["id"]), _line(primary_key="id"),
-    _line(timestamp="2024-05-01 10:00:00"), _line(timestamp="2024-05-01T10:00:00.123456789+02:00"),
-    _line(timestamp="2024-05-01T10:00:00-0530"), _line(timestamp="2024-13-01 10:00:00"), _line(timestamp="yesterday"),
-    _line(timestamp=1714557600), _line(timestamp=None), _line(position="0/16B3748"), _line(position="23923456"),
-    _line(position="mysql-bin.000010:4:2"), _line(position="nowhere"), _line(position=None), _line(schema="not a list"),
+    _line(),
+    None,
+    "",
+    "   ",
+    "not json",
+    "[1, 2]",
+    '"a string"',
+    "42",
+    "null",
+    "{}",
+    '{"data": {"id": 1}}',
+    '{"metadata": null}',
+    '{"metadata": "shop"}',
+    '{"metadata": [1]}',
+    '{"metadata": 7}',
+    '{"metadata": {}}',
+    '{"metadata": {"table_name": "t"}}',
+    '{"data": 1, "metadata": {"table_name": "t"}}',
+    '{"data": {"id": 1}, "metadata": {"table_name": "t"}} trailing',
+    '{"data": {"id": 1,}, "metadata": {"table_name": "t"}}',
+    '{"data": {"x": NaN}, "metadata": {"table_name": "t"}}',
+    "{'metadata': {'table_name': 't'}}",
+    '{"data": {"s": "a,}"}, "metadata": {"table_name": "t", "schema": [1,\n]}}',
+    '{"data": {"s": "a, ]"}, "metadata": {}}',
+    _line(table_version=3),
+    _line(table_name={"a": 1}),
+    _line(primary_key=["id"]),
+    _line(primary_key="id"),
+    _line(timestamp="2024-05-01 10:00:00"),
+    _line(timestamp="2024-05-01T10:00:00.123456789+02:00"),
+    _line(timestamp="2024-05-01T10:00:00-0530"),
+    _line(timestamp="2024-13-01 10:00:00"),
+    _line(timestamp="yesterday"),
+    _line(timestamp=1714557600),
+    _line(timestamp=None),
+    _line(position="0/16B3748"),
+    _line(position="23923456"),
+    _line(position="mysql-bin.000010:4:2"),
+    _line(position="nowhere"),
+    _line(position=None),
+    _line(schema="not a list"),
     '{"metadata": {"table_name": "caf\\u00e9", "database_name": "a\\"b"}, "data": {}}',
 ]
 #: Lines read differently, and why.
@@ -56,45 +92,73 @@ def both(spark):
         spark.conf.set(key, value)
     rows = [(line, "file") for line in LINES]
     frame = spark.createDataFrame(rows, "value string, source_file string")
-    by_spark = {row["_value"] if row["_value"] is not None else None: _spark_outcome(row)
-                for row in parse_envelopes(frame).collect()}
+    by_spark = {
+        row["_value"] if row["_value"] is not None else None: _spark_outcome(row)
+        for row in parse_envelopes(frame).collect()
+    }
     connection = duckdb.connect()
     connection.execute("SET TimeZone = 'UTC'")
     source = "(SELECT unnest(?) AS value, 'file' AS source_file)"
     columns = ", ".join(f'"{name}"' for name in METADATA_FIELDS)
-    by_sql = {row[0]: row[1:] for row in connection.execute(
-        f"SELECT value, _reason, _detail, {columns}, _cdc_timestamp, _cdc_sequence FROM ({envelopes(source, False)})",
-        [LINES]).fetchall()}
+    by_sql = {
+        row[0]: row[1:]
+        for row in connection.execute(
+            f"SELECT value, _reason, _detail, {columns}, _cdc_timestamp, _cdc_sequence FROM ({envelopes(source, False)})",
+            [LINES],
+        ).fetchall()
+    }
     return by_spark, {line: _normalised(outcome) for line, outcome in by_sql.items()}
 
 
 def _spark_outcome(row) -> tuple:
     stamp = row["_cdc_timestamp"]
-    metadata = [row[name] for name in ("_cdc_ingestion_method", "_database", "_table", "_version", "_schema",
-                                       "_cdc_operation", "_cdc_position", "_timestamp_text", "_primary_key")]
-    return (row["_reason"], row["_envelope_detail"], *metadata,
-            None if stamp is None else stamp.replace(tzinfo=timezone.utc), row["_cdc_sequence"])
+    metadata = [
+        row[name]
+        for name in (
+            "_cdc_ingestion_method",
+            "_database",
+            "_table",
+            "_version",
+            "_schema",
+            "_cdc_operation",
+            "_cdc_position",
+            "_timestamp_text",
+            "_primary_key",
+        )
+    ]
+    return (
+        row["_reason"],
+        row["_envelope_detail"],
+        *metadata,
+        None if stamp is None else stamp.replace(tzinfo=UTC),
+        row["_cdc_sequence"],
+    )
 
 
 def _normalised(outcome: tuple) -> tuple:
     *head, stamp, sequence = outcome
-    return (*head, None if stamp is None else stamp.astimezone(timezone.utc), sequence)
+    return (*head, None if stamp is None else stamp.astimezone(UTC), sequence)
 
 
 def _comparable(outcome: tuple) -> tuple:
     """The schema and other JSON-valued fields compared as JSON (Spark and DuckDB space them differently)."""
+
     def parsed(value):
         try:
             return json.loads(value) if isinstance(value, str) and value[:1] in "[{" else value
         except ValueError:
             return value
+
     return tuple(parsed(value) for value in outcome)
 
 
 def test_sql_envelopes_read_every_line_as_spark_does(both):
     by_spark, by_sql = both
-    differing = {line: (by_spark[line], by_sql[line]) for line in LINES
-                 if _comparable(by_spark[line]) != _comparable(by_sql[line])}
+    differing = {
+        line: (by_spark[line], by_sql[line])
+        for line in LINES
+        if _comparable(by_spark[line]) != _comparable(by_sql[line])
+    }
     assert {line: pair for line, pair in differing.items() if line not in DIFFERENCES} == {}
     assert set(differing) == set(DIFFERENCES)
 

@@ -19,44 +19,135 @@ from uniview.sink.frames import parse_envelopes
 from uniview.sink.job import SinkOptions, run, stage_batch
 from uniview.sink.landing import QUARANTINE_TABLE, BatchKey
 from uniview.sink.load_sql import typed_records
-from uniview.sink.routing import LandingColumn
 from uniview.sink.mysql_types import bigquery_type
+from uniview.sink.routing import LandingColumn
 from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 
 #: Declared as a source declares them (NUMERIC is MySQL's: DECIMAL(10, 0)); each lands as its sink mapping.
 TYPES = [
-    "INT64", "FLOAT64", "NUMERIC", "NUMERIC(10, 2)", "NUMERIC(20, 3)", "BIGNUMERIC", "BIGNUMERIC(50, 10)", "BOOL",
-    "STRING", "BYTES", "DATE", "DATETIME", "TIMESTAMP", "TIME", "JSON", "GEOGRAPHY",
-    "STRUCT<a INT64, b STRING>", "ARRAY<INT64>", "ARRAY<STRUCT<d DATE, n NUMERIC(20, 2)>>",
+    "INT64",
+    "FLOAT64",
+    "NUMERIC",
+    "NUMERIC(10, 2)",
+    "NUMERIC(20, 3)",
+    "BIGNUMERIC",
+    "BIGNUMERIC(50, 10)",
+    "BOOL",
+    "STRING",
+    "BYTES",
+    "DATE",
+    "DATETIME",
+    "TIMESTAMP",
+    "TIME",
+    "JSON",
+    "GEOGRAPHY",
+    "STRUCT<a INT64, b STRING>",
+    "ARRAY<INT64>",
+    "ARRAY<STRUCT<d DATE, n NUMERIC(20, 2)>>",
 ]
 #: JSON values as written in the record (not re-serialized, so 1.50 stays 1.50).
 VALUES = [
-    "0", "5", "-7", "1.5", "1.50", "-0.0", "1e2", "2.5E-3", "12.345", "99999999.995",
-    "9223372036854775807", "9223372036854775808", "-9223372036854775808", "12345678901234567890",
-    "12345678901234567.125", "123456789012345678901234567890.0123456789",
-    '"12"', '"-12"', '"1.5"', '" 12"', '"12 "', '"1e3"', '"abc"', '""', '"NaN"', '"Infinity"', '"-inf"',
-    "true", "false", '"true"', '"TRUE"', '"False"', '"0"', '"00"', '"-1"', "null",
-    '{"a": 1, "b": "x"}', "[1, 2]", "[]", "{}", '{"a": "1"}', '{"a": 1.5}', '{"a": 1, "z": 2}', '{"b": null}',
-    '[1, "2"]', '[1, null]', "[1.5]", '[{"d": "2024-01-01", "n": 123456789012345678.25}]', '[{"d": "2024-13-01"}]',
-    '[{"d": "2024-01-01", "x": true}]', "[[1]]",
-    '"2024-02-29"', '"2024-02-30"', '"0001-01-01"', '"9999-12-31"', '"2024-5-1"',
-    '"2024-05-01 10:00:00"', '"2024-05-01T10:00:00.123456"', '"2024-05-01T10:00:00.1234567"',
-    '"2024-05-01T10:00:00Z"', '"2024-05-01 23:59:60"', '"2024-05-01 10:60:00"', '"2024-05-01T10:00:00+02:00"', '"2024-05-01T10:00:00-0530"', '"2024-05-01T24:00:00"',
-    '"23:59:59.999999"', '"24:00:00"', '"7:00:00"',
-    '"[1,]"', '"[NaN]"', '"{\\"a\\": Infinity}"', '"\\"NaN\\""', '"1e5"', '"null"', '"  true "',
-    '"aGVsbG8="', '"aGVsbG8"', '"aGVs bG8="', '"{\\"k\\": [1, 2]}"', '"1, 2"', '"POINT(1 2)"', '"caf\\u00e9"',
+    "0",
+    "5",
+    "-7",
+    "1.5",
+    "1.50",
+    "-0.0",
+    "1e2",
+    "2.5E-3",
+    "12.345",
+    "99999999.995",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "12345678901234567890",
+    "12345678901234567.125",
+    "123456789012345678901234567890.0123456789",
+    '"12"',
+    '"-12"',
+    '"1.5"',
+    '" 12"',
+    '"12 "',
+    '"1e3"',
+    '"abc"',
+    '""',
+    '"NaN"',
+    '"Infinity"',
+    '"-inf"',
+    "true",
+    "false",
+    '"true"',
+    '"TRUE"',
+    '"False"',
+    '"0"',
+    '"00"',
+    '"-1"',
+    "null",
+    '{"a": 1, "b": "x"}',
+    "[1, 2]",
+    "[]",
+    "{}",
+    '{"a": "1"}',
+    '{"a": 1.5}',
+    '{"a": 1, "z": 2}',
+    '{"b": null}',
+    '[1, "2"]',
+    "[1, null]",
+    "[1.5]",
+    '[{"d": "2024-01-01", "n": 123456789012345678.25}]',
+    '[{"d": "2024-13-01"}]',
+    '[{"d": "2024-01-01", "x": true}]',
+    "[[1]]",
+    '"2024-02-29"',
+    '"2024-02-30"',
+    '"0001-01-01"',
+    '"9999-12-31"',
+    '"2024-5-1"',
+    '"2024-05-01 10:00:00"',
+    '"2024-05-01T10:00:00.123456"',
+    '"2024-05-01T10:00:00.1234567"',
+    '"2024-05-01T10:00:00Z"',
+    '"2024-05-01 23:59:60"',
+    '"2024-05-01 10:60:00"',
+    '"2024-05-01T10:00:00+02:00"',
+    '"2024-05-01T10:00:00-0530"',
+    '"2024-05-01T24:00:00"',
+    '"23:59:59.999999"',
+    '"24:00:00"',
+    '"7:00:00"',
+    '"[1,]"',
+    '"[NaN]"',
+    '"{\\"a\\": Infinity}"',
+    '"\\"NaN\\""',
+    '"1e5"',
+    '"null"',
+    '"  true "',
+    '"aGVsbG8="',
+    '"aGVsbG8"',
+    '"aGVs bG8="',
+    '"{\\"k\\": [1, 2]}"',
+    '"1, 2"',
+    '"POINT(1 2)"',
+    '"caf\\u00e9"',
 ]
-_EXPONENT_TEXT = ("99999999.995", "12345678901234567.125", "123456789012345678901234567890.0123456789",
-                  '[{"d": "2024-01-01", "n": 123456789012345678.25}]')
+_EXPONENT_TEXT = (
+    "99999999.995",
+    "12345678901234567.125",
+    "123456789012345678901234567890.0123456789",
+    '[{"d": "2024-01-01", "n": 123456789012345678.25}]',
+)
 #: (type, value) pairs where Spark's typing and the SQL rules land different things, and why.
 DIFFERENCES = {
     # A JSON number's text: Spark writes Java's (9.9999999995E7, 1.2345678901234568E17), DuckDB the shortest
     # decimal (99999999.995, 123456789012345680.0).  Text columns land the number as that text; a BIGNUMERIC
     # wider than 38 digits is read from it, so Spark quarantines what Java writes with an exponent.
     **{(declared, value): "number text" for declared in ("STRING", "JSON", "GEOGRAPHY") for value in _EXPONENT_TEXT},
-    **{(declared, value): "number text" for declared in ("BIGNUMERIC", "BIGNUMERIC(50, 10)")
-       for value in _EXPONENT_TEXT[:2]},
+    **{
+        (declared, value): "number text"
+        for declared in ("BIGNUMERIC", "BIGNUMERIC(50, 10)")
+        for value in _EXPONENT_TEXT[:2]
+    },
     # Nested values follow the rules of top-level columns in SQL, so a string of digits is an INT64 there too;
     # Spark's JSON parser reads only numbers into a nested INT64.
     ("STRUCT<a INT64, b STRING>", '{"a": "1"}'): "nested rules",
@@ -66,12 +157,28 @@ DIFFERENCES = {
 
 #: A version of several columns, and the data of its records: each lands, or is quarantined for a reason
 #: and detail that the SQL verdict must give too.
-VERDICT_SCHEMA = [("id", "int(11)"), ("name", "varchar(20)"), ("d", "date"), ("item", "STRUCT<qty INT64>"),
-                  ("n", "decimal(20,2)"), ("m", "decimal(20,2)")]
+VERDICT_SCHEMA = [
+    ("id", "int(11)"),
+    ("name", "varchar(20)"),
+    ("d", "date"),
+    ("item", "STRUCT<qty INT64>"),
+    ("n", "decimal(20,2)"),
+    ("m", "decimal(20,2)"),
+]
 VERDICT_DATA = [
-    None, '"x"', "[1]", "{}", '{"id": 1, "name": "a"}', '{"id": 1, "id": 2}', '{"id": 1, "zz": 2, "aa": 3}',
-    '{"ID": 1}', '{"id": "x", "d": "2024-13-01", "name": "ok"}', '{"zz": 1, "zz": 2}', '{"n": 1.5, "m": "x"}',
-    '{"item": {"qty": 1.5}, "name": 7}', '{"item": {"qty": 1.5}, "n": 12.5}',
+    None,
+    '"x"',
+    "[1]",
+    "{}",
+    '{"id": 1, "name": "a"}',
+    '{"id": 1, "id": 2}',
+    '{"id": 1, "zz": 2, "aa": 3}',
+    '{"ID": 1}',
+    '{"id": "x", "d": "2024-13-01", "name": "ok"}',
+    '{"zz": 1, "zz": 2}',
+    '{"n": 1.5, "m": "x"}',
+    '{"item": {"qty": 1.5}, "name": 7}',
+    '{"item": {"qty": 1.5}, "n": 12.5}',
 ]
 #: Records whose detail differs, and why: the columns read from the line are read together by Spark, so
 #: when one does not fit it names all of them that have a value; the SQL names the one that does not fit.
@@ -79,8 +186,11 @@ VERDICT_DIFFERENCES = {'{"item": {"qty": 1.5}, "n": 12.5}', '{"n": 1.5, "m": "x"
 
 
 def _line(data: str | None, metadata: dict) -> str:
-    return json.dumps({"metadata": metadata}) if data is None else '{"data": %s, "metadata": %s}' % (
-        data, json.dumps(metadata))
+    return (
+        json.dumps({"metadata": metadata})
+        if data is None
+        else '{"data": %s, "metadata": %s}' % (data, json.dumps(metadata))
+    )
 
 
 def _metadata(table: str, schema: list[tuple[str, str]], position: str) -> dict:
@@ -122,14 +232,19 @@ def spark_outcome(spark, root, cases: dict) -> dict:
         chunk.frame.write.parquet(str(root / f"chunk-{number}"))
         staged = f"read_parquet('{root}/chunk-{number}/*.parquet')"
         for position, reason, detail in connection.execute(
-                f"SELECT _cdc_position, _reason, _detail FROM {staged} WHERE _reason IS NOT NULL").fetchall():
+            f"SELECT _cdc_position, _reason, _detail FROM {staged} WHERE _reason IS NOT NULL"
+        ).fetchall():
             outcome[position] = (reason, detail, None)
         for index in chunk.routes:
             route = batch.routes[index]
-            value = (f"CAST(CAST({batch.typed_field(index, 0)} AS {duckdb_type(route.columns[0].bq_type)}) AS VARCHAR)"
-                     if route.table.startswith("t") else "NULL")
+            value = (
+                f"CAST(CAST({batch.typed_field(index, 0)} AS {duckdb_type(route.columns[0].bq_type)}) AS VARCHAR)"
+                if route.table.startswith("t")
+                else "NULL"
+            )
             for position, text in connection.execute(
-                    f"SELECT _cdc_position, {value} FROM {staged} WHERE _route = {index} AND _reason IS NULL").fetchall():
+                f"SELECT _cdc_position, {value} FROM {staged} WHERE _route = {index} AND _reason IS NULL"
+            ).fetchall():
                 outcome[position] = (None, None, text)
     assert set(outcome) == set(cases)
     return outcome
@@ -138,8 +253,10 @@ def spark_outcome(spark, root, cases: dict) -> dict:
 def sink_outcome(warehouse, cases: dict) -> dict:
     """{position: (reason, detail, value as text)} as the sink landed or quarantined each record."""
     outcome = {}
-    for (table,) in query(warehouse, "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'cdc' "
-                                     f"AND table_name <> '{QUARANTINE_TABLE}'"):
+    for (table,) in query(
+        warehouse,
+        f"SELECT table_name FROM duckdb_tables() WHERE schema_name = 'cdc' AND table_name <> '{QUARANTINE_TABLE}'",
+    ):
         value = "CAST(c AS VARCHAR)" if table.startswith("t") else "NULL"
         for position, text in query(warehouse, f'SELECT _cdc_position, {value} FROM cdc."{table}"'):
             outcome[position] = (None, None, text)
@@ -161,28 +278,37 @@ def sql_outcome(lines: dict, schema: list[tuple[str, str]], value_of: str | None
     connection.execute("SET TimeZone = 'UTC'")
     rows = connection.execute(
         f"SELECT value ->> '$.metadata.position', reason, detail, {value} "
-        f"FROM ({typed_records('(SELECT unnest(?) AS value)', columns)})", [list(lines.values())]).fetchall()
+        f"FROM ({typed_records('(SELECT unnest(?) AS value)', columns)})",
+        [list(lines.values())],
+    ).fetchall()
     return {position: (reason, detail, None if reason else text) for position, reason, detail, text in rows}
 
 
 def _sql_typing(lines: dict, cases: dict) -> dict:
     typed = {}
     for declared in TYPES:
-        mine = {position: line for position, line in lines.items()
-                if isinstance(cases[position], tuple) and cases[position][0] == declared}
+        mine = {
+            position: line
+            for position, line in lines.items()
+            if isinstance(cases[position], tuple) and cases[position][0] == declared
+        }
         typed.update(sql_outcome(mine, [("c", declared)], "c"))
     return typed
 
 
 def _sql_verdicts(lines: dict, cases: dict) -> dict:
-    return sql_outcome({position: line for position, line in lines.items() if not isinstance(cases[position], tuple)},
-                       VERDICT_SCHEMA)
+    return sql_outcome(
+        {position: line for position, line in lines.items() if not isinstance(cases[position], tuple)}, VERDICT_SCHEMA
+    )
 
 
 def _differing(spark_typed: dict, sql_typed: dict, cases: dict) -> dict:
     """{case: (Spark's outcome, the SQL's)} for the records the two type differently."""
-    return {cases[position]: (spark_typed[position], outcome) for position, outcome in sql_typed.items()
-            if spark_typed[position] != outcome}
+    return {
+        cases[position]: (spark_typed[position], outcome)
+        for position, outcome in sql_typed.items()
+        if spark_typed[position] != outcome
+    }
 
 
 def test_sql_typing_lands_what_spark_lands(sink_run):

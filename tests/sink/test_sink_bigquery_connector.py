@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -22,15 +22,37 @@ from uniview.sink.job import SinkOptions, run
 from uniview.sink.versioning import SourceColumn, compute_version
 
 SCHEMA = [
-    ("id", "int(11)"), ("amount", "decimal(10,2)"), ("wide", "decimal(30,0)"), ("ratio", "double"),
-    ("active", "tinyint(1)"), ("name", "varchar(40)"), ("raw", "varbinary(8)"), ("born", "date"),
-    ("at", "datetime(6)"), ("seen", "timestamp"), ("opens", "time"), ("doc", "json"),
-    ("address", "STRUCT<street STRING, zip INT64>"), ("tags", "ARRAY<STRING>"),
+    ("id", "int(11)"),
+    ("amount", "decimal(10,2)"),
+    ("wide", "decimal(30,0)"),
+    ("ratio", "double"),
+    ("active", "tinyint(1)"),
+    ("name", "varchar(40)"),
+    ("raw", "varbinary(8)"),
+    ("born", "date"),
+    ("at", "datetime(6)"),
+    ("seen", "timestamp"),
+    ("opens", "time"),
+    ("doc", "json"),
+    ("address", "STRUCT<street STRING, zip INT64>"),
+    ("tags", "ARRAY<STRING>"),
 ]
-ROW = {"id": 7, "amount": "1234.50", "wide": "12345678901234567890", "ratio": 0.25,
-       "active": 1, "name": "Zoë", "raw": base64.b64encode(b"\x00\x01\xff").decode(), "born": "2024-02-29",
-       "at": "2024-05-01 10:00:00.123456", "seen": "2024-05-01T10:00:00+02:00", "opens": "09:30:00",
-       "doc": {"a": [1, 2]}, "address": {"street": "Main", "zip": 1000}, "tags": ["x", "y"]}
+ROW = {
+    "id": 7,
+    "amount": "1234.50",
+    "wide": "12345678901234567890",
+    "ratio": 0.25,
+    "active": 1,
+    "name": "Zoë",
+    "raw": base64.b64encode(b"\x00\x01\xff").decode(),
+    "born": "2024-02-29",
+    "at": "2024-05-01 10:00:00.123456",
+    "seen": "2024-05-01T10:00:00+02:00",
+    "opens": "09:30:00",
+    "doc": {"a": [1, 2]},
+    "address": {"street": "Main", "zip": 1000},
+    "tags": ["x", "y"],
+}
 TABLE = f"orders_v_{compute_version('orders', [SourceColumn(n, t) for n, t in SCHEMA])}"
 
 
@@ -40,7 +62,7 @@ class _Receiver(BaseHTTPRequestHandler):
     client = None
     seen: list = []
 
-    def do_POST(self):  # noqa: N802 (http.server's name)
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         message = json.loads(base64.b64decode(body["message"]["data"]))
         table = f"{message['dataset']}.{message['table']['name']}_v_{message['table']['version']}"
@@ -57,18 +79,29 @@ class _Receiver(BaseHTTPRequestHandler):
 def landed(spark, connector_stack, tmp_path_factory):
     client, options = connector_stack
     root = tmp_path_factory.mktemp("connector-input")
-    write_ndjson(root / "in" / "a.json", [
-        record("orders", ROW, SCHEMA, database="cdc", operation="INSERT", position="mysql-bin.000001:4"),
-        record("orders", {name: None for name, _ in SCHEMA} | {"id": 8}, SCHEMA, database="cdc"),
-        record("orders", {**ROW, "id": 9, "born": "2024-02-30"}, SCHEMA, database="cdc"),
-        "not a record",
-    ])
+    write_ndjson(
+        root / "in" / "a.json",
+        [
+            record("orders", ROW, SCHEMA, database="cdc", operation="INSERT", position="mysql-bin.000001:4"),
+            record("orders", {name: None for name, _ in SCHEMA} | {"id": 8}, SCHEMA, database="cdc"),
+            record("orders", {**ROW, "id": 9, "born": "2024-02-30"}, SCHEMA, database="cdc"),
+            "not a record",
+        ],
+    )
     _Receiver.client, _Receiver.seen = client, []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        result = run(spark, SinkOptions(input=str(root / "in"), warehouse="bigquery://test-project", dataset="cdc",
-                                        bigquery_options=options, notify=f"http://127.0.0.1:{server.server_port}/"))
+        result = run(
+            spark,
+            SinkOptions(
+                input=str(root / "in"),
+                warehouse="bigquery://test-project",
+                dataset="cdc",
+                bigquery_options=options,
+                notify=f"http://127.0.0.1:{server.server_port}/",
+            ),
+        )
     finally:
         server.shutdown()
     return client, result
@@ -77,7 +110,10 @@ def landed(spark, connector_stack, tmp_path_factory):
 def test_counts_add_up(landed):
     _, result = landed
     assert (result.counts.read, dict(result.counts.written), dict(result.counts.quarantined)) == (
-        4, {f"cdc.{TABLE}": 2}, {"type_mismatch": 1, "unparseable": 1})
+        4,
+        {f"cdc.{TABLE}": 2},
+        {"type_mismatch": 1, "unparseable": 1},
+    )
 
 
 def test_every_type_reads_back_as_the_source_value(landed):
@@ -85,27 +121,47 @@ def test_every_type_reads_back_as_the_source_value(landed):
     names = ", ".join(name for name, _ in SCHEMA)
     rows = [tuple(row.values()) for row in client.query(f"SELECT {names} FROM cdc.{TABLE} ORDER BY id").result()]
     assert rows[0] == (
-        7, Decimal("1234.50"), Decimal("12345678901234567890"), 0.25, True, "Zoë", b"\x00\x01\xff", date(2024, 2, 29),
+        7,
+        Decimal("1234.50"),
+        Decimal("12345678901234567890"),
+        0.25,
+        True,
+        "Zoë",
+        b"\x00\x01\xff",
+        date(2024, 2, 29),
         datetime(2024, 5, 1, 10, 0, 0, 123456),
-        datetime(2024, 5, 1, 8, 0, tzinfo=timezone.utc), time(9, 30), {"a": [1, 2]},
-        {"street": "Main", "zip": 1000}, ["x", "y"])
-    assert rows[1] == (8, *([None] * 11), None, [])   # a NULL ARRAY reads back as [] in BigQuery
+        datetime(2024, 5, 1, 8, 0, tzinfo=UTC),
+        time(9, 30),
+        {"a": [1, 2]},
+        {"street": "Main", "zip": 1000},
+        ["x", "y"],
+    )
+    assert rows[1] == (8, *([None] * 11), None, [])  # a NULL ARRAY reads back as [] in BigQuery
 
 
 def test_cdc_columns_are_written(landed):
     client, _ = landed
-    (row,) = client.query(f"SELECT _cdc_operation, _cdc_position, _cdc_database, _cdc_sequence FROM cdc.{TABLE} "
-                          "WHERE id = 7").result()
-    assert tuple(row.values()) == ("INSERT", "mysql-bin.000001:4", "cdc",
-                                   "00000000000000000001" "00000000000000000004" "00000000000000000000")
+    (row,) = client.query(
+        f"SELECT _cdc_operation, _cdc_position, _cdc_database, _cdc_sequence FROM cdc.{TABLE} WHERE id = 7"
+    ).result()
+    assert tuple(row.values()) == (
+        "INSERT",
+        "mysql-bin.000001:4",
+        "cdc",
+        "000000000000000000010000000000000000000400000000000000000000",
+    )
 
 
 def test_quarantine_rows_are_written_through_the_connector(landed):
     client, _ = landed
-    rows = sorted(tuple(r.values()) for r in client.query(
-        "SELECT reason, detail, table_name FROM cdc._uniview_quarantine").result())
-    assert rows == [("type_mismatch", "values that do not fit: born (date)", "orders"),
-                    ("unparseable", "the line is not a JSON object", None)]
+    rows = sorted(
+        tuple(r.values())
+        for r in client.query("SELECT reason, detail, table_name FROM cdc._uniview_quarantine").result()
+    )
+    assert rows == [
+        ("type_mismatch", "values that do not fit: born (date)", "orders"),
+        ("unparseable", "the line is not a JSON object", None),
+    ]
 
 
 def test_the_new_table_is_announced_only_once_its_rows_are_in(landed):
@@ -117,10 +173,13 @@ def test_columns_staged_as_text_land_in_their_types(spark, connector_stack, tmp_
     both for such columns) and are converted by the promotion's SQL."""
     client, options = connector_stack
     schema = [("id", "int"), ("place", "point"), ("huge", "decimal(40,2)")]
-    write_ndjson(tmp_path / "in" / "a.json", [record("spots", {"id": 1, "place": "POINT(1 2)", "huge": "12.50"}, schema,
-                                                     database="text")])
-    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse="bigquery://test-project",
-                                    bigquery_options=options))
+    write_ndjson(
+        tmp_path / "in" / "a.json",
+        [record("spots", {"id": 1, "place": "POINT(1 2)", "huge": "12.50"}, schema, database="text")],
+    )
+    result = run(
+        spark, SinkOptions(input=str(tmp_path / "in"), warehouse="bigquery://test-project", bigquery_options=options)
+    )
     assert result.counts.total_written == 1
     table = f"spots_v_{compute_version('spots', [SourceColumn(n, t) for n, t in schema])}"
     (row,) = client.query(f"SELECT id, ST_ASTEXT(place), huge FROM text.{table}").result()
@@ -136,14 +195,31 @@ def _sink_process(tmp_path, options, dataset: str, kill_at: str | None) -> subpr
     from uniview.sink.failpoints import VARIABLE
 
     java = find_connector().spark_settings()["spark.driver.extraJavaOptions"]
-    env = {**os.environ, "JAVA_TOOL_OPTIONS": java}   # `uniview sink` adds the connector jar itself
+    env = {**os.environ, "JAVA_TOOL_OPTIONS": java}  # `uniview sink` adds the connector jar itself
     env.pop(VARIABLE, None)
     if kill_at:
         env[VARIABLE] = kill_at
-    command = [sys.executable, "-m", "uniview.sink", "--input", str(tmp_path / "in"), "--warehouse",
-               "bigquery://test-project", "--stream", "--checkpoint", str(tmp_path / "checkpoint"), "--available-now",
-               "--max-files-per-trigger", "1", "--master", "local[1]", "--dataset", dataset,
-               "--quiet", *[item for key, value in options for item in ("--bigquery-option", f"{key}={value}")]]
+    command = [
+        sys.executable,
+        "-m",
+        "uniview.sink",
+        "--input",
+        str(tmp_path / "in"),
+        "--warehouse",
+        "bigquery://test-project",
+        "--stream",
+        "--checkpoint",
+        str(tmp_path / "checkpoint"),
+        "--available-now",
+        "--max-files-per-trigger",
+        "1",
+        "--master",
+        "local[1]",
+        "--dataset",
+        dataset,
+        "--quiet",
+        *[item for key, value in options for item in ("--bigquery-option", f"{key}={value}")],
+    ]
     with open(tmp_path / "sink.log", "ab") as log:
         return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
 
@@ -157,7 +233,9 @@ def test_kill_9_at_each_step_in_turn_then_restart_lands_every_row_once(connector
 
     client, options = connector_stack
     for k in range(FILES):
-        lines = [record("people", {"id": k * ROWS_PER_FILE + i, "name": f"p{i}"}, KILL_SCHEMA) for i in range(ROWS_PER_FILE)]
+        lines = [
+            record("people", {"id": k * ROWS_PER_FILE + i, "name": f"p{i}"}, KILL_SCHEMA) for i in range(ROWS_PER_FILE)
+        ]
         write_ndjson(tmp_path / "in" / f"part-{k}.json", [*lines, f"broken {k}"])
     dataset = "killed_in_turn"
     for kill_at in POINTS:
@@ -169,7 +247,9 @@ def test_kill_9_at_each_step_in_turn_then_restart_lands_every_row_once(connector
     table = f"people_v_{compute_version('people', [SourceColumn(n, t) for n, t in KILL_SCHEMA])}"
     ids = [row[0] for row in client.query(f"SELECT id FROM {dataset}.{table} ORDER BY id").result()]
     assert ids == list(range(FILES * ROWS_PER_FILE))
-    (quarantined,) = client.query(f"SELECT count(*), count(DISTINCT raw_line) FROM {dataset}._uniview_quarantine").result()
+    (quarantined,) = client.query(
+        f"SELECT count(*), count(DISTINCT raw_line) FROM {dataset}._uniview_quarantine"
+    ).result()
     assert tuple(quarantined.values()) == (FILES, FILES)
     (ledger,) = client.query(f"SELECT count(*), count(DISTINCT batch_id) FROM {dataset}._uniview_batches").result()
     assert tuple(ledger.values()) == (FILES, FILES)
@@ -183,8 +263,10 @@ def _two_batches(spark, options, folder, databases: int):
     from uniview.sink.landing import BatchKey
     from uniview.sink.notify import NoNotifier
 
-    write_ndjson(folder / "a.json", [record("wide", {"id": n}, [("id", "int")], database=f"{folder.name}{n % databases:03d}")
-                                     for n in range(60)])
+    write_ndjson(
+        folder / "a.json",
+        [record("wide", {"id": n}, [("id", "int")], database=f"{folder.name}{n % databases:03d}") for n in range(60)],
+    )
     sink_options = SinkOptions(input=str(folder), warehouse="bigquery://test-project", bigquery_options=options)
     landing = open_landing(spark, sink_options)
     sink = Sink(spark, sink_options, landing, NoNotifier())
@@ -193,8 +275,9 @@ def _two_batches(spark, options, folder, databases: int):
     try:
         for batch_id in (0, 1):
             jobs, requests = set(tracker.getJobIdsForGroup(None)), landing.api_calls["request"]
-            lines = spark.read.text(str(folder)).selectExpr("value", "CAST(NULL AS STRING) AS key",
-                                                            "_metadata.file_path AS source_file")
+            lines = spark.read.text(str(folder)).selectExpr(
+                "value", "CAST(NULL AS STRING) AS key", "_metadata.file_path AS source_file"
+            )
             sink.process(lines, BatchKey(f"stream-{folder.name}", batch_id))
             costs.append((len(set(tracker.getJobIdsForGroup(None)) - jobs), landing.api_calls["request"] - requests))
     finally:

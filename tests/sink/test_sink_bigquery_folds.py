@@ -22,23 +22,30 @@ SCHEMAS = [[("id", "int(11)"), ("name", "varchar(20)"), (f"c{k}", "int(11)")] fo
 def land(spark, options, directory, dataset: str, ids: range, schemas=range(3)):
     rows = [record("customer", {"id": n, "name": f"n{n}", f"c{k}": k}, SCHEMAS[k]) for n in ids for k in schemas]
     write_ndjson(directory / "a.json", rows)
-    return run(spark, SinkOptions(input=str(directory), warehouse="bigquery://test-project", dataset=dataset,
-                                  bigquery_options=options))
+    return run(
+        spark,
+        SinkOptions(
+            input=str(directory), warehouse="bigquery://test-project", dataset=dataset, bigquery_options=options
+        ),
+    )
 
 
 def view_ids(client, dataset: str) -> Counter:
-    return Counter((row[0], row[1]) for row in client.query(
-        f"SELECT id, name FROM `{dataset}_unified.customer_unified`").result())
+    return Counter(
+        (row[0], row[1]) for row in client.query(f"SELECT id, name FROM `{dataset}_unified.customer_unified`").result()
+    )
 
 
 def test_rows_of_folded_versions_land_under_successors_even_when_the_fold_races_the_batch(
-        spark, connector_stack, tmp_path, monkeypatch):
+    spark, connector_stack, tmp_path, monkeypatch
+):
     client, options = connector_stack
     dataset = f"folds_{uuid.uuid4().hex[:8]}"
     land(spark, options, tmp_path / "a", dataset, range(0, 2))
     with BigQueryWarehouse("test-project") as warehouse:
-        (folded,) = consolidate(warehouse, ConsolidationRequest(dataset, ("customer",), timedelta(0), 2, apply=True,
-                                                                settle=timedelta(0)))
+        (folded,) = consolidate(
+            warehouse, ConsolidationRequest(dataset, ("customer",), timedelta(0), 2, apply=True, settle=timedelta(0))
+        )
     assert folded.applied and len(folded.retired) == 2 and folded.moved_rows == 4
     retired = sorted(folded.retired)
 

@@ -13,21 +13,36 @@ from uniview.sink.command import sink_command
 from uniview.warehouse.url import duckdb_url
 
 
-@pytest.mark.parametrize(("args", "code", "message"), [
-    (["--warehouse", "duckdb:///x.duckdb"], 2, "Missing option '--input'"),
-    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--bogus"], 2, "No such option '--bogus'"),
-    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--bigquery-option", "nokey"], 2, "is not KEY=VALUE"),
-    (["--input", "in", "--warehouse", "mysql://x"], 1, "invalid --warehouse 'mysql://x'"),
-    (["--input", "in", "--warehouse", "bigquery://BAD_PROJECT"], 1, "invalid project id"),
-    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--stream"], 1, "--stream needs --checkpoint"),
-    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--available-now"], 1, "only used with --stream"),
-    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--dataset", "my-db"], 1, "invalid --dataset name"),
-    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--notify", "kafka://x"], 1, "invalid --notify"),
-    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--notify", "pubsub://proj"], 1, "pubsub://PROJECT/TOPIC"),
-    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--cache"], 1, "--cache is for a BigQuery --warehouse"),
-    (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--load-memory", "lots"], 1, "invalid --load-memory 'lots'"),
-    (["--input", "in", "--warehouse", "bigquery://my-project", "--load-memory", "4GB"], 1, "with a DuckDB --warehouse"),
-])
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--warehouse", "duckdb:///x.duckdb"], 2, "Missing option '--input'"),
+        (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--bogus"], 2, "No such option '--bogus'"),
+        (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--bigquery-option", "nokey"], 2, "is not KEY=VALUE"),
+        (["--input", "in", "--warehouse", "mysql://x"], 1, "invalid --warehouse 'mysql://x'"),
+        (["--input", "in", "--warehouse", "bigquery://BAD_PROJECT"], 1, "invalid project id"),
+        (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--stream"], 1, "--stream needs --checkpoint"),
+        (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--available-now"], 1, "only used with --stream"),
+        (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--dataset", "my-db"], 1, "invalid --dataset name"),
+        (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--notify", "kafka://x"], 1, "invalid --notify"),
+        (
+            ["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--notify", "pubsub://proj"],
+            1,
+            "pubsub://PROJECT/TOPIC",
+        ),
+        (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--cache"], 1, "--cache is for a BigQuery --warehouse"),
+        (
+            ["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--load-memory", "lots"],
+            1,
+            "invalid --load-memory 'lots'",
+        ),
+        (
+            ["--input", "in", "--warehouse", "bigquery://my-project", "--load-memory", "4GB"],
+            1,
+            "with a DuckDB --warehouse",
+        ),
+    ],
+)
 def test_bad_arguments_are_one_line_on_stderr(args, code, message):
     result = CliRunner().invoke(sink_command, args)
     assert result.exit_code == code
@@ -44,49 +59,96 @@ def test_registered_as_uniview_sink():
 
 
 def test_missing_input_is_one_line(spark, tmp_path):
-    result = CliRunner().invoke(sink_command, ["--input", str(tmp_path / "absent"), "--warehouse",
-                                               duckdb_url(tmp_path / "w.duckdb")])
+    result = CliRunner().invoke(
+        sink_command, ["--input", str(tmp_path / "absent"), "--warehouse", duckdb_url(tmp_path / "w.duckdb")]
+    )
     assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1
     assert "cannot read --input" in result.stderr
 
 
 def test_a_run_prints_its_totals(spark, tmp_path):
     write_ndjson(tmp_path / "in" / "a.json", [record("customer", {"id": 1}, [("id", "int")]), "garbage"])
-    result = CliRunner().invoke(sink_command, ["--input", str(tmp_path / "in"), "--warehouse",
-                                               duckdb_url(tmp_path / "w.duckdb"), "--quiet"])
+    result = CliRunner().invoke(
+        sink_command, ["--input", str(tmp_path / "in"), "--warehouse", duckdb_url(tmp_path / "w.duckdb"), "--quiet"]
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == "read=2 written=1 quarantined=1 skipped=0 batches=1 replayed=0"
     assert "unparseable" in result.stdout
 
 
 def test_python_dash_m_runs_the_command():
-    done = subprocess.run([sys.executable, "-m", "uniview.sink", "--input", "in", "--warehouse", "duckdb:///x.duckdb",
-                           "--stream"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "uniview.sink", "--input", "in", "--warehouse", "duckdb:///x.duckdb", "--stream"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1
     assert done.stderr == "uniview sink: error: --stream needs --checkpoint DIR (where Spark records its progress)\n"
-    help_text = subprocess.run([sys.executable, "-m", "uniview.sink", "--help"], capture_output=True, text=True, timeout=60)
+    help_text = subprocess.run(
+        [sys.executable, "-m", "uniview.sink", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert help_text.returncode == 0 and "--available-now" in help_text.stdout
 
 
 def test_notify_inline_takes_the_same_view_options_as_refresh(spark, tmp_path):
-    write_ndjson(tmp_path / "in" / "a.json", [record("price", {"id": 1, "amount": 5}, [("id", "int"), ("amount", "int")])])
-    write_ndjson(tmp_path / "in" / "b.json", [record("price", {"id": 2, "amount": "2.50"},
-                                                     [("id", "int"), ("amount", "decimal(10,2)")])])
+    write_ndjson(
+        tmp_path / "in" / "a.json", [record("price", {"id": 1, "amount": 5}, [("id", "int"), ("amount", "int")])]
+    )
+    write_ndjson(
+        tmp_path / "in" / "b.json",
+        [record("price", {"id": 2, "amount": "2.50"}, [("id", "int"), ("amount", "decimal(10,2)")])],
+    )
     warehouse = tmp_path / "w.duckdb"
-    result = CliRunner().invoke(sink_command, [
-        "--input", str(tmp_path / "in"), "--warehouse", duckdb_url(warehouse), "--dataset", "shop", "--quiet",
-        "--notify", "inline", "--policy", "widen", "--source-column", "_src", "--target-dataset", "views"])
+    result = CliRunner().invoke(
+        sink_command,
+        [
+            "--input",
+            str(tmp_path / "in"),
+            "--warehouse",
+            duckdb_url(warehouse),
+            "--dataset",
+            "shop",
+            "--quiet",
+            "--notify",
+            "inline",
+            "--policy",
+            "widen",
+            "--source-column",
+            "_src",
+            "--target-dataset",
+            "views",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    types = dict(query(warehouse, "SELECT column_name, data_type FROM information_schema.columns "
-                                  "WHERE table_schema = 'views' AND table_name = 'price_unified'"))
-    assert types["amount"].startswith("DECIMAL") and "_src" in types   # widened, not STRING; source column kept
+    types = dict(
+        query(
+            warehouse,
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = 'views' AND table_name = 'price_unified'",
+        )
+    )
+    assert types["amount"].startswith("DECIMAL") and "_src" in types  # widened, not STRING; source column kept
     assert query(warehouse, "SELECT id, CAST(amount AS VARCHAR) FROM views.price_unified ORDER BY id") == [
-        (1, "5.000000000"), (2, "2.500000000")]
+        (1, "5.000000000"),
+        (2, "2.500000000"),
+    ]
 
 
 def test_a_bad_view_option_is_named_as_the_flag():
-    result = CliRunner().invoke(sink_command, ["--input", "in", "--warehouse", "duckdb:///x.duckdb",
-                                               "--notify", "inline", "--datetime-timezone", "localtime"])
+    result = CliRunner().invoke(
+        sink_command,
+        [
+            "--input",
+            "in",
+            "--warehouse",
+            "duckdb:///x.duckdb",
+            "--notify",
+            "inline",
+            "--datetime-timezone",
+            "localtime",
+        ],
+    )
     assert result.exit_code == 1 and result.stderr.startswith("uniview sink: error: --datetime-timezone: unknown")
 
 
@@ -108,9 +170,25 @@ def test_the_spark_extra_alone_runs_the_sink_into_duckdb(tmp_path):
     """Only pyspark and the base dependencies: the sink lands into DuckDB and refreshes inline."""
     write_ndjson(tmp_path / "in" / "a.json", [record("customer", {"id": 1}, [("id", "int")])])
     warehouse = tmp_path / "w.duckdb"
-    done = subprocess.run([sys.executable, "-c", BLOCK_OPTIONAL_PACKAGES, "--input", str(tmp_path / "in"),
-                           "--warehouse", duckdb_url(warehouse), "--notify", "inline", "--quiet", "--master", "local[1]"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            BLOCK_OPTIONAL_PACKAGES,
+            "--input",
+            str(tmp_path / "in"),
+            "--warehouse",
+            duckdb_url(warehouse),
+            "--notify",
+            "inline",
+            "--quiet",
+            "--master",
+            "local[1]",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert query(warehouse, "SELECT id FROM shop_unified.customer_unified") == [(1,)]
 
@@ -145,7 +223,7 @@ def test_the_summary_of_a_run_over_many_tables_fits_a_terminal_and_json_lists_th
     output = shown.stdout.splitlines()
     assert output[0] == "read=60 written=60 quarantined=0 skipped=0 batches=1 replayed=0"
     assert f"the {SHOWN} largest of 25" in shown.stdout and "15 more (--json lists them all)" in shown.stdout
-    assert len(output) < 25 and "db00.customer_v_" in shown.stdout   # db00..db09 have 3 rows, the rest 2
+    assert len(output) < 25 and "db00.customer_v_" in shown.stdout  # db00..db09 have 3 rows, the rest 2
     listed = CliRunner().invoke(sink_command, [*arguments, "--json", "--warehouse", duckdb_url(tmp_path / "b.duckdb")])
     document = json.loads(listed.stdout)
     assert (document["read"], document["written"], len(document["written_by_table"])) == (60, 60, 25)

@@ -7,10 +7,14 @@ from pyspark.sql import types as T
 
 from uniview.sink.frames import local_frame
 
-SCHEMA = T.StructType([
-    T.StructField("text", T.StringType()), T.StructField("number", T.IntegerType()),
-    T.StructField("names", T.ArrayType(T.StringType())), T.StructField("positions", T.ArrayType(T.IntegerType())),
-])
+SCHEMA = T.StructType(
+    [
+        T.StructField("text", T.StringType()),
+        T.StructField("number", T.IntegerType()),
+        T.StructField("names", T.ArrayType(T.StringType())),
+        T.StructField("positions", T.ArrayType(T.IntegerType())),
+    ]
+)
 
 
 def test_rows_come_back_exactly(spark):

@@ -25,7 +25,9 @@ def version(table, schema):
 
 def message(table, schema, dataset="cdc"):
     """The exact message data the sink must send for a new table."""
-    return ('{"dataset": "%s", "table": {"name": "%s", "version": "%s"}}' % (dataset, table, version(table, schema))).encode()
+    return (
+        '{"dataset": "%s", "table": {"name": "%s", "version": "%s"}}' % (dataset, table, version(table, schema))
+    ).encode()
 
 
 def write_two_tables(directory):
@@ -63,8 +65,12 @@ def test_pubsub_notifications_through_the_emulator(spark, tmp_path, emulator, mo
     subscriber.create_subscription(name=subscription, topic=topic)
     write_two_tables(tmp_path / "in")
     warehouse = tmp_path / "w.duckdb"
-    options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc",
-                          notify="pubsub://test-project/uniview-tables")
+    options = SinkOptions(
+        input=str(tmp_path / "in"),
+        warehouse=duckdb_url(warehouse),
+        dataset="cdc",
+        notify="pubsub://test-project/uniview-tables",
+    )
     result = run(spark, options)
     received, deadline = [], time.monotonic() + 30
     while len(received) < 2 and time.monotonic() < deadline:
@@ -81,7 +87,10 @@ def test_pubsub_notifications_through_the_emulator(spark, tmp_path, emulator, mo
 def test_http_notification_is_a_pubsub_push_body(spark, tmp_path, endpoint):
     write_two_tables(tmp_path / "in")
     warehouse = tmp_path / "w.duckdb"
-    run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", notify=endpoint.url))
+    run(
+        spark,
+        SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", notify=endpoint.url),
+    )
     assert sorted(endpoint.data()) == sorted([message("customer", CUSTOMER), message("orders", ORDERS)])
     body = endpoint.bodies[0]
     assert body["subscription"] == "projects/local/subscriptions/uniview-sink"
@@ -96,11 +105,25 @@ def test_a_failed_notification_is_retried_on_the_next_batch(spark, tmp_path):
     try:
         write_two_tables(tmp_path / "in")
         warehouse = tmp_path / "w.duckdb"
-        result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc",
-                                        notify=failing_once.url, stream=True, checkpoint=str(tmp_path / "ck"),
-                                        available_now=True, max_files_per_trigger=1))
+        result = run(
+            spark,
+            SinkOptions(
+                input=str(tmp_path / "in"),
+                warehouse=duckdb_url(warehouse),
+                dataset="cdc",
+                notify=failing_once.url,
+                stream=True,
+                checkpoint=str(tmp_path / "ck"),
+                available_now=True,
+                max_files_per_trigger=1,
+            ),
+        )
         assert result.batches == 2
-        assert failing_once.data() == [message("customer", CUSTOMER), message("customer", CUSTOMER), message("orders", ORDERS)]
+        assert failing_once.data() == [
+            message("customer", CUSTOMER),
+            message("customer", CUSTOMER),
+            message("orders", ORDERS),
+        ]
         assert result.failed == {} and pending(warehouse) == []
     finally:
         failing_once.close()
@@ -110,25 +133,38 @@ def test_a_notification_that_fails_for_a_whole_run_waits_for_the_next_run(spark,
     write_two_tables(tmp_path / "in")
     warehouse = tmp_path / "w.duckdb"
     unreachable = f"http://127.0.0.1:{free_port()}/"
-    first = run(spark, SinkOptions(input=str(tmp_path / "in" / "a.json"), warehouse=duckdb_url(warehouse), dataset="cdc",
-                                   notify=unreachable))
+    first = run(
+        spark,
+        SinkOptions(
+            input=str(tmp_path / "in" / "a.json"), warehouse=duckdb_url(warehouse), dataset="cdc", notify=unreachable
+        ),
+    )
     assert [n.table for n in first.failed] == ["customer"] and "URLError" in next(iter(first.failed.values()))
     assert pending(warehouse) == [("cdc", "customer", version("customer", CUSTOMER))]
-    second = run(spark, SinkOptions(input=str(tmp_path / "in" / "b.json"), warehouse=duckdb_url(warehouse), dataset="cdc",
-                                    notify=endpoint.url))
+    second = run(
+        spark,
+        SinkOptions(
+            input=str(tmp_path / "in" / "b.json"), warehouse=duckdb_url(warehouse), dataset="cdc", notify=endpoint.url
+        ),
+    )
     assert endpoint.data() == [message("customer", CUSTOMER), message("orders", ORDERS)]
     assert second.failed == {} and pending(warehouse) == []
 
 
 def test_inline_notification_refreshes_the_unified_view(spark, tmp_path):
     write_ndjson(tmp_path / "in" / "a.json", [record("customer", {"id": 1, "first_name": "Ann"}, CUSTOMER)])
-    write_ndjson(tmp_path / "in" / "b.json", [record("customer", {"id": "c-2", "email": "b@x"},
-                                                     [("id", "varchar(10)"), ("email", "varchar(50)")])])
+    write_ndjson(
+        tmp_path / "in" / "b.json",
+        [record("customer", {"id": "c-2", "email": "b@x"}, [("id", "varchar(10)"), ("email", "varchar(50)")])],
+    )
     warehouse = tmp_path / "w.duckdb"
-    result = run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc",
-                                    notify="inline"))
+    result = run(
+        spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", notify="inline")
+    )
     assert len(result.sent) == 2 and result.failed == {}
-    rows = query(warehouse, "SELECT CAST(id AS VARCHAR), first_name, email FROM cdc_unified.customer_unified ORDER BY 1")
+    rows = query(
+        warehouse, "SELECT CAST(id AS VARCHAR), first_name, email FROM cdc_unified.customer_unified ORDER BY 1"
+    )
     assert rows == [("1", "Ann", None), ("c-2", None, "b@x")]
 
 
@@ -146,4 +182,5 @@ def test_pending_notifications_file_under_the_checkpoint(spark, tmp_path):
     store.remove(first)
     assert HadoopFilePendingStore(spark, str(tmp_path / "checkpoint")).pending() == [second]
     assert json.loads((tmp_path / "checkpoint" / PENDING_FILE_NAME).read_text()) == [
-        {"dataset": "cdc", "table": "b", "version": "2"}]
+        {"dataset": "cdc", "table": "b", "version": "2"}
+    ]

@@ -1,6 +1,7 @@
 """Driver-side routing: datasets, versions, schemas, conflicts (no Spark needed)."""
 
 import json
+from datetime import UTC
 
 from uniview.sink import reasons
 from uniview.sink.routing import KnownVersion, RecordKey, parse_schema, plan_routes
@@ -53,8 +54,11 @@ def test_two_schemas_for_one_new_version_reject_both():
 def test_existing_table_wins_over_a_conflicting_declaration():
     recorded = tuple(SourceColumn(n, t) for n, t in SCHEMA)
     known = {("shop", "customer_v_v1"): KnownVersion(recorded, (("id", Scalar("INT64")), ("name", Scalar("STRING"))))}
-    same, other, bare = key(version="v1", pairs=[["id", "INT(11)"], ["name", "VARCHAR(10)"]]), \
-        key(version="v1", pairs=[["id", "bigint"], ["name", "text"]]), key(version="v1", pairs=None)
+    same, other, bare = (
+        key(version="v1", pairs=[["id", "INT(11)"], ["name", "VARCHAR(10)"]]),
+        key(version="v1", pairs=[["id", "bigint"], ["name", "text"]]),
+        key(version="v1", pairs=None),
+    )
     plan = plan_routes([same, other, bare], None, "uniview", lambda tables: known)
     assert plan.decisions[same].route == plan.decisions[bare].route == 0 and plan.routes[0].exists
     assert plan.decisions[other].reason == reasons.VERSION_CONFLICT
@@ -86,8 +90,12 @@ def test_records_without_a_dataset_go_to_the_dataset_option_when_given():
 
 
 def test_schema_parsing_rejects_bad_shapes():
-    for text, message in [("{", "not JSON"), ('{"a": 1}', "non-empty list"), ('[{"name": "a"}]', "name and type"),
-                          ('[{"name": "a", "type": "int"}, {"name": "A", "type": "int"}]', "twice")]:
+    for text, message in [
+        ("{", "not JSON"),
+        ('{"a": 1}', "non-empty list"),
+        ('[{"name": "a"}]', "name and type"),
+        ('[{"name": "a", "type": "int"}, {"name": "A", "type": "int"}]', "twice"),
+    ]:
         try:
             parse_schema(text)
         except ValueError as error:
@@ -103,10 +111,10 @@ def test_unknown_types_warn_once():
 
 
 def test_new_versions_are_ordered_by_their_first_timestamp():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     early, late, undated = key(pairs=[["a", "int"]]), key(pairs=[["b", "int"]]), key(pairs=[["c", "int"]])
-    seen = {late: datetime(2024, 5, 2, tzinfo=timezone.utc), early: datetime(2024, 5, 1, tzinfo=timezone.utc), undated: None}
+    seen = {late: datetime(2024, 5, 2, tzinfo=UTC), early: datetime(2024, 5, 1, tzinfo=UTC), undated: None}
     plan = plan_routes([undated, late, early], None, "uniview", no_tables, first_seen=seen)
     assert [route.columns[0].name for route in plan.routes] == ["a", "b", "c"]
 
@@ -117,8 +125,11 @@ def test_two_primary_keys_for_one_new_version_reject_both_and_an_existing_key_wi
     plan = plan_routes([first, second], None, "uniview", no_tables)
     assert plan.routes == [] and {plan.decisions[k].reason for k in (first, second)} == {reasons.VERSION_CONFLICT}
     recorded = tuple(SourceColumn(n, t) for n, t in SCHEMA)
-    known = {("shop", "customer_v_v1"): KnownVersion(recorded, (("id", Scalar("INT64")), ("name", Scalar("STRING"))),
-                                                     ("ID",))}
+    known = {
+        ("shop", "customer_v_v1"): KnownVersion(
+            recorded, (("id", Scalar("INT64")), ("name", Scalar("STRING"))), ("ID",)
+        )
+    }
     plan = plan_routes([first, second], None, "uniview", lambda tables: known)
     assert plan.decisions[first].route == 0 and plan.routes[0].primary_key == ("ID",)
     assert plan.decisions[second].reason == reasons.VERSION_CONFLICT

@@ -1,6 +1,6 @@
 """TIMESTAMP values: the sink's fast reading of a trailing "Z" gives the instants Spark's own zoned parse gives."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -10,7 +10,7 @@ from uniview.types import Scalar
 
 
 def micros(*parts: int) -> int:
-    at = datetime(*parts, tzinfo=timezone.utc)
+    at = datetime(*parts, tzinfo=UTC)
     return int(at.timestamp()) * 1_000_000 + at.microsecond
 
 
@@ -44,7 +44,9 @@ def test_timestamp_columns_land_the_instant_their_text_names(texts):
 def test_a_trailing_z_reads_as_spark_reads_the_zone_itself(texts):
     from pyspark.sql import functions as F
 
-    pairs = texts.select(F.unix_micros(utc_timestamp(F.col("text"))).alias("fast"),
-                         F.unix_micros(F.col("text").cast("timestamp")).alias("zoned")).collect()
+    pairs = texts.select(
+        F.unix_micros(utc_timestamp(F.col("text"))).alias("fast"),
+        F.unix_micros(F.col("text").cast("timestamp")).alias("zoned"),
+    ).collect()
     zoned = [(row["fast"], row["zoned"]) for row in pairs if row["zoned"] is not None]
     assert len(zoned) == 6 and all(fast == at for fast, at in zoned)

@@ -31,17 +31,38 @@ def write_input(directory: Path, files: range = range(FILES)) -> None:
         rows = []
         for i in range(ROWS_PER_FILE):
             n = k * ROWS_PER_FILE + i
-            rows.append(record("customer", {"id": n, "name": f"c{n}"}, SCHEMAS["customer"]) if i % 2 else
-                        record("orders", {"id": n, "amount": n / 4}, SCHEMAS["orders"]))
+            rows.append(
+                record("customer", {"id": n, "name": f"c{n}"}, SCHEMAS["customer"])
+                if i % 2
+                else record("orders", {"id": n, "amount": n / 4}, SCHEMAS["orders"])
+            )
         rows.append(f"broken line {k}")
         write_ndjson(directory / f"part-{k:03d}.json", rows)
 
 
-def sink_process(input_dir: Path, warehouse: Path, checkpoint: Path, log: Path, *until_stopped: str) -> subprocess.Popen:
+def sink_process(
+    input_dir: Path, warehouse: Path, checkpoint: Path, log: Path, *until_stopped: str
+) -> subprocess.Popen:
     """The sink over `input_dir` with --available-now, or with `until_stopped` options instead, running until stopped."""
-    command = [sys.executable, "-m", "uniview.sink", "--input", str(input_dir), "--warehouse", duckdb_url(warehouse),
-               "--stream", "--checkpoint", str(checkpoint), *(until_stopped or ["--available-now"]),
-               "--max-files-per-trigger", "1", "--master", "local[1]", "--dataset", "cdc"]
+    command = [
+        sys.executable,
+        "-m",
+        "uniview.sink",
+        "--input",
+        str(input_dir),
+        "--warehouse",
+        duckdb_url(warehouse),
+        "--stream",
+        "--checkpoint",
+        str(checkpoint),
+        *(until_stopped or ["--available-now"]),
+        "--max-files-per-trigger",
+        "1",
+        "--master",
+        "local[1]",
+        "--dataset",
+        "cdc",
+    ]
     with open(log, "ab") as out:
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -96,11 +117,15 @@ def assert_every_line_landed_once(warehouse: Path, context: str) -> None:
         ids = [row[0] for row in query(warehouse, f"SELECT id FROM cdc.{name} ORDER BY id")]
         expected = [n for n in range(total) if (n % 2 == 1) == (table == "customer")]
         assert ids == expected, context
-    assert query(warehouse, "SELECT count(*), count(DISTINCT raw_line) FROM cdc._uniview_quarantine") == [(FILES, FILES)]
+    assert query(warehouse, "SELECT count(*), count(DISTINCT raw_line) FROM cdc._uniview_quarantine") == [
+        (FILES, FILES)
+    ]
     # Spark may plan the batches after a restart differently (two files in one), so the ledger is held to
     # its sums: every line read once, in batches recorded once each.
     ((batches, read, written, quarantined),) = query(
-        warehouse, "SELECT count(DISTINCT batch_id), sum(read), sum(written), sum(quarantined) FROM main._uniview_batches")
+        warehouse,
+        "SELECT count(DISTINCT batch_id), sum(read), sum(written), sum(quarantined) FROM main._uniview_batches",
+    )
     assert (read, written, quarantined) == (total + FILES, total, FILES) and batches <= FILES
 
 
@@ -111,7 +136,9 @@ def batches_logged(log: Path) -> int:
 def wait_for(condition, what: str, process: subprocess.Popen, log: Path, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
-        assert process.poll() is None, f"the sink ended (exit code {process.returncode}) before {what}: " + log.read_text()[-3000:]
+        assert process.poll() is None, (
+            f"the sink ended (exit code {process.returncode}) before {what}: " + log.read_text()[-3000:]
+        )
         assert time.monotonic() < deadline, f"no {what} within {timeout:.0f} s: " + log.read_text()[-3000:]
         time.sleep(0.1)
 
@@ -121,8 +148,9 @@ def test_a_running_stream_retries_notifications_while_idle_and_sigterm_stops_it_
     try:
         write_input(tmp_path / "in", range(1))
         warehouse, checkpoint, log = tmp_path / "w.duckdb", tmp_path / "checkpoint", tmp_path / "sink.log"
-        running = sink_process(tmp_path / "in", warehouse, checkpoint, log, "--trigger-interval", "1 second",
-                               "--notify", endpoint.url)
+        running = sink_process(
+            tmp_path / "in", warehouse, checkpoint, log, "--trigger-interval", "1 second", "--notify", endpoint.url
+        )
         wait_for(lambda: len(endpoint.bodies) >= 4, "retry of the failed notifications", running, log)
         assert batches_logged(log) == 1, "the retry waited for a batch instead of the trigger interval"
         assert sorted(endpoint.data()[2:]) == sorted(endpoint.data()[:2]) and len(set(endpoint.data())) == 2

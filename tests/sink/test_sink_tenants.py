@@ -25,14 +25,18 @@ SCHEMA = [("id", "int(11)"), ("name", "varchar(20)")]
 TABLE = f"customer_v_{compute_version('customer', [SourceColumn(n, t) for n, t in SCHEMA])}"
 
 POSITIONS = [
-    ("mysql-bin.000003:1234", "00000000000000000003" "00000000000000001234" "00000000000000000000"),
-    ("mysql-bin.000003:1234:7", "00000000000000000003" "00000000000000001234" "00000000000000000007"),
-    ("binlog.000010:4", "00000000000000000010" "00000000000000000004" "00000000000000000000"),
+    ("mysql-bin.000003:1234", "000000000000000000030000000000000000123400000000000000000000"),
+    ("mysql-bin.000003:1234:7", "000000000000000000030000000000000000123400000000000000000007"),
+    ("binlog.000010:4", "000000000000000000100000000000000000000400000000000000000000"),
     ("23923456", "00000000000023923456"),
     ("0/16B3748", str(0x16B3748).zfill(20)),
     ("1/0", str(1 << 32).zfill(20)),
     ("FFFFFFFF/FFFFFFFF", str((1 << 64) - 1).zfill(20)),
-    ("mysql-bin.index", None), ("", None), ("12:ab", None), ("123456789012345678901", None), (None, None),
+    ("mysql-bin.index", None),
+    ("", None),
+    ("12:ab", None),
+    ("123456789012345678901", None),
+    (None, None),
 ]
 
 
@@ -53,14 +57,25 @@ def test_sql_expression_equals_the_reference_on_every_shape():
 
     from uniview.sink.sequence import sequence_sql
 
-    rows = duckdb.connect().execute(f"SELECT {sequence_sql(exp.column('p')).sql('duckdb')} FROM (SELECT unnest(?) AS p)",
-                                    [[p for p, _ in POSITIONS]]).fetchall()
+    rows = (
+        duckdb.connect()
+        .execute(
+            f"SELECT {sequence_sql(exp.column('p')).sql('duckdb')} FROM (SELECT unnest(?) AS p)",
+            [[p for p, _ in POSITIONS]],
+        )
+        .fetchall()
+    )
     assert [row[0] for row in rows] == [sequence_of(p) for p, _ in POSITIONS]
 
 
 def test_sequences_sort_in_commit_order_across_files_and_within_a_position():
-    in_commit_order = ["mysql-bin.000009:99999", "mysql-bin.000010:4", "mysql-bin.000010:4:1", "mysql-bin.000010:120",
-                       "mysql-bin.000100:4"]
+    in_commit_order = [
+        "mysql-bin.000009:99999",
+        "mysql-bin.000010:4",
+        "mysql-bin.000010:4:1",
+        "mysql-bin.000010:120",
+        "mysql-bin.000100:4",
+    ]
     assert sorted(in_commit_order, key=sequence_of) == in_commit_order
     lsns = ["0/FFFFFFFF", "1/0", "1/1", "A/0"]
     assert sorted(lsns, key=sequence_of) == lsns
@@ -70,13 +85,30 @@ def test_sequences_sort_in_commit_order_across_files_and_within_a_position():
 @pytest.fixture(scope="module")
 def two_tenants(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("tenants")
-    lines = [record("customer", {"id": 1, "name": f"{db}-one"}, SCHEMA, database=db, operation="INSERT",
-                    position=f"mysql-bin.00000{n}:{100 + n}", primary_key=["id"])
-             for n, db in enumerate(["customer1", "customer2"], start=1)]
+    lines = [
+        record(
+            "customer",
+            {"id": 1, "name": f"{db}-one"},
+            SCHEMA,
+            database=db,
+            operation="INSERT",
+            position=f"mysql-bin.00000{n}:{100 + n}",
+            primary_key=["id"],
+        )
+        for n, db in enumerate(["customer1", "customer2"], start=1)
+    ]
     write_ndjson(root / "in" / "a.json", lines)
-    later = [record("customer", {"id": 2, "name": "other key"}, SCHEMA, database="customer1",
-                    position="mysql-bin.000001:1", primary_key=["name"]),
-             record("customer", {"id": 3, "name": "bad key"}, SCHEMA, database="customer1", primary_key=["nope"])]
+    later = [
+        record(
+            "customer",
+            {"id": 2, "name": "other key"},
+            SCHEMA,
+            database="customer1",
+            position="mysql-bin.000001:1",
+            primary_key=["name"],
+        ),
+        record("customer", {"id": 3, "name": "bad key"}, SCHEMA, database="customer1", primary_key=["nope"]),
+    ]
     write_ndjson(root / "later" / "b.json", later)
     warehouse = root / "w.duckdb"
     run(spark, SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse), dataset="cdc"))
@@ -99,21 +131,26 @@ def test_the_primary_key_is_recorded_and_conflicting_or_unknown_keys_are_quarant
     assert dict(result.counts.quarantined) == {"version_conflict": 1, "invalid_metadata": 1}
     details = dict(query(warehouse, "SELECT reason, detail FROM cdc._uniview_quarantine"))
     assert "primary key" in details["version_conflict"]
-    assert "metadata.primary_key names columns not in metadata.schema: nope" == details["invalid_metadata"]
+    assert details["invalid_metadata"] == "metadata.primary_key names columns not in metadata.schema: nope"
 
 
 def test_a_table_of_the_older_layout_stops_the_batch_until_it_is_migrated(spark, tmp_path):
     warehouse = tmp_path / "w.duckdb"
     with duckdb.connect(str(warehouse)) as connection:
         connection.execute("CREATE SCHEMA cdc")
-        connection.execute(f'CREATE TABLE cdc."{TABLE}" (id BIGINT, name VARCHAR, _cdc_ingestion_method VARCHAR, '
-                           "_cdc_operation VARCHAR, _cdc_position VARCHAR, _cdc_timestamp TIMESTAMPTZ, "
-                           "_cdc_ingested_at TIMESTAMPTZ)")
+        connection.execute(
+            f'CREATE TABLE cdc."{TABLE}" (id BIGINT, name VARCHAR, _cdc_ingestion_method VARCHAR, '
+            "_cdc_operation VARCHAR, _cdc_position VARCHAR, _cdc_timestamp TIMESTAMPTZ, "
+            "_cdc_ingested_at TIMESTAMPTZ)"
+        )
         connection.execute(f"INSERT INTO cdc.\"{TABLE}\" VALUES (1, 'old', 'BINLOG', 'INSERT', NULL, NULL, NULL)")
     write_ndjson(tmp_path / "in" / "a.json", [record("customer", {"id": 2, "name": "new"}, SCHEMA, database="db1")])
     options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc")
-    with pytest.raises(UniviewError, match="lacks _cdc_database, _cdc_sequence; nothing was written. Run `uniview "
-                                           "migrate-landing --dataset cdc --apply`"):
+    with pytest.raises(
+        UniviewError,
+        match="lacks _cdc_database, _cdc_sequence; nothing was written. Run `uniview "
+        "migrate-landing --dataset cdc --apply`",
+    ):
         run(spark, options)
     assert query(warehouse, f'SELECT count(*) FROM cdc."{TABLE}"') == [(1,)]
     assert query(warehouse, "SELECT count(*) FROM duckdb_tables() WHERE table_name = '_uniview_quarantine'") == [(0,)]
@@ -121,8 +158,9 @@ def test_a_table_of_the_older_layout_stops_the_batch_until_it_is_migrated(spark,
     url = duckdb_url(warehouse)
     dry = CliRunner().invoke(main, ["migrate-landing", "--warehouse", url, "--dataset", "cdc"])
     assert f"cdc.{TABLE}: add _cdc_database STRING, _cdc_sequence STRING" in dry.output
-    assert "--apply" in dry.output and query(warehouse, f'SELECT count(*) FROM duckdb_columns() WHERE table_name = '
-                                                        f"'{TABLE}'") == [(7,)]
+    assert "--apply" in dry.output and query(
+        warehouse, f"SELECT count(*) FROM duckdb_columns() WHERE table_name = '{TABLE}'"
+    ) == [(7,)]
     applied = CliRunner().invoke(main, ["migrate-landing", "--warehouse", url, "--dataset", "cdc", "--apply"])
     assert applied.exit_code == 0, applied.output
     again = CliRunner().invoke(main, ["migrate-landing", "--warehouse", url, "--dataset", "cdc"])
@@ -130,19 +168,39 @@ def test_a_table_of_the_older_layout_stops_the_batch_until_it_is_migrated(spark,
 
     run(spark, options)
     assert query(warehouse, f'SELECT id, name, _cdc_database FROM cdc."{TABLE}" ORDER BY id') == [
-        (1, "old", None), (2, "new", "db1")]
+        (1, "old", None),
+        (2, "new", "db1"),
+    ]
 
 
-DEBEZIUM_VALUE = {"op": "c", "before": None, "after": {"id": 1}, "ts_ms": 1,
-                  "source": {"connector": "postgresql", "db": "shop", "table": "customer", "lsn": 24023128}}
+DEBEZIUM_VALUE = {
+    "op": "c",
+    "before": None,
+    "after": {"id": 1},
+    "ts_ms": 1,
+    "source": {"connector": "postgresql", "db": "shop", "table": "customer", "lsn": 24023128},
+}
 
 
-@pytest.mark.parametrize("key, expected", [
-    ({"schema": {"type": "struct", "fields": [{"field": "id", "type": "int32"}, {"field": "region", "type": "string"}]},
-      "payload": {"id": 1, "region": "eu"}}, ["id", "region"]),
-    ({"id": 1}, ["id"]),
-    (None, None), ("not an object", None), ({}, None),
-])
+@pytest.mark.parametrize(
+    "key, expected",
+    [
+        (
+            {
+                "schema": {
+                    "type": "struct",
+                    "fields": [{"field": "id", "type": "int32"}, {"field": "region", "type": "string"}],
+                },
+                "payload": {"id": 1, "region": "eu"},
+            },
+            ["id", "region"],
+        ),
+        ({"id": 1}, ["id"]),
+        (None, None),
+        ("not an object", None),
+        ({}, None),
+    ],
+)
 def test_debezium_primary_key_comes_from_the_message_key(key, expected):
     key_text = None if key is None else json.dumps(key)
     assert key_columns(key_text) == expected
@@ -160,24 +218,31 @@ def many_tenants(spark, tmp_path_factory):
     the second appends to the tables the first created."""
     root = tmp_path_factory.mktemp("many")
     first = [record("customer", {"id": n, "name": f"t{n}"}, SCHEMA, database=f"tenant{n:03d}") for n in range(TENANTS)]
-    second = [record("customer", {"id": n + 1000, "name": f"t{n}-again"}, SCHEMA, database=f"tenant{n:03d}")
-              for n in range(TENANTS)]
+    second = [
+        record("customer", {"id": n + 1000, "name": f"t{n}-again"}, SCHEMA, database=f"tenant{n:03d}")
+        for n in range(TENANTS)
+    ]
     write_ndjson(root / "first" / "a.json", [*first, "junk"])
     write_ndjson(root / "second" / "b.json", second)
     warehouse = root / "w.duckdb"
     typings = []
     typed_routes = landing_duckdb.typed_routes
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(landing_duckdb, "typed_routes", lambda routed, indexes, columns: typings.append(len(indexes))
-                      or typed_routes(routed, indexes, columns))
-        results = [run(spark, SinkOptions(input=str(root / folder), warehouse=duckdb_url(warehouse)))
-                   for folder in ("first", "second")]
+        patch.setattr(
+            landing_duckdb,
+            "typed_routes",
+            lambda routed, indexes, columns: typings.append(len(indexes)) or typed_routes(routed, indexes, columns),
+        )
+        results = [
+            run(spark, SinkOptions(input=str(root / folder), warehouse=duckdb_url(warehouse)))
+            for folder in ("first", "second")
+        ]
     return spark, root, warehouse, results, typings
 
 
 def test_duckdb_types_one_version_in_many_datasets_in_one_statement(many_tenants):
     *_, typings = many_tenants
-    assert typings == [TENANTS, TENANTS]   # one typing statement per run for the TENANTS routes of one shape
+    assert typings == [TENANTS, TENANTS]  # one typing statement per run for the TENANTS routes of one shape
 
 
 def test_one_version_in_many_datasets_is_typed_once(many_tenants):
@@ -202,8 +267,12 @@ def test_every_tenant_gets_exactly_its_own_rows_in_its_own_dataset(many_tenants)
     assert second.counts.total_written == TENANTS
     for n in (0, 77, TENANTS - 1):
         assert query(warehouse, f'SELECT id, name, _cdc_database FROM tenant{n:03d}."{TABLE}" ORDER BY id') == [
-            (n, f"t{n}", f"tenant{n:03d}"), (n + 1000, f"t{n}-again", f"tenant{n:03d}")]
-    assert query(warehouse, "SELECT count(DISTINCT schema_name) FROM duckdb_tables() WHERE table_name = ?",
-                 [TABLE]) == [(TENANTS,)]
+            (n, f"t{n}", f"tenant{n:03d}"),
+            (n + 1000, f"t{n}-again", f"tenant{n:03d}"),
+        ]
+    assert query(
+        warehouse, "SELECT count(DISTINCT schema_name) FROM duckdb_tables() WHERE table_name = ?", [TABLE]
+    ) == [(TENANTS,)]
     assert query(warehouse, "SELECT count(*), count(DISTINCT dataset) FROM _uniview.created_tables") == [
-        (TENANTS, TENANTS)]
+        (TENANTS, TENANTS)
+    ]

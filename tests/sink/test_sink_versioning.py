@@ -7,22 +7,45 @@ printf '%s' '<canonical>' | sha256sum | cut -c1-12
 import pytest
 
 from uniview.sink.versioning import (
-    SourceColumn, canonical_schema, compute_version, is_valid_version, normalize_source_type,
+    SourceColumn,
+    canonical_schema,
+    compute_version,
+    is_valid_version,
+    normalize_source_type,
 )
 
 CUSTOMER = [SourceColumn("id", "int(11)"), SourceColumn("first_name", "varchar(255)")]
 
 VECTORS = [
-    ("customer", CUSTOMER,
-     '{"table":"customer","columns":[["id","int(11)"],["first_name","varchar(255)"]]}', "0137ca30d60c"),
-    ("customer", [SourceColumn("id", "INT(11)"), SourceColumn("first_name", " VARCHAR ( 100 )\t")],
-     '{"table":"customer","columns":[["id","int(11)"],["first_name","varchar(100)"]]}', "9ebbf946f217"),
-    ("orders", [SourceColumn("id", "bigint(20) unsigned"), SourceColumn("amount", "DECIMAL(10, 2)"),
-                SourceColumn("status", "enum('new', 'paid')")],
-     '{"table":"orders","columns":[["id","bigint(20)unsigned"],["amount","decimal(10,2)"],'
-     '["status","enum(\'new\',\'paid\')"]]}', "f0112b17b35d"),
-    ("clientes", [SourceColumn("número", "int(11)"), SourceColumn("名前", "varchar(50)"), SourceColumn('say "hi"', "TEXT")],
-     '{"table":"clientes","columns":[["número","int(11)"],["名前","varchar(50)"],["say \\"hi\\"","text"]]}', "9f626c02f28d"),
+    (
+        "customer",
+        CUSTOMER,
+        '{"table":"customer","columns":[["id","int(11)"],["first_name","varchar(255)"]]}',
+        "0137ca30d60c",
+    ),
+    (
+        "customer",
+        [SourceColumn("id", "INT(11)"), SourceColumn("first_name", " VARCHAR ( 100 )\t")],
+        '{"table":"customer","columns":[["id","int(11)"],["first_name","varchar(100)"]]}',
+        "9ebbf946f217",
+    ),
+    (
+        "orders",
+        [
+            SourceColumn("id", "bigint(20) unsigned"),
+            SourceColumn("amount", "DECIMAL(10, 2)"),
+            SourceColumn("status", "enum('new', 'paid')"),
+        ],
+        '{"table":"orders","columns":[["id","bigint(20)unsigned"],["amount","decimal(10,2)"],'
+        "[\"status\",\"enum('new','paid')\"]]}",
+        "f0112b17b35d",
+    ),
+    (
+        "clientes",
+        [SourceColumn("número", "int(11)"), SourceColumn("名前", "varchar(50)"), SourceColumn('say "hi"', "TEXT")],
+        '{"table":"clientes","columns":[["número","int(11)"],["名前","varchar(50)"],["say \\"hi\\"","text"]]}',
+        "9f626c02f28d",
+    ),
 ]
 
 
@@ -42,16 +65,31 @@ def test_column_order_and_table_name_are_part_of_the_version():
     assert compute_version("customer", CUSTOMER) != compute_version("customers", CUSTOMER)
 
 
-@pytest.mark.parametrize(("declared", "normalized"), [
-    ("INT(10) Unsigned", "int(10)unsigned"), ("double\u00a0precision", "doubleprecision"), ("json", "json"),
-])
+@pytest.mark.parametrize(
+    ("declared", "normalized"),
+    [
+        ("INT(10) Unsigned", "int(10)unsigned"),
+        ("double\u00a0precision", "doubleprecision"),
+        ("json", "json"),
+    ],
+)
 def test_normalization_lowercases_and_removes_all_whitespace(declared, normalized):
     assert normalize_source_type(declared) == normalized
 
 
-@pytest.mark.parametrize(("version", "valid"), [
-    ("5b6ffe5fb", True), ("a", True), ("0123456789abcdef", True), ("0123456789abcdef0", False),
-    ("5B6FFE5FB", False), ("v-1", False), ("", False), (None, False), (12, False),
-])
+@pytest.mark.parametrize(
+    ("version", "valid"),
+    [
+        ("5b6ffe5fb", True),
+        ("a", True),
+        ("0123456789abcdef", True),
+        ("0123456789abcdef0", False),
+        ("5B6FFE5FB", False),
+        ("v-1", False),
+        ("", False),
+        (None, False),
+        (12, False),
+    ],
+)
 def test_declared_versions(version, valid):
     assert is_valid_version(version) is valid

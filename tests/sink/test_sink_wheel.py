@@ -22,8 +22,12 @@ SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
-                           capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if built.returncode != 0 and "Could not find a version that satisfies the requirement hatchling" in built.stderr:
         pytest.skip("the build backend (hatchling) cannot be fetched: no package index reachable")
     assert built.returncode == 0, built.stderr
@@ -46,16 +50,40 @@ def test_spark_submit_runs_the_entry_script_from_the_wheel(wheel, tmp_path):
     python = tmp_path / "python-without-uniview"
     python.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
     python.chmod(python.stat().st_mode | stat.S_IEXEC)
-    env = {**os.environ, "PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": str(python), "PYTHONPATH": site_packages}
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": str(python),
+        "PYSPARK_DRIVER_PYTHON": str(python),
+        "PYTHONPATH": site_packages,
+    }
     probe = subprocess.run([str(python), "-c", "import uniview.sink"], env=env, cwd=tmp_path, capture_output=True)
     assert probe.returncode != 0, "uniview is importable without the wheel; the test would prove nothing"
     write_ndjson(tmp_path / "in" / "a.json", [record("customer", {"id": 1}, [("id", "int")]), "junk"])
     warehouse = tmp_path / "w.duckdb"
     done = subprocess.run(
-        [str(SPARK_SUBMIT), "--master", "local[1]", "--conf", "spark.ui.enabled=false", "--py-files", str(wheel),
-         str(ROOT / "dataproc" / "uniview_sink.py"), "--input", str(tmp_path / "in"), "--warehouse", duckdb_url(warehouse),
-         "--dataset", "cdc", "--quiet"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+        [
+            str(SPARK_SUBMIT),
+            "--master",
+            "local[1]",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--py-files",
+            str(wheel),
+            str(ROOT / "dataproc" / "uniview_sink.py"),
+            "--input",
+            str(tmp_path / "in"),
+            "--warehouse",
+            duckdb_url(warehouse),
+            "--dataset",
+            "cdc",
+            "--quiet",
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "read=2 written=1 quarantined=1" in done.stdout
     assert query(warehouse, "SELECT count(*) FROM cdc._uniview_quarantine") == [(1,)]

@@ -47,8 +47,22 @@ def test_ctrl_c_during_a_batch_run_cancels_it_with_one_error_and_lands_nothing(t
 
     generate(tmp_path / "in", 60_000, files=4)
     warehouse, staging = tmp_path / "w.duckdb", tmp_path / "staging"
-    command = [sys.executable, "-m", "uniview.sink", "--input", str(tmp_path / "in"), "--warehouse", duckdb_url(warehouse),
-               "--dataset", "shop", "--staging-dir", str(staging), "--master", "local[1]", "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "uniview.sink",
+        "--input",
+        str(tmp_path / "in"),
+        "--warehouse",
+        duckdb_url(warehouse),
+        "--dataset",
+        "shop",
+        "--staging-dir",
+        str(staging),
+        "--master",
+        "local[1]",
+        "--quiet",
+    ]
     with open(tmp_path / "err.txt", "w") as err:
         sink = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True)
     deadline = time.monotonic() + 240
@@ -61,7 +75,8 @@ def test_ctrl_c_during_a_batch_run_cancels_it_with_one_error_and_lands_nothing(t
     assert sink.returncode == 130 and out == "", errors[-3000:]
     # Spark's JVM, a process of its own, may still log its cancelled tasks after this line
     assert [line for line in errors.splitlines() if line.startswith("uniview sink:")] == [
-        "uniview sink: error: interrupted by SIGINT: Spark's jobs were cancelled and the batch was not landed"]
+        "uniview sink: error: interrupted by SIGINT: Spark's jobs were cancelled and the batch was not landed"
+    ]
     assert "Traceback" not in errors and "reentrant" not in errors, errors[-3000:]
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         assert connection.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall() == []

@@ -6,7 +6,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from terraform_support import EXAMPLES_DIR, MODULE_DIR, Evaluator, Module, load_module, terraform_env
 
 
@@ -33,7 +32,13 @@ def evaluator(terraform_bin: str, tmp_path_factory: pytest.TempPathFactory) -> E
     directory = tmp_path_factory.mktemp("tf-locals")
     for name in ("variables.tf", "locals.tf"):
         shutil.copy(MODULE_DIR / name, directory / name)
-    init = subprocess.run([terraform_bin, "init", "-input=false", "-no-color"], cwd=directory,
-                          env=terraform_env(), capture_output=True, text=True, timeout=120)
+    init = subprocess.run(
+        [terraform_bin, "init", "-input=false", "-no-color"],
+        cwd=directory,
+        env=terraform_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert init.returncode == 0, init.stderr
     return Evaluator(terraform_bin, directory)

@@ -30,8 +30,14 @@ def copy_checkout(target: Path) -> Path:
 
 
 def terraform(terraform_bin: str, directory: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run([terraform_bin, *args, "-no-color"], cwd=directory, env=standin_env(),
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [terraform_bin, *args, "-no-color"],
+        cwd=directory,
+        env=standin_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if check:
         assert done.returncode == 0, f"terraform {args[0]}: {done.stderr[-4000:]}{done.stdout[-2000:]}"
     return done
@@ -41,8 +47,16 @@ def plan_json(terraform_bin: str, directory: Path, name: str, variables: dict) -
     """`terraform plan -refresh=false` of `directory` with `variables`, as `terraform show -json` gives it.
     Plans of different `name`s may run at once: each writes its own files and none reads or locks a state."""
     (directory / f"{name}.tfvars.json").write_text(json.dumps(variables))
-    terraform(terraform_bin, directory, "plan", "-refresh=false", "-lock=false", "-input=false",
-              f"-var-file={name}.tfvars.json", f"-out={name}.plan")
+    terraform(
+        terraform_bin,
+        directory,
+        "plan",
+        "-refresh=false",
+        "-lock=false",
+        "-input=false",
+        f"-var-file={name}.tfvars.json",
+        f"-out={name}.plan",
+    )
     return json.loads(terraform(terraform_bin, directory, "show", "-json", f"{name}.plan").stdout)
 
 
@@ -60,11 +74,16 @@ class Grant:
     condition: str | None
 
 
-_SCOPE_ATTRIBUTE = {"google_bigquery_dataset_access": "dataset_id", "google_bigquery_dataset_iam_member": "dataset_id",
-                    "google_pubsub_topic_iam_member": "topic", "google_pubsub_subscription_iam_member": "subscription",
-                    "google_storage_bucket_iam_member": "bucket", "google_service_account_iam_member":
-                    "service_account_id", "google_cloud_run_v2_service_iam_member": "name",
-                    "google_project_iam_member": "project"}
+_SCOPE_ATTRIBUTE = {
+    "google_bigquery_dataset_access": "dataset_id",
+    "google_bigquery_dataset_iam_member": "dataset_id",
+    "google_pubsub_topic_iam_member": "topic",
+    "google_pubsub_subscription_iam_member": "subscription",
+    "google_storage_bucket_iam_member": "bucket",
+    "google_service_account_iam_member": "service_account_id",
+    "google_cloud_run_v2_service_iam_member": "name",
+    "google_project_iam_member": "project",
+}
 _MEMBER_ATTRIBUTES = ("member", "user_by_email", "group_by_email", "special_group", "iam_member")
 
 
@@ -101,14 +120,23 @@ class Plan:
             values = resource["values"]
             if not values.get("role") and not self.references(resource, "role"):
                 continue  # an authorized-dataset entry, not a grant to a principal
-            member_attribute = next((a for a in _MEMBER_ATTRIBUTES if a in values and (
-                values[a] or self.references(resource, a))), "member")
+            member_attribute = next(
+                (a for a in _MEMBER_ATTRIBUTES if a in values and (values[a] or self.references(resource, a))), "member"
+            )
             scope_attribute = _SCOPE_ATTRIBUTE[resource["type"]]
             condition = (values.get("condition") or [{}])[0].get("expression")
-            found.append(Grant(resource["address"], values.get("role") or self._role_from_refs(resource),
-                               values.get(member_attribute), self.references(resource, member_attribute),
-                               resource["type"], values.get(scope_attribute) if scope_attribute != "project" else None,
-                               self.references(resource, scope_attribute), condition))
+            found.append(
+                Grant(
+                    resource["address"],
+                    values.get("role") or self._role_from_refs(resource),
+                    values.get(member_attribute),
+                    self.references(resource, member_attribute),
+                    resource["type"],
+                    values.get(scope_attribute) if scope_attribute != "project" else None,
+                    self.references(resource, scope_attribute),
+                    condition,
+                )
+            )
         return found
 
     def _role_from_refs(self, resource: dict) -> str:

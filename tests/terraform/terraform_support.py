@@ -84,8 +84,13 @@ class Evaluator:
 
     def _run(self, args: list[str], stdin: str | None = None) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [self.terraform, *args], cwd=self.directory, env=terraform_env(), input=stdin,
-            capture_output=True, text=True, timeout=120,
+            [self.terraform, *args],
+            cwd=self.directory,
+            env=terraform_env(),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
 
     @staticmethod
@@ -98,8 +103,7 @@ class Evaluator:
 
     def value(self, expression: str, **variables: object) -> object:
         """The JSON value of `expression` with the given variables (project_id defaults to PROJECT)."""
-        result = self._run(["console", "-no-color", *self._var_args(variables)],
-                           stdin=f"jsonencode({expression})\n")
+        result = self._run(["console", "-no-color", *self._var_args(variables)], stdin=f"jsonencode({expression})\n")
         assert result.returncode == 0, result.stderr
         return json.loads(json.loads(result.stdout))
 

@@ -15,20 +15,27 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from terraform_support import MODULE_DIR, PROJECT, REPO_ROOT, Evaluator
 
 PRIMITIVE_ROLES = {"roles/owner", "roles/editor", "roles/viewer"}
 # Roles that exist on datasets, topics, subscriptions, buckets or services: never at project level.
 SCOPABLE_ROLES = {
-    "roles/bigquery.dataViewer", "roles/bigquery.dataEditor", "roles/bigquery.dataOwner",
-    "roles/bigquery.metadataViewer", "roles/pubsub.publisher", "roles/pubsub.subscriber",
-    "roles/storage.objectAdmin", "roles/storage.objectCreator", "roles/run.invoker",
-    "roles/iam.serviceAccountTokenCreator", "roles/iam.serviceAccountUser",
+    "roles/bigquery.dataViewer",
+    "roles/bigquery.dataEditor",
+    "roles/bigquery.dataOwner",
+    "roles/bigquery.metadataViewer",
+    "roles/pubsub.publisher",
+    "roles/pubsub.subscriber",
+    "roles/storage.objectAdmin",
+    "roles/storage.objectCreator",
+    "roles/run.invoker",
+    "roles/iam.serviceAccountTokenCreator",
+    "roles/iam.serviceAccountUser",
 }
 
 
 # --- the sink's jobs ------------------------------------------------------------------------------
+
 
 def test_sink_jobs_get_the_jvm_options_the_sink_starts_with(evaluator: Evaluator) -> None:
     from uniview.sink.job import JVM_PROPERTIES
@@ -37,6 +44,7 @@ def test_sink_jobs_get_the_jvm_options_the_sink_starts_with(evaluator: Evaluator
 
 
 # --- the function's environment ------------------------------------------------------------------
+
 
 def test_env_var_names_are_ones_the_function_reads(evaluator: Evaluator) -> None:
     from uniview.cloudfn.config import ENV_VARS
@@ -48,24 +56,40 @@ def test_env_var_names_are_ones_the_function_reads(evaluator: Evaluator) -> None
     # LOCAL_ENV_VARS (scheduled consolidation) are refused with a BigQuery warehouse, so not deployed
 
 
-@pytest.mark.parametrize("variables", [
-    {},
-    {"datetime_timezone": "Europe/Berlin", "source_column": "_version_table", "policy": "widen",
-     "max_view_chars": 120000, "max_event_age_seconds": 3600, "target_dataset_template": "views_{dataset}",
-     "consolidate_idle_for": "30d", "consolidate_max_versions": 400, "consolidate_settle": "2h",
-     "sink_control_dataset": "uniview"},
-], ids=["defaults", "every-option"])
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {},
+        {
+            "datetime_timezone": "Europe/Berlin",
+            "source_column": "_version_table",
+            "policy": "widen",
+            "max_view_chars": 120000,
+            "max_event_age_seconds": 3600,
+            "target_dataset_template": "views_{dataset}",
+            "consolidate_idle_for": "30d",
+            "consolidate_max_versions": 400,
+            "consolidate_settle": "2h",
+            "sink_control_dataset": "uniview",
+        },
+    ],
+    ids=["defaults", "every-option"],
+)
 def test_function_accepts_the_environment_terraform_sets(evaluator: Evaluator, variables: dict) -> None:
     from uniview.cloudfn.config import load_config
 
     config = load_config(evaluator.value("local.function_env", **variables))
     assert config.warehouse_url == f"bigquery://{PROJECT}"
     assert config.target_dataset("cdc") == variables.get("target_dataset_template", "{dataset}_unified").replace(
-        "{dataset}", "cdc")
+        "{dataset}", "cdc"
+    )
     assert config.max_event_age_seconds == variables.get("max_event_age_seconds", 86400)
     if "consolidate_idle_for" in variables:
-        assert (config.consolidation.idle_for.days, config.consolidation.max_versions,
-                config.consolidation.control_dataset) == (30, 400, "uniview")
+        assert (
+            config.consolidation.idle_for.days,
+            config.consolidation.max_versions,
+            config.consolidation.control_dataset,
+        ) == (30, 400, "uniview")
     else:
         assert config.consolidation is None
 
@@ -84,8 +108,14 @@ def test_env_with_defaults_sets_no_optional_variable(evaluator: Evaluator) -> No
 
 
 def test_env_sets_optional_variables_when_given(evaluator: Evaluator) -> None:
-    env = evaluator.value("local.function_env", datetime_timezone="Europe/Berlin", source_column="_version_table",
-                          policy="widen", max_view_chars=120000, target_dataset_template="views_{dataset}")
+    env = evaluator.value(
+        "local.function_env",
+        datetime_timezone="Europe/Berlin",
+        source_column="_version_table",
+        policy="widen",
+        max_view_chars=120000,
+        target_dataset_template="views_{dataset}",
+    )
     assert env["UNIVIEW_DATETIME_TIMEZONE"] == "Europe/Berlin"
     assert env["UNIVIEW_SOURCE_COLUMN"] == "_version_table"
     assert env["UNIVIEW_POLICY"] == "widen"
@@ -97,8 +127,9 @@ def test_env_sets_optional_variables_when_given(evaluator: Evaluator) -> None:
 
 def test_target_datasets_follow_the_template(evaluator: Evaluator) -> None:
     assert evaluator.value("local.target_datasets") == {"cdc": "cdc_unified"}
-    assert evaluator.value("local.target_datasets", source_datasets=["cdc", "crm"],
-                           target_dataset_template="views_{dataset}") == {"cdc": "views_cdc", "crm": "views_crm"}
+    assert evaluator.value(
+        "local.target_datasets", source_datasets=["cdc", "crm"], target_dataset_template="views_{dataset}"
+    ) == {"cdc": "views_cdc", "crm": "views_crm"}
 
 
 def test_full_refresh_message_per_source_dataset(evaluator: Evaluator) -> None:
@@ -111,6 +142,7 @@ def test_full_refresh_message_per_source_dataset(evaluator: Evaluator) -> None:
 
 # --- project-level grants ------------------------------------------------------------------------
 
+
 def _roles_by_account(grants: dict) -> dict[str, set[str]]:
     accounts: dict[str, set[str]] = {}
     for grant in grants.values():
@@ -122,15 +154,30 @@ WORKER_ROLE = f"projects/{PROJECT}/roles/uniview_dataproc_worker"
 #: Permissions of the predefined roles the module may grant at project level, as Google documents them
 #: (https://cloud.google.com/iam/docs/understanding-roles); storage.* is what matters here.
 PREDEFINED_ROLE_PERMISSIONS = {
-    "roles/bigquery.jobUser": {"bigquery.jobs.create", "bigquery.config.get", "resourcemanager.projects.get",
-                               "resourcemanager.projects.list"},
+    "roles/bigquery.jobUser": {
+        "bigquery.jobs.create",
+        "bigquery.config.get",
+        "resourcemanager.projects.get",
+        "resourcemanager.projects.list",
+    },
     "roles/logging.logWriter": {"logging.logEntries.create", "logging.logEntries.route"},
-    "roles/artifactregistry.writer": {"artifactregistry.repositories.uploadArtifacts",
-                                      "artifactregistry.repositories.downloadArtifacts", "artifactregistry.tags.create"},
+    "roles/artifactregistry.writer": {
+        "artifactregistry.repositories.uploadArtifacts",
+        "artifactregistry.repositories.downloadArtifacts",
+        "artifactregistry.tags.create",
+    },
     "roles/storage.objectViewer": {"storage.objects.get", "storage.objects.list", "resourcemanager.projects.get"},
-    "roles/dataproc.worker": {"dataproc.agents.create", "dataproc.tasks.lease", "logging.logEntries.create",
-                              "storage.buckets.get", "storage.objects.create", "storage.objects.delete",
-                              "storage.objects.get", "storage.objects.list", "storage.objects.update"},
+    "roles/dataproc.worker": {
+        "dataproc.agents.create",
+        "dataproc.tasks.lease",
+        "logging.logEntries.create",
+        "storage.buckets.get",
+        "storage.objects.create",
+        "storage.objects.delete",
+        "storage.objects.get",
+        "storage.objects.list",
+        "storage.objects.update",
+    },
 }
 
 
@@ -167,8 +214,10 @@ def test_no_identity_holds_storage_objects_project_wide(evaluator: Evaluator, mo
 def test_the_build_reaches_only_its_bucket_and_repository(evaluator: Evaluator) -> None:
     grants = {g["role"]: g for g in evaluator.value("local.project_roles").values() if g["account"] == "build"}
     assert grants["roles/logging.logWriter"]["condition"] is None
-    assert grants["roles/artifactregistry.writer"]["condition"]["expression"] == \
-        f'resource.name.startsWith("projects/{PROJECT}/locations/us-central1/repositories/gcf-artifacts")'
+    assert (
+        grants["roles/artifactregistry.writer"]["condition"]["expression"]
+        == f'resource.name.startsWith("projects/{PROJECT}/locations/us-central1/repositories/gcf-artifacts")'
+    )
     assert grants["roles/storage.objectViewer"]["condition"]["title"] == "Cloud Functions source bucket only"
 
 
@@ -187,12 +236,18 @@ def test_no_dataproc_role_without_dataproc(evaluator: Evaluator) -> None:
 
 def test_apis_follow_the_features(evaluator: Evaluator) -> None:
     apis = evaluator.value("local.apis")
-    assert {"cloudfunctions.googleapis.com", "run.googleapis.com", "pubsub.googleapis.com",
-            "cloudscheduler.googleapis.com", "dataproc.googleapis.com"} <= set(apis)
+    assert {
+        "cloudfunctions.googleapis.com",
+        "run.googleapis.com",
+        "pubsub.googleapis.com",
+        "cloudscheduler.googleapis.com",
+        "dataproc.googleapis.com",
+    } <= set(apis)
     assert "cloudscheduler.googleapis.com" not in evaluator.value("local.apis", self_healing_enabled=False)
 
 
 # --- the function's zip ----------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def zip_layout(evaluator: Evaluator) -> dict[str, str]:
@@ -200,14 +255,19 @@ def zip_layout(evaluator: Evaluator) -> dict[str, str]:
 
 
 def test_zip_holds_main_requirements_package_and_templates(zip_layout: dict[str, str]) -> None:
-    expected = {"main.py": REPO_ROOT / "functions" / "main.py",
-                "requirements.txt": REPO_ROOT / "functions" / "requirements.txt"}
+    expected = {
+        "main.py": REPO_ROOT / "functions" / "main.py",
+        "requirements.txt": REPO_ROOT / "functions" / "requirements.txt",
+    }
     expected |= {path.relative_to(REPO_ROOT).as_posix(): path for path in (REPO_ROOT / "uniview").rglob("*.py")}
-    expected |= {f"uniview/sql_templates/{path.relative_to(REPO_ROOT / 'sql_templates').as_posix()}": path
-                 for path in (REPO_ROOT / "sql_templates").rglob("*")
-                 if path.is_file() and not path.name.startswith(".")}
-    assert {name: Path(path).resolve() for name, path in zip_layout.items()} == \
-        {name: path.resolve() for name, path in expected.items()}
+    expected |= {
+        f"uniview/sql_templates/{path.relative_to(REPO_ROOT / 'sql_templates').as_posix()}": path
+        for path in (REPO_ROOT / "sql_templates").rglob("*")
+        if path.is_file() and not path.name.startswith(".")
+    }
+    assert {name: Path(path).resolve() for name, path in zip_layout.items()} == {
+        name: path.resolve() for name, path in expected.items()
+    }
     assert "uniview/sql_templates/union_view.sql.j2" in zip_layout
 
 
@@ -226,8 +286,7 @@ def _materialize(layout: dict[str, str], root: Path) -> None:
 def _python_in(root: Path, code: str) -> subprocess.CompletedProcess:
     env = {key: value for key, value in os.environ.items() if not key.startswith("UNIVIEW_")}
     env["PYTHONPATH"] = str(root)
-    return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_package_finds_its_templates_inside_the_zip_layout(zip_layout: dict[str, str], tmp_path: Path) -> None:
@@ -304,4 +363,3 @@ def test_variable_rejects(evaluator: Evaluator, name: str, value: object) -> Non
     assert result.returncode != 0
     assert "Invalid value for variable" in result.stderr
     assert f'variable "{name}"' in result.stderr
-

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from terraform_support import EXAMPLES_DIR, MODULE_DIR, Module
 
 PRIMITIVE_ROLE = re.compile(r"roles/(owner|editor|viewer)\b")
@@ -87,6 +86,7 @@ def test_function_env_var_values_come_from_their_variables(module: Module) -> No
 
 # --- delivery: push subscription, retries, dead letters -------------------------------------------
 
+
 def test_push_subscription_delivers_to_the_function_with_oidc(module: Module) -> None:
     subscription = module.resource("google_pubsub_subscription", "function_push")
     assert subscription["topic"] == _ref("google_pubsub_topic.table_created.id")
@@ -124,13 +124,22 @@ def test_pubsub_service_agent_can_forward_dead_letters_and_sign_push_tokens(modu
     agent = _ref("local.pubsub_service_agent")
     publisher = module.resource("google_pubsub_topic_iam_member", "dead_letter_publisher")
     assert (publisher["topic"], publisher["role"], publisher["member"]) == (
-        _ref("google_pubsub_topic.dead_letter.name"), "roles/pubsub.publisher", agent)
+        _ref("google_pubsub_topic.dead_letter.name"),
+        "roles/pubsub.publisher",
+        agent,
+    )
     subscriber = module.resource("google_pubsub_subscription_iam_member", "dead_letter_source_subscriber")
     assert (subscriber["subscription"], subscriber["role"], subscriber["member"]) == (
-        _ref("google_pubsub_subscription.function_push.name"), "roles/pubsub.subscriber", agent)
+        _ref("google_pubsub_subscription.function_push.name"),
+        "roles/pubsub.subscriber",
+        agent,
+    )
     token = module.resource("google_service_account_iam_member", "pubsub_push_token_creator")
     assert (token["service_account_id"], token["role"], token["member"]) == (
-        _ref("google_service_account.push.name"), "roles/iam.serviceAccountTokenCreator", agent)
+        _ref("google_service_account.push.name"),
+        "roles/iam.serviceAccountTokenCreator",
+        agent,
+    )
     # the agent is created explicitly before it is granted anything (first apply on a new project)
     assert module.locals["pubsub_service_agent"] == "serviceAccount:${google_project_service_identity.pubsub.email}"
     identity = module.resource("google_project_service_identity", "pubsub")
@@ -141,9 +150,11 @@ def test_grants_naming_custom_roles_wait_for_them_to_propagate(module: Module) -
     wait = module.resource("time_sleep", "custom_roles_propagated")
     assert wait["create_duration"] == "60s"
     assert set(wait["triggers"]) == {"authorized_view_writer", "dataproc_worker", "consolidator"}
-    for kind, name in (("google_project_iam_member", "project_roles"),
-                       ("google_bigquery_dataset_access", "function_source_authorizer"),
-                       ("google_bigquery_dataset_access", "function_consolidator")):
+    for kind, name in (
+        ("google_project_iam_member", "project_roles"),
+        ("google_bigquery_dataset_access", "function_source_authorizer"),
+        ("google_bigquery_dataset_access", "function_consolidator"),
+    ):
         assert "${time_sleep.custom_roles_propagated}" in module.resource(kind, name)["depends_on"]
 
 
@@ -151,7 +162,9 @@ def test_grants_naming_custom_roles_wait_for_them_to_propagate(module: Module) -
 def test_provider_floor_avoids_the_permanent_function_diff(directory) -> None:
     """google < 5.38 shows a permanent diff on service_config.environment_variables (LOG_EXECUTION_ID)."""
     text = "\n".join(path.read_text() for path in directory.glob("*.tf"))
-    floors = re.findall(r'source\s*=\s*"hashicorp/google(?:-beta)?"\s*\n\s*(?:#.*\n\s*)*version\s*=\s*">= ([0-9.]+)', text)
+    floors = re.findall(
+        r'source\s*=\s*"hashicorp/google(?:-beta)?"\s*\n\s*(?:#.*\n\s*)*version\s*=\s*">= ([0-9.]+)', text
+    )
     assert floors and all(tuple(map(int, f.split("."))) >= (5, 38) for f in floors), floors
 
 
@@ -171,6 +184,7 @@ def test_scheduler_publishes_the_full_refresh_message_to_the_topic(module: Modul
 
 
 # --- IAM: scoped, never primitive -------------------------------------------------------------------
+
 
 def _all_tf_text() -> str:
     paths = [*MODULE_DIR.glob("*.tf"), *EXAMPLES_DIR.glob("*.tf"), *EXAMPLES_DIR.glob("*.example")]
@@ -200,8 +214,10 @@ def test_source_dataset_grants_are_dataset_access_entries_on_source_datasets(mod
     entries = module.of_kind("google_bigquery_dataset_access")
     expected = {
         "function_source_reader": ("READER", _ref("google_service_account.function.email")),
-        "function_source_authorizer": (_ref("google_project_iam_custom_role.authorized_view_writer.name"),
-                                       _ref("google_service_account.function.email")),
+        "function_source_authorizer": (
+            _ref("google_project_iam_custom_role.authorized_view_writer.name"),
+            _ref("google_service_account.function.email"),
+        ),
         "sink_source_writer": ("WRITER", _ref("google_service_account.sink.email")),
     }
     for name, (role, email) in expected.items():
@@ -212,7 +228,9 @@ def test_source_dataset_grants_are_dataset_access_entries_on_source_datasets(mod
     consolidator = entries["function_consolidator"]  # only with consolidate_idle_for (test_terraform_plan)
     assert consolidator["for_each"] == _ref("local.consolidated_datasets")
     assert (consolidator["role"], consolidator["user_by_email"]) == (
-        _ref("google_project_iam_custom_role.consolidator[0].name"), _ref("google_service_account.function.email"))
+        _ref("google_project_iam_custom_role.consolidator[0].name"),
+        _ref("google_service_account.function.email"),
+    )
     assert set(entries) == {*expected, "authorized_target", "function_consolidator"}
 
 
@@ -241,8 +259,11 @@ def test_authorized_view_writer_role_has_exactly_the_two_permissions(module: Mod
 
 
 def test_sink_publishes_to_the_topic_only(module: Module) -> None:
-    publishers = {name: grant for name, grant in module.of_kind("google_pubsub_topic_iam_member").items()
-                  if grant["member"] == _ref("local.members.sink")}
+    publishers = {
+        name: grant
+        for name, grant in module.of_kind("google_pubsub_topic_iam_member").items()
+        if grant["member"] == _ref("local.members.sink")
+    }
     assert list(publishers) == ["sink_publisher"]
     grant = publishers["sink_publisher"]
     assert (grant["topic"], grant["role"]) == (_ref("google_pubsub_topic.table_created.name"), "roles/pubsub.publisher")
@@ -251,10 +272,14 @@ def test_sink_publishes_to_the_topic_only(module: Module) -> None:
 def test_sink_bucket_access_is_bucket_scoped(module: Module) -> None:
     grant = module.resource("google_storage_bucket_iam_member", "sink_object_admin")
     assert (grant["bucket"], grant["role"], grant["member"]) == (
-        _ref("local.sink_bucket_name"), "roles/storage.objectAdmin", _ref("local.members.sink"))
+        _ref("local.sink_bucket_name"),
+        "roles/storage.objectAdmin",
+        _ref("local.members.sink"),
+    )
 
 
 # --- buckets and datasets ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["function_source", "sink"])
 def test_buckets_are_private_uniform_and_versioned(module: Module, name: str) -> None:
@@ -285,16 +310,28 @@ def test_dataproc_cluster_is_optional_private_and_runs_as_the_sink(module: Modul
 
 # --- variables and outputs ---------------------------------------------------------------------------
 
+
 def test_every_variable_has_a_description_and_a_type(module: Module) -> None:
     for name, variable in module.variables.items():
         assert variable.get("description"), name
         assert variable.get("type"), name
 
 
-@pytest.mark.parametrize("name", [
-    "topic_id", "dead_letter_topic_id", "function_name", "function_uri", "function_service_account_email",
-    "sink_service_account_email", "push_service_account_email", "sink_bucket", "notify_url", "target_datasets",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "topic_id",
+        "dead_letter_topic_id",
+        "function_name",
+        "function_uri",
+        "function_service_account_email",
+        "sink_service_account_email",
+        "push_service_account_email",
+        "sink_bucket",
+        "notify_url",
+        "target_datasets",
+    ],
+)
 def test_output_exists(module: Module, name: str) -> None:
     assert module.outputs[name].get("description"), name
 

@@ -10,7 +10,6 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from terraform_plan import STANDIN_CONFIG, Plan, copy_checkout, plan_json, terraform
 from terraform_support import REPO_ROOT
 
@@ -20,21 +19,35 @@ PREFIX = "uniview"
 #: Example variable sets: name -> variables. Every plan-JSON test runs on each.
 VARIABLE_SETS = {
     "minimal": {"project_id": PROJECT},
-    "sink_bucket": {"project_id": PROJECT, "sink_input_buckets": ["acme-cdc-landing", "acme-cdc-archive"],
-                    "sink_code_files": {"uniview_sink.py": "../../dataproc/uniview_sink.py"}},
+    "sink_bucket": {
+        "project_id": PROJECT,
+        "sink_input_buckets": ["acme-cdc-landing", "acme-cdc-archive"],
+        "sink_code_files": {"uniview_sink.py": "../../dataproc/uniview_sink.py"},
+    },
     "dataproc_cluster": {"project_id": PROJECT, "dataproc_mode": "cluster"},
-    "several_datasets": {"project_id": PROJECT, "source_datasets": ["cdc", "shop_eu", "shop_us"],
-                         "view_readers": ["group:analysts@example.com", "user:ana@example.com"]},
-    "scheduler_off": {"project_id": PROJECT, "self_healing_enabled": False, "dataproc_mode": "none",
-                      "create_sink_bucket": False},
+    "several_datasets": {
+        "project_id": PROJECT,
+        "source_datasets": ["cdc", "shop_eu", "shop_us"],
+        "view_readers": ["group:analysts@example.com", "user:ana@example.com"],
+    },
+    "scheduler_off": {
+        "project_id": PROJECT,
+        "self_healing_enabled": False,
+        "dataproc_mode": "none",
+        "create_sink_bucket": False,
+    },
     "consolidation": {"project_id": PROJECT, "source_datasets": ["cdc", "shop_eu"], "consolidate_idle_for": "30d"},
 }
 
 #: Predefined roles the module may grant project-wide, none of which carries storage.objects.create,
 #: .delete or .update (https://cloud.google.com/iam/docs/understanding-roles). A role missing here
 #: fails the test until its permissions are checked and it is added.
-PROJECT_ROLES_WITHOUT_OBJECT_WRITES = {"roles/bigquery.jobUser", "roles/logging.logWriter",
-                                       "roles/artifactregistry.writer", "roles/storage.objectViewer"}
+PROJECT_ROLES_WITHOUT_OBJECT_WRITES = {
+    "roles/bigquery.jobUser",
+    "roles/logging.logWriter",
+    "roles/artifactregistry.writer",
+    "roles/storage.objectViewer",
+}
 PRIMITIVE_ROLES = {"roles/owner", "roles/editor", "roles/viewer"}
 
 
@@ -48,8 +61,9 @@ PROVIDER_PINS = {"google-6.50.0": {}, "google-5.38.0": {"google": "5.38.0", "goo
 
 def pin_providers(examples, pins: dict[str, str]) -> None:
     """An override file in the example that pins the providers to `pins` (name -> version)."""
-    entries = "".join(f'    {name} = {{ source = "hashicorp/{name}", version = "{version}" }}\n'
-                      for name, version in pins.items())
+    entries = "".join(
+        f'    {name} = {{ source = "hashicorp/{name}", version = "{version}" }}\n' for name, version in pins.items()
+    )
     (examples / "pinned_override.tf").write_text(f"terraform {{\n  required_providers {{\n{entries}  }}\n}}\n")
 
 
@@ -103,14 +117,24 @@ def validate_with(terraform_bin, workspace, directory, edit) -> str:
 def test_validate_rejects_what_the_provider_schema_rejects(terraform_bin, workspace, tmp_path):
     """The stand-in is not lenient: an unknown argument and a missing required one (checked by
     Terraform against the served schema), and a second max-one block (checked by the provider)."""
-    errors = validate_with(terraform_bin, workspace, tmp_path / "arguments", lambda text: text.replace(
-        'resource "google_pubsub_topic" "table_created" {',
-        'resource "google_pubsub_topic" "table_created" {\n  no_such_argument = 1', 1).replace(
-        "  topic   = google_pubsub_topic.dead_letter.id\n", "", 1))
+    errors = validate_with(
+        terraform_bin,
+        workspace,
+        tmp_path / "arguments",
+        lambda text: text.replace(
+            'resource "google_pubsub_topic" "table_created" {',
+            'resource "google_pubsub_topic" "table_created" {\n  no_such_argument = 1',
+            1,
+        ).replace("  topic   = google_pubsub_topic.dead_letter.id\n", "", 1),
+    )
     assert 'An argument named "no_such_argument" is not expected here' in errors
     assert 'The argument "topic" is required' in errors
-    errors = validate_with(terraform_bin, workspace, tmp_path / "blocks", lambda text: re.sub(
-        r"(\n  dead_letter_policy \{.*?\n  \})", r"\1\1", text, count=1, flags=re.S))
+    errors = validate_with(
+        terraform_bin,
+        workspace,
+        tmp_path / "blocks",
+        lambda text: re.sub(r"(\n  dead_letter_policy \{.*?\n  \})", r"\1\1", text, count=1, flags=re.S),
+    )
     assert 'No more than 1 "dead_letter_policy" blocks are allowed' in errors
 
 
@@ -143,8 +167,9 @@ def test_no_project_wide_role_writes_objects(each_plan):
             continue
         permissions = each_plan.custom_role_permissions(grant.role)
         if permissions is None:
-            assert grant.role in PROJECT_ROLES_WITHOUT_OBJECT_WRITES, \
+            assert grant.role in PROJECT_ROLES_WITHOUT_OBJECT_WRITES, (
                 f"{grant.address}: project-wide {grant.role} may carry storage.objects.create"
+            )
         else:
             assert not [p for p in permissions if p.startswith("storage.")], grant.address
 
@@ -152,47 +177,73 @@ def test_no_project_wide_role_writes_objects(each_plan):
 def test_the_build_account_reaches_only_the_function_source_and_its_repository(each_plan):
     build = [grant for grant in each_plan.grants() if grant.member == account("build")]
     by_role = {(grant.scope_type, grant.role): grant for grant in build}
-    assert set(by_role) == {("google_project_iam_member", "roles/logging.logWriter"),
-                            ("google_project_iam_member", "roles/artifactregistry.writer"),
-                            ("google_project_iam_member", "roles/storage.objectViewer"),
-                            ("google_storage_bucket_iam_member", "roles/storage.objectViewer")}
+    assert set(by_role) == {
+        ("google_project_iam_member", "roles/logging.logWriter"),
+        ("google_project_iam_member", "roles/artifactregistry.writer"),
+        ("google_project_iam_member", "roles/storage.objectViewer"),
+        ("google_storage_bucket_iam_member", "roles/storage.objectViewer"),
+    }
     assert by_role[("google_project_iam_member", "roles/artifactregistry.writer")].condition == (
-        f'resource.name.startsWith("projects/{PROJECT}/locations/us-central1/repositories/gcf-artifacts")')
+        f'resource.name.startsWith("projects/{PROJECT}/locations/us-central1/repositories/gcf-artifacts")'
+    )
     assert by_role[("google_project_iam_member", "roles/storage.objectViewer")].condition == (
-        'resource.name.startsWith("projects/_/buckets/gcf-v2-sources-")')
+        'resource.name.startsWith("projects/_/buckets/gcf-v2-sources-")'
+    )
     assert by_role[("google_storage_bucket_iam_member", "roles/storage.objectViewer")].scope == (
-        f"{PROJECT}-{PREFIX}-fn-src")
+        f"{PROJECT}-{PREFIX}-fn-src"
+    )
 
 
 def test_storage_grants_are_on_the_buckets_each_identity_needs(plans):
     for name, plan in plans.items():
-        buckets = {(grant.member, grant.role, grant.scope) for grant in plan.grants()
-                   if grant.scope_type == "google_storage_bucket_iam_member"}
+        buckets = {
+            (grant.member, grant.role, grant.scope)
+            for grant in plan.grants()
+            if grant.scope_type == "google_storage_bucket_iam_member"
+        }
         expected = {(account("build"), "roles/storage.objectViewer", f"{PROJECT}-{PREFIX}-fn-src")}
         if VARIABLE_SETS[name].get("create_sink_bucket", True):
             expected.add((account("sink"), "roles/storage.objectAdmin", f"{PROJECT}-{PREFIX}-sink"))
-        expected |= {(account("sink"), "roles/storage.objectViewer", bucket)
-                     for bucket in VARIABLE_SETS[name].get("sink_input_buckets", [])}
+        expected |= {
+            (account("sink"), "roles/storage.objectViewer", bucket)
+            for bucket in VARIABLE_SETS[name].get("sink_input_buckets", [])
+        }
         assert buckets == expected, name
 
 
 def test_dataset_access_entries(plans):
     plan = plans["several_datasets"]
-    entries = {(r["values"]["dataset_id"], r["values"].get("role"), r["values"].get("user_by_email"),
-                tuple(d["dataset"][0]["dataset_id"] for d in r["values"]["dataset"]))
-               for r in plan.of_type("google_bigquery_dataset_access")}
+    entries = {
+        (
+            r["values"]["dataset_id"],
+            r["values"].get("role"),
+            r["values"].get("user_by_email"),
+            tuple(d["dataset"][0]["dataset_id"] for d in r["values"]["dataset"]),
+        )
+        for r in plan.of_type("google_bigquery_dataset_access")
+    }
     function, sink = (account(n).removeprefix("serviceAccount:") for n in ("fn", "sink"))
-    custom = {grant.role for grant in plan.grants() if grant.address.startswith(
-        "module.uniview.google_bigquery_dataset_access.function_source_authorizer")}
+    custom = {
+        grant.role
+        for grant in plan.grants()
+        if grant.address.startswith("module.uniview.google_bigquery_dataset_access.function_source_authorizer")
+    }
     assert custom == {f"projects/{PROJECT}/roles/{PREFIX}_authorized_view_writer"}
     expected = set()
     for dataset in ("cdc", "shop_eu", "shop_us"):
-        expected |= {(dataset, None, None, (f"{dataset}_unified",)), (dataset, "READER", function, ()),
-                     (dataset, None, function, ()), (dataset, "WRITER", sink, ())}
+        expected |= {
+            (dataset, None, None, (f"{dataset}_unified",)),
+            (dataset, "READER", function, ()),
+            (dataset, None, function, ()),
+            (dataset, "WRITER", sink, ()),
+        }
     assert entries == expected  # the custom role's name is known only after apply
     readers = {(g.scope, g.member) for g in plan.grants() if g.role == "roles/bigquery.dataViewer"}
-    assert readers == {(f"{d}_unified", m) for d in ("cdc", "shop_eu", "shop_us")
-                       for m in ("group:analysts@example.com", "user:ana@example.com")}
+    assert readers == {
+        (f"{d}_unified", m)
+        for d in ("cdc", "shop_eu", "shop_us")
+        for m in ("group:analysts@example.com", "user:ana@example.com")
+    }
 
 
 def test_scheduled_consolidation_is_granted_on_the_source_datasets_only_when_asked(plans):
@@ -201,8 +252,12 @@ def test_scheduled_consolidation_is_granted_on_the_source_datasets_only_when_ask
     assert sorted(g.scope for g in grants) == ["cdc", "shop_eu"]
     assert {g.member for g in grants} == {account("fn").removeprefix("serviceAccount:")}
     assert sorted(plans["consolidation"].custom_role_permissions(role)) == [
-        "bigquery.tables.create", "bigquery.tables.get", "bigquery.tables.getData", "bigquery.tables.update",
-        "bigquery.tables.updateData"]  # no tables.delete: dropping folded tables stays a manual opt-in
+        "bigquery.tables.create",
+        "bigquery.tables.get",
+        "bigquery.tables.getData",
+        "bigquery.tables.update",
+        "bigquery.tables.updateData",
+    ]  # no tables.delete: dropping folded tables stays a manual opt-in
     (function,) = plans["consolidation"].of_type("google_cloudfunctions2_function")
     environment = function["values"]["service_config"][0]["environment_variables"]
     assert (environment["UNIVIEW_CONSOLIDATE_IDLE_FOR"], environment["UNIVIEW_CONSOLIDATE_SETTLE"]) == ("30d", "1h")
@@ -222,21 +277,27 @@ def test_push_subscription_authenticates_and_dead_letters(each_plan):
     assert "google_pubsub_topic.dead_letter.id" in each_plan.references(push, "dead_letter_policy.dead_letter_topic")
     assert "google_pubsub_topic.table_created.id" in each_plan.references(push, "topic")
     assert "google_cloudfunctions2_function.refresh.service_config[0].uri" in each_plan.references(
-        push, "push_config.oidc_token.audience")
+        push, "push_config.oidc_token.audience"
+    )
     assert values["retry_policy"] == [{"minimum_backoff": "10s", "maximum_backoff": "600s"}]
     agent = [g for g in each_plan.grants() if "local.pubsub_service_agent" in g.member_refs]
     assert {(g.role, g.scope) for g in agent} == {
         ("roles/pubsub.publisher", f"{PREFIX}-table-created-dead-letter"),
         ("roles/pubsub.subscriber", f"{PREFIX}-refresh-push"),
-        ("roles/iam.serviceAccountTokenCreator",
-         f"projects/{PROJECT}/serviceAccounts/{account('push').removeprefix('serviceAccount:')}")}
+        (
+            "roles/iam.serviceAccountTokenCreator",
+            f"projects/{PROJECT}/serviceAccounts/{account('push').removeprefix('serviceAccount:')}",
+        ),
+    }
     assert each_plan.of_type("google_project_service_identity")[0]["values"]["service"] == "pubsub.googleapis.com"
 
 
 # --- docs/deployment.md's IAM table is the plan's --------------------------------------------------
 
-_PRINCIPALS = {account(name): f"{label} SA `<prefix>-{name}`"
-               for name, label in (("fn", "function"), ("sink", "sink"), ("push", "push"), ("build", "build"))}
+_PRINCIPALS = {
+    account(name): f"{label} SA `<prefix>-{name}`"
+    for name, label in (("fn", "function"), ("sink", "sink"), ("push", "push"), ("build", "build"))
+}
 
 
 def principal_label(grant, view_readers) -> str:
@@ -250,12 +311,18 @@ def principal_label(grant, view_readers) -> str:
 
 def scope_label(grant, variables) -> str:
     sources = variables.get("source_datasets", ["cdc"])
-    labels = {None: "project", f"{PREFIX}-table-created": "table-created topic",
-              f"{PREFIX}-table-created-dead-letter": "dead-letter topic", f"{PREFIX}-refresh-push": "push subscription",
-              f"{PROJECT}-{PREFIX}-sink": "sink bucket", f"{PROJECT}-{PREFIX}-fn-src": "the function-source bucket",
-              f"projects/{PROJECT}/serviceAccounts/{account('push').removeprefix('serviceAccount:')}": "push SA",
-              **{d: "each source dataset" for d in sources}, **{f"{d}_unified": "each target dataset" for d in sources},
-              **{b: "each of `sink_input_buckets`" for b in variables.get("sink_input_buckets", [])}}
+    labels = {
+        None: "project",
+        f"{PREFIX}-table-created": "table-created topic",
+        f"{PREFIX}-table-created-dead-letter": "dead-letter topic",
+        f"{PREFIX}-refresh-push": "push subscription",
+        f"{PROJECT}-{PREFIX}-sink": "sink bucket",
+        f"{PROJECT}-{PREFIX}-fn-src": "the function-source bucket",
+        f"projects/{PROJECT}/serviceAccounts/{account('push').removeprefix('serviceAccount:')}": "push SA",
+        **dict.fromkeys(sources, "each source dataset"),
+        **{f"{d}_unified": "each target dataset" for d in sources},
+        **dict.fromkeys(variables.get("sink_input_buckets", []), "each of `sink_input_buckets`"),
+    }
     if grant.scope_type == "google_cloud_run_v2_service_iam_member":
         assert "google_cloudfunctions2_function.refresh" in grant.scope_refs
         return "the function's Cloud Run service"
@@ -268,7 +335,7 @@ def role_label(role: str) -> str:
 
 def documented_grants() -> set[tuple[str, str, str]]:
     text = (REPO_ROOT / "docs" / "deployment.md").read_text()
-    table = text[text.index("| Principal | Role | Scope | Why |"):].split("\n\n")[0].splitlines()[2:]
+    table = text[text.index("| Principal | Role | Scope | Why |") :].split("\n\n")[0].splitlines()[2:]
     rows, principal = set(), ""
     for line in table:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
@@ -287,6 +354,11 @@ def test_the_documented_iam_table_is_the_plans(plans):
     for name in ("several_datasets", "sink_bucket", "consolidation"):
         plan = plans[name]
         for grant in plan.grants():
-            planned.add((principal_label(grant, variables.get("view_readers", [])), role_label(grant.role),
-                         scope_label(grant, VARIABLE_SETS[name])))
+            planned.add(
+                (
+                    principal_label(grant, variables.get("view_readers", [])),
+                    role_label(grant.role),
+                    scope_label(grant, VARIABLE_SETS[name]),
+                )
+            )
     assert planned == documented_grants()

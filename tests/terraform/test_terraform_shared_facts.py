@@ -15,7 +15,7 @@ VARIABLES = Path(__file__).resolve().parents[2] / "terraform" / "variables.tf"
 def variable_block(name: str) -> str:
     text = VARIABLES.read_text()
     start = text.index(f'variable "{name}"')
-    return text[start:text.index("\nvariable ", start + 1) if "\nvariable " in text[start + 1:] else len(text)]
+    return text[start : text.index("\nvariable ", start + 1) if "\nvariable " in text[start + 1 :] else len(text)]
 
 
 def test_policy_choices_are_the_packages_policies():

@@ -52,9 +52,9 @@ ROUND_TRIPS = [
         "ARRAY<STRUCT<a INT64, b ARRAY<STRING>>>",
     ),
     (
-        "STRUCT<`select` INT64, `a b` STRING, `é` DATE, `x\\`y` BOOL, `q\"r` TIMESTAMP, `TIMESTAMP` DATETIME>",
+        'STRUCT<`select` INT64, `a b` STRING, `é` DATE, `x\\`y` BOOL, `q"r` TIMESTAMP, `TIMESTAMP` DATETIME>',
         'STRUCT("select" BIGINT, "a b" VARCHAR, "é" DATE, "x`y" BOOLEAN, "q""r" TIMESTAMP WITH TIME ZONE, "TIMESTAMP" TIMESTAMP)',
-        "STRUCT<select INT64, `a b` STRING, `é` DATE, `x\\`y` BOOL, `q\"r` TIMESTAMP, TIMESTAMP DATETIME>",
+        'STRUCT<select INT64, `a b` STRING, `é` DATE, `x\\`y` BOOL, `q"r` TIMESTAMP, TIMESTAMP DATETIME>',
     ),
     (
         "STRUCT<l1 STRUCT<l2 STRUCT<l3 STRUCT<l4 STRUCT<v INT64>>>>>",
@@ -246,7 +246,12 @@ def test_creator_can_record_order_before_closing_the_file(tmp_path):
 
 def test_unrecorded_tables_from_a_closed_session_fall_back_to_name_order(tmp_path):
     db = tmp_path / "unrecorded.duckdb"
-    run_sql(db, "CREATE SCHEMA cdc", "CREATE TABLE cdc.customer_v_zz (id BIGINT)", "CREATE TABLE cdc.customer_v_aa (id BIGINT)")
+    run_sql(
+        db,
+        "CREATE SCHEMA cdc",
+        "CREATE TABLE cdc.customer_v_zz (id BIGINT)",
+        "CREATE TABLE cdc.customer_v_aa (id BIGINT)",
+    )
     assert version_order(db) == ["customer_v_aa", "customer_v_zz"]
 
 

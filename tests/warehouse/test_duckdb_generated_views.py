@@ -57,22 +57,45 @@ def test_every_conversion_kind_reads_as_bigquery_would(db):
     with duckdb.connect(str(db)) as connection:
         connection.execute("SET TimeZone = 'UTC'")
         columns = connection.execute(
-            "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'events_unified'").fetchall()
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'events_unified'"
+        ).fetchall()
         rows = connection.execute("SELECT * FROM cdc_unified.events_unified ORDER BY _src").fetchall()
     assert columns == [
-        ("id", "VARCHAR"), ("amount", "VARCHAR"), ("price", "DOUBLE"), ("payload", "VARCHAR"), ("tags", "VARCHAR[]"),
-        ("info", "STRUCT(a VARCHAR, b VARCHAR, c BOOLEAN)"), ("items", "STRUCT(sku VARCHAR, qty VARCHAR)[]"),
-        ("seen", "TIMESTAMP WITH TIME ZONE"), ("meta", "VARCHAR"), ("_src", "VARCHAR"),
+        ("id", "VARCHAR"),
+        ("amount", "VARCHAR"),
+        ("price", "DOUBLE"),
+        ("payload", "VARCHAR"),
+        ("tags", "VARCHAR[]"),
+        ("info", "STRUCT(a VARCHAR, b VARCHAR, c BOOLEAN)"),
+        ("items", "STRUCT(sku VARCHAR, qty VARCHAR)[]"),
+        ("seen", "TIMESTAMP WITH TIME ZONE"),
+        ("meta", "VARCHAR"),
+        ("_src", "VARCHAR"),
     ]
     first, second = rows
     assert math.isnan(first[2])
     assert first[:2] + first[3:8] + first[8:] == (
-        "7", "1.5", "\ufffdok", ["1", "2"], {"a": "1", "b": "x", "c": None}, [{"sku": "k", "qty": "2"}],
-        datetime.fromisoformat("2024-05-01 08:00:00+00:00"), '{"k":[1,2]}', "events_v_1",
+        "7",
+        "1.5",
+        "\ufffdok",
+        ["1", "2"],
+        {"a": "1", "b": "x", "c": None},
+        [{"sku": "k", "qty": "2"}],
+        datetime.fromisoformat("2024-05-01 08:00:00+00:00"),
+        '{"k":[1,2]}',
+        "events_v_1",
     )
     assert second == (
-        "e-2", "3.25", 1.0, "text", ["x"], {"a": "q", "b": None, "c": True}, [{"sku": "z", "qty": "0.5"}],
-        datetime.fromisoformat("2024-05-01 10:00:00+00:00"), "plain", "events_v_2",
+        "e-2",
+        "3.25",
+        1.0,
+        "text",
+        ["x"],
+        {"a": "q", "b": None, "c": True},
+        [{"sku": "z", "qty": "0.5"}],
+        datetime.fromisoformat("2024-05-01 10:00:00+00:00"),
+        "plain",
+        "events_v_2",
     )
 
 

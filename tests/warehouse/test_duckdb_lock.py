@@ -32,7 +32,9 @@ def db(tmp_path):
 
 def hold(path, seconds):
     """Start a process that opens `path` read-write for `seconds`; returns once it holds the lock."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path), str(seconds)], stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout.readline().strip() == "holding"
     return holder
 
@@ -41,7 +43,9 @@ def test_a_locked_file_raises_transient_error_after_the_bounded_wait(db):
     holder = hold(db, 60)
     try:
         started = time.monotonic()
-        with pytest.raises(TransientWarehouseError, match=rf"locked by process {holder.pid}; gave up after waiting 0.5 s"):
+        with pytest.raises(
+            TransientWarehouseError, match=rf"locked by process {holder.pid}; gave up after waiting 0.5 s"
+        ):
             with DuckDBWarehouse(db, lock_timeout=0.5) as warehouse:
                 warehouse.read_columns("cdc")
         waited = time.monotonic() - started

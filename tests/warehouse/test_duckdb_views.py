@@ -35,7 +35,12 @@ def views(path):
 @pytest.fixture
 def db(tmp_path):
     path = tmp_path / "views.duckdb"
-    run_sql(path, "CREATE SCHEMA cdc", "CREATE TABLE cdc.customer_v_a (id BIGINT)", "INSERT INTO cdc.customer_v_a VALUES (7)")
+    run_sql(
+        path,
+        "CREATE SCHEMA cdc",
+        "CREATE TABLE cdc.customer_v_a (id BIGINT)",
+        "INSERT INTO cdc.customer_v_a VALUES (7)",
+    )
     return path
 
 
@@ -78,7 +83,11 @@ def test_drop(db):
         ViewChange("cdc_unified", "customer_unified_part_001", BODY_V1),
         ViewChange("cdc_unified", "customer_unified", "SELECT * FROM `cdc_unified`.`customer_unified_part_001`"),
     )
-    apply(db, ViewChange("cdc_unified", "customer_unified", None), ViewChange("cdc_unified", "customer_unified_part_001", None))
+    apply(
+        db,
+        ViewChange("cdc_unified", "customer_unified", None),
+        ViewChange("cdc_unified", "customer_unified_part_001", None),
+    )
     assert views(db) == []
     assert apply(db, ViewChange("cdc_unified", "never_existed", None)) == Applied([], None)
 
@@ -96,15 +105,23 @@ def test_two_level_views(db):
             "SELECT * FROM `cdc_unified`.`customer_unified_part_002`\n",
         ),
     )
-    assert sorted(query(db, "SELECT * FROM cdc_unified.customer_unified")) == [("7", "customer_v_a"), ("7", "customer_v_b")]
+    assert sorted(query(db, "SELECT * FROM cdc_unified.customer_unified")) == [
+        ("7", "customer_v_a"),
+        ("7", "customer_v_b"),
+    ]
     assert set(fingerprints(db, prefix="customer_unified")) == {
-        "customer_unified", "customer_unified_part_001", "customer_unified_part_002"}
+        "customer_unified",
+        "customer_unified_part_001",
+        "customer_unified_part_002",
+    }
 
 
 def test_a_failing_change_leaves_nothing_changed(db):
     apply(db, ViewChange("cdc_unified", "customer_unified", BODY_V1))
     before = views(db)
-    with pytest.raises(WarehouseError, match=r"cannot create view cdc_unified\.broken_unified: .*missing_v_1") as raised:
+    with pytest.raises(
+        WarehouseError, match=r"cannot create view cdc_unified\.broken_unified: .*missing_v_1"
+    ) as raised:
         apply(
             db,
             ViewChange("cdc_unified", "customer_unified", BODY_V2),
@@ -181,7 +198,14 @@ def test_comment_round_trip():
 
 def test_views_are_read_back_under_any_session_time_zone(db):
     run_sql(db, "CREATE TABLE cdc.dates_v_1 (d DATE)", "INSERT INTO cdc.dates_v_1 VALUES ('2024-05-01')")
-    apply(db, ViewChange("cdc_unified", "dates_unified", "SELECT CAST(CAST(`d` AS TIMESTAMP) AS STRING) AS `t` FROM `cdc`.`dates_v_1`"))
+    apply(
+        db,
+        ViewChange(
+            "cdc_unified",
+            "dates_unified",
+            "SELECT CAST(CAST(`d` AS TIMESTAMP) AS STRING) AS `t` FROM `cdc`.`dates_v_1`",
+        ),
+    )
     with duckdb.connect(str(db)) as connection:
         connection.execute("SET TimeZone = 'Asia/Kolkata'")
         assert connection.execute("SELECT t FROM cdc_unified.dates_unified").fetchall() == [("2024-05-01 00:00:00+00",)]

@@ -17,9 +17,9 @@ import importlib
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from uniview.types import Array, BQType, Field, Range, Scalar, Struct
 
@@ -30,18 +30,33 @@ SETUP_SCRIPT = CHECKOUT / "scripts" / "setup-zetasql.sh"
 
 #: uniview's scalar names -> ZetaSQL TypeKind names (BigQuery's FLOAT64 is ZetaSQL's DOUBLE).
 _KINDS = {
-    "INT64": "TYPE_INT64", "FLOAT64": "TYPE_DOUBLE", "NUMERIC": "TYPE_NUMERIC", "BIGNUMERIC": "TYPE_BIGNUMERIC",
-    "BOOL": "TYPE_BOOL", "STRING": "TYPE_STRING", "BYTES": "TYPE_BYTES", "DATE": "TYPE_DATE",
-    "DATETIME": "TYPE_DATETIME", "TIME": "TYPE_TIME", "TIMESTAMP": "TYPE_TIMESTAMP", "INTERVAL": "TYPE_INTERVAL",
-    "JSON": "TYPE_JSON", "GEOGRAPHY": "TYPE_GEOGRAPHY",
+    "INT64": "TYPE_INT64",
+    "FLOAT64": "TYPE_DOUBLE",
+    "NUMERIC": "TYPE_NUMERIC",
+    "BIGNUMERIC": "TYPE_BIGNUMERIC",
+    "BOOL": "TYPE_BOOL",
+    "STRING": "TYPE_STRING",
+    "BYTES": "TYPE_BYTES",
+    "DATE": "TYPE_DATE",
+    "DATETIME": "TYPE_DATETIME",
+    "TIME": "TYPE_TIME",
+    "TIMESTAMP": "TYPE_TIMESTAMP",
+    "INTERVAL": "TYPE_INTERVAL",
+    "JSON": "TYPE_JSON",
+    "GEOGRAPHY": "TYPE_GEOGRAPHY",
 }
 _SCALARS = {kind: name for name, kind in _KINDS.items()}
 
 
 def install() -> Path:
     """Run scripts/setup-zetasql.sh (idempotent); the cache folder, or RuntimeError with its message."""
-    result = subprocess.run(["bash", str(SETUP_SCRIPT)], capture_output=True, text=True, check=False,
-                            env={**os.environ, "PYTHON": sys.executable})
+    result = subprocess.run(
+        ["bash", str(SETUP_SCRIPT)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
     if result.returncode != 0:
         raise RuntimeError(result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "setup failed")
     return Path(result.stdout.strip().splitlines()[-1])
@@ -149,7 +164,8 @@ class Analyzer:
         del language.supported_statement_kinds[:]
         language.supported_statement_kinds.extend(
             kinds.ResolvedNodeKind.Value(kind)
-            for kind in ("RESOLVED_QUERY_STMT", "RESOLVED_CREATE_VIEW_STMT", "RESOLVED_DROP_STMT"))
+            for kind in ("RESOLVED_QUERY_STMT", "RESOLVED_CREATE_VIEW_STMT", "RESOLVED_DROP_STMT")
+        )
         return language
 
     def _catalog_proto(self, catalog: Catalog):
@@ -170,8 +186,9 @@ class Analyzer:
 
         stubs = self.stubs
         options = stubs.options.AnalyzerOptionsProto(language_options=self.language, default_timezone="UTC")
-        request = stubs.service.AnalyzeRequest(options=options, simple_catalog=self._catalog_proto(catalog),
-                                               sql_statement=statement)
+        request = stubs.service.AnalyzeRequest(
+            options=options, simple_catalog=self._catalog_proto(catalog), sql_statement=statement
+        )
         self.statements += 1
         try:
             response = self.client.Analyze(request)
@@ -181,11 +198,17 @@ class Analyzer:
 
     def _output_columns(self, statement) -> list[tuple[str, BQType]]:
         node = getattr(statement, statement.WhichOneof("node"))
-        while node.DESCRIPTOR.name not in {"ResolvedQueryStmtProto", "ResolvedCreateViewStmtProto",
-                                           "ResolvedDropStmtProto"}:
+        while node.DESCRIPTOR.name not in {
+            "ResolvedQueryStmtProto",
+            "ResolvedCreateViewStmtProto",
+            "ResolvedDropStmtProto",
+        }:
             node = getattr(node, node.WhichOneof("node"))
         if node.DESCRIPTOR.name == "ResolvedDropStmtProto":
             return []
-        columns = node.output_column_list if node.DESCRIPTOR.name == "ResolvedQueryStmtProto" else \
-            node.parent.output_column_list
+        columns = (
+            node.output_column_list
+            if node.DESCRIPTOR.name == "ResolvedQueryStmtProto"
+            else node.parent.output_column_list
+        )
         return [(c.name, from_type_proto(self.stubs, c.column.type)) for c in columns]

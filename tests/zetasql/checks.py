@@ -4,9 +4,9 @@ yielding exactly the plan's unified columns and types."""
 from __future__ import annotations
 
 import sqlglot
+from analyzer import Analyzer, Catalog
 from sqlglot import exp
 
-from analyzer import Analyzer, Catalog
 from uniview.plan import FamilyPlan
 from uniview.types import BQType, Scalar
 
@@ -39,8 +39,9 @@ def branches(body: str) -> list[str]:
     return [node.sql(dialect="bigquery") for node in found]
 
 
-def check_family(analyzer: Analyzer, plan: FamilyPlan, source_column: str | None = None,
-                 catalog: Catalog | None = None) -> int:
+def check_family(
+    analyzer: Analyzer, plan: FamilyPlan, source_column: str | None = None, catalog: Catalog | None = None
+) -> int:
     """Assert the analyzer accepts every view of `plan` with the unified columns; the statements analyzed."""
     catalog = catalog or catalog_of(plan)
     expected = [(name.lower(), bq_type) for name, bq_type in expected_columns(plan, source_column)]
@@ -50,7 +51,9 @@ def check_family(analyzer: Analyzer, plan: FamilyPlan, source_column: str | None
             result = analyzer.analyze(branch, catalog)
             analyzed += 1
             assert result.error is None, f"{view.qualified_name}: branch rejected: {result.error}\n{branch[:2000]}"
-            assert result.types == [t for _, t in expected], f"{view.qualified_name}: branch types differ\n{branch[:2000]}"
+            assert result.types == [t for _, t in expected], (
+                f"{view.qualified_name}: branch types differ\n{branch[:2000]}"
+            )
         result = analyzer.analyze(view.statement, catalog)
         analyzed += 1
         assert result.error is None, f"{view.qualified_name} rejected by the analyzer: {result.error}"

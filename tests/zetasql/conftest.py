@@ -11,9 +11,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from analyzer import STATEMENTS_REPORTED, Analyzer, Stubs, install  # noqa: E402
+from analyzer import STATEMENTS_REPORTED, Analyzer, Stubs, install
 
-from uniview.local.processes import free_port, stop_process_group  # noqa: E402
+from uniview.local.processes import free_port, stop_process_group
 
 _ANALYZERS: list[Analyzer] = []
 
@@ -32,8 +32,12 @@ def zetasql(tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("zetasql") / "server.log"
     with open(log, "wb") as out:
-        server = subprocess.Popen([str(cache / "remote_server.so"), "localhost", str(port)], stdout=out,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(
+            [str(cache / "remote_server.so"), "localhost", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         channel = grpc.insecure_channel(f"localhost:{port}")
         grpc.channel_ready_future(channel).result(timeout=30)

@@ -14,13 +14,35 @@ from uniview.resolve import POLICIES
 from uniview.schema import Column, TableVersion
 from uniview.types import parse_type
 
-TYPES = ["INT64", "FLOAT64", "NUMERIC", "BIGNUMERIC", "BOOL", "STRING", "BYTES", "DATE", "DATETIME", "TIME",
-         "TIMESTAMP", "JSON", "GEOGRAPHY", "INTERVAL", "RANGE<DATE>", "ARRAY<INT64>", "STRUCT<a INT64>"]
+TYPES = [
+    "INT64",
+    "FLOAT64",
+    "NUMERIC",
+    "BIGNUMERIC",
+    "BOOL",
+    "STRING",
+    "BYTES",
+    "DATE",
+    "DATETIME",
+    "TIME",
+    "TIMESTAMP",
+    "JSON",
+    "GEOGRAPHY",
+    "INTERVAL",
+    "RANGE<DATE>",
+    "ARRAY<INT64>",
+    "STRUCT<a INT64>",
+]
 
 
 def version(family, version_id, created, columns):
-    return TableVersion(f"{family}_v_{version_id}", family, version_id, created,
-                        tuple(Column(name, parse_type(data_type)) for name, data_type in columns))
+    return TableVersion(
+        f"{family}_v_{version_id}",
+        family,
+        version_id,
+        created,
+        tuple(Column(name, parse_type(data_type)) for name, data_type in columns),
+    )
 
 
 def plan(versions, **options):
@@ -28,10 +50,15 @@ def plan(versions, **options):
 
 
 SEED = [
-    version("customer", "abc", 1, [("id", "INT64"), ("first_name", "STRING"), ("last_name", "STRING"),
-                                   ("full_name", "STRING")]),
-    version("customer", "def", 2, [("id", "STRING"), ("first_name", "STRING"), ("last_name", "STRING"),
-                                   ("email", "STRING")]),
+    version(
+        "customer",
+        "abc",
+        1,
+        [("id", "INT64"), ("first_name", "STRING"), ("last_name", "STRING"), ("full_name", "STRING")],
+    ),
+    version(
+        "customer", "def", 2, [("id", "STRING"), ("first_name", "STRING"), ("last_name", "STRING"), ("email", "STRING")]
+    ),
 ]
 
 
@@ -41,12 +68,15 @@ def test_golden_family(zetasql, source_column):
 
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
-@pytest.mark.parametrize("left, right", list(itertools.product(TYPES, TYPES)),
-                         ids=[f"{a}+{b}" for a, b in itertools.product(TYPES, TYPES)])
+@pytest.mark.parametrize(
+    "left, right", list(itertools.product(TYPES, TYPES)), ids=[f"{a}+{b}" for a, b in itertools.product(TYPES, TYPES)]
+)
 def test_type_pair_with_a_version_lacking_the_column(zetasql, policy, left, right):
-    versions = [version("pair", "a", 1, [("id", "INT64"), ("c", left)]),
-                version("pair", "b", 2, [("id", "INT64"), ("c", right)]),
-                version("pair", "c", 3, [("id", "INT64")])]
+    versions = [
+        version("pair", "a", 1, [("id", "INT64"), ("c", left)]),
+        version("pair", "b", 2, [("id", "INT64"), ("c", right)]),
+        version("pair", "c", 3, [("id", "INT64")]),
+    ]
     check_family(zetasql, plan(versions, policy=policy))
 
 
@@ -65,8 +95,11 @@ NESTED = [
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 @pytest.mark.parametrize("left, right", NESTED)
 def test_nested_struct_and_array_merges(zetasql, policy, left, right):
-    versions = [version("nest", "a", 1, [("n", left)]), version("nest", "b", 2, [("n", right)]),
-                version("nest", "c", 3, [("other", "STRING")])]
+    versions = [
+        version("nest", "a", 1, [("n", left)]),
+        version("nest", "b", 2, [("n", right)]),
+        version("nest", "c", 3, [("other", "STRING")]),
+    ]
     check_family(zetasql, plan(versions, policy=policy))
 
 
@@ -74,8 +107,10 @@ ODD_COLUMNS = ["select", "from", "Group", "my col", "a-b", "Ünïcode", "back`ti
 
 
 def test_reserved_and_odd_names(zetasql):
-    versions = [version("order-items", "1", 1, [(name, "INT64") for name in ODD_COLUMNS]),
-                version("order-items", "2", 2, [(name, "STRING") for name in ODD_COLUMNS[::2]])]
+    versions = [
+        version("order-items", "1", 1, [(name, "INT64") for name in ODD_COLUMNS]),
+        version("order-items", "2", 2, [(name, "STRING") for name in ODD_COLUMNS[::2]]),
+    ]
     check_family(zetasql, plan(versions))
 
 
@@ -91,15 +126,18 @@ def test_source_column(zetasql):
 
 @pytest.mark.parametrize("zone", [None, "America/New_York", "Asia/Kolkata", "UTC"])
 def test_datetime_timezone(zetasql, zone):
-    versions = [version("ev", "1", 1, [("at", "DATETIME"), ("d", "DATE")]),
-                version("ev", "2", 2, [("at", "TIMESTAMP"), ("d", "TIMESTAMP")])]
+    versions = [
+        version("ev", "1", 1, [("at", "DATETIME"), ("d", "DATE")]),
+        version("ev", "2", 2, [("at", "TIMESTAMP"), ("d", "TIMESTAMP")]),
+    ]
     check_family(zetasql, plan(versions, policy="widen", datetime_timezone=zone))
 
 
 def test_split_family_with_part_views_registered_as_tables(zetasql):
     types = ["INT64", "STRING", "NUMERIC", "DATETIME", "TIMESTAMP", "STRUCT<a INT64>"]
-    versions = [version("wide", f"{n:03d}", n, [(f"c{i}", types[(n + i) % len(types)]) for i in range(12)])
-                for n in range(40)]
+    versions = [
+        version("wide", f"{n:03d}", n, [(f"c{i}", types[(n + i) % len(types)]) for i in range(12)]) for n in range(40)
+    ]
     planned = plan(versions, max_view_chars=4_000, source_column="_src")
     assert len(planned.views) > 3, "the family must be split for this test to mean anything"
     check_family(zetasql, planned, "_src")
@@ -108,8 +146,10 @@ def test_split_family_with_part_views_registered_as_tables(zetasql):
 def test_a_column_named_like_its_version_table_reads_the_column_not_the_row(zetasql):
     """Unaliased, BigQuery reads `orders_v_1` as a STRUCT of the whole row
     (https://cloud.google.com/bigquery/docs/schemas#column_names); the table alias keeps it a column."""
-    versions = [version("orders", "1", 1, [("id", "INT64"), ("orders_v_1", "INT64")]),
-                version("orders", "2", 2, [("id", "INT64"), ("orders_v_1", "INT64"), ("v", "STRING")])]
+    versions = [
+        version("orders", "1", 1, [("id", "INT64"), ("orders_v_1", "INT64")]),
+        version("orders", "2", 2, [("id", "INT64"), ("orders_v_1", "INT64"), ("v", "STRING")]),
+    ]
     planned = plan(versions)
     check_family(zetasql, planned)
     assert "FROM cdc.orders_v_2 AS v_" in planned.top_view.body  # `v` is a column of version 2
@@ -122,26 +162,41 @@ def keyed(family, version_id, created, columns, key):
     return replace(version(family, version_id, created, columns + CDC), primary_key=key)
 
 
-@pytest.mark.parametrize("key_types", [("INT64", "INT64"), ("INT64", "STRING"), ("NUMERIC", "BIGNUMERIC"),
-                                       ("DATE", "DATETIME"), ("DATETIME", "TIMESTAMP"), ("BYTES", "BYTES"),
-                                       ("BOOL", "INT64")])
+@pytest.mark.parametrize(
+    "key_types",
+    [
+        ("INT64", "INT64"),
+        ("INT64", "STRING"),
+        ("NUMERIC", "BIGNUMERIC"),
+        ("DATE", "DATETIME"),
+        ("DATETIME", "TIMESTAMP"),
+        ("BYTES", "BYTES"),
+        ("BOOL", "INT64"),
+    ],
+)
 def test_current_view_over_keys_whose_type_changes(zetasql, key_types):
-    versions = [keyed("customer", "a", 1, [("id", key_types[0]), ("name", "STRING")], ("id",)),
-                keyed("customer", "b", 2, [("ID", key_types[1]), ("email", "STRING")], ("ID",))]
+    versions = [
+        keyed("customer", "a", 1, [("id", key_types[0]), ("name", "STRING")], ("id",)),
+        keyed("customer", "b", 2, [("ID", key_types[1]), ("email", "STRING")], ("ID",)),
+    ]
     planned = plan(versions, current=True)
     assert planned.current is not None and "PARTITION BY _cdc_database, ID" in planned.current.body
     check_family(zetasql, planned)
 
 
 def test_current_view_with_a_compound_key_of_odd_names_and_a_reserved_family(zetasql):
-    versions = [keyed("select", "1", 1, [("from", "INT64"), ("my col", "STRING"), ("v", "DATE")], ("from", "my col")),
-                keyed("select", "2", 2, [("from", "INT64"), ("my col", "STRING")], ("from", "my col"))]
+    versions = [
+        keyed("select", "1", 1, [("from", "INT64"), ("my col", "STRING"), ("v", "DATE")], ("from", "my col")),
+        keyed("select", "2", 2, [("from", "INT64"), ("my col", "STRING")], ("from", "my col")),
+    ]
     check_family(zetasql, plan(versions, current=True, source_column="_src"), "_src")
 
 
 def test_current_view_over_a_split_family(zetasql):
-    versions = [keyed("wide", f"{n:03d}", n, [("id", "INT64")] + [(f"c{i}", "STRING") for i in range(12)], ("id",))
-                for n in range(30)]
+    versions = [
+        keyed("wide", f"{n:03d}", n, [("id", "INT64")] + [(f"c{i}", "STRING") for i in range(12)], ("id",))
+        for n in range(30)
+    ]
     planned = plan(versions, current=True, max_view_chars=4_000)
     assert len(planned.views) >= 3, "the family must be split for this test to mean anything"
     check_family(zetasql, planned)

@@ -9,5 +9,11 @@ from uniview.cloudfn.handler import EventResult, handle_cloud_event
 from uniview.cloudfn.logs import configure_logging
 
 __all__ = [
-    "ENV_VARS", "EventResult", "FunctionConfig", "configure_logging", "get_config", "handle_cloud_event", "load_config",
+    "ENV_VARS",
+    "EventResult",
+    "FunctionConfig",
+    "configure_logging",
+    "get_config",
+    "handle_cloud_event",
+    "load_config",
 ]

@@ -21,9 +21,10 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from uniview.errors import ConfigError, UniviewError
 from uniview.identifiers import validate_dataset
@@ -70,7 +71,9 @@ def load_config(environ: Mapping[str, str]) -> FunctionConfig:
     warehouse = _checked(problems, _warehouse_url, values["UNIVIEW_WAREHOUSE"])
     template = _checked(problems, _target_template, values["UNIVIEW_TARGET_DATASET"] or DEFAULT_TARGET_DATASET)
     max_age = _checked(
-        problems, _positive_int, "UNIVIEW_MAX_EVENT_AGE_SECONDS",
+        problems,
+        _positive_int,
+        "UNIVIEW_MAX_EVENT_AGE_SECONDS",
         values["UNIVIEW_MAX_EVENT_AGE_SECONDS"] or str(DEFAULT_MAX_EVENT_AGE_SECONDS),
     )
     options = _checked(problems, _generator_options, values)
@@ -146,8 +149,11 @@ def _consolidation(values: Mapping[str, str]) -> ScheduledConsolidation | None:
 
     problems: list[str] = []
     max_text = values["UNIVIEW_CONSOLIDATE_MAX_VERSIONS"]
-    max_versions = _checked(problems, _positive_int, "UNIVIEW_CONSOLIDATE_MAX_VERSIONS", max_text) if max_text \
+    max_versions = (
+        _checked(problems, _positive_int, "UNIVIEW_CONSOLIDATE_MAX_VERSIONS", max_text)
+        if max_text
         else DEFAULT_MAX_VERSIONS
+    )
     if max_versions is not None:
         _checked(problems, check_max_versions, max_versions, "UNIVIEW_CONSOLIDATE_MAX_VERSIONS")
     idle_for = _checked(problems, _duration, "UNIVIEW_CONSOLIDATE_IDLE_FOR", values["UNIVIEW_CONSOLIDATE_IDLE_FOR"])
@@ -157,8 +163,11 @@ def _consolidation(values: Mapping[str, str]) -> ScheduledConsolidation | None:
         _checked(problems, validate_dataset, control, "UNIVIEW_CONSOLIDATE_CONTROL_DATASET")
     if problems:
         raise ConfigError("; ".join(problems))
-    return ScheduledConsolidation(idle_for, max_versions, settle, control) if values["UNIVIEW_CONSOLIDATE_IDLE_FOR"] \
+    return (
+        ScheduledConsolidation(idle_for, max_versions, settle, control)
+        if values["UNIVIEW_CONSOLIDATE_IDLE_FOR"]
         else None
+    )
 
 
 def _duration(name: str, text: str) -> timedelta | None:
@@ -173,7 +182,7 @@ def _duration(name: str, text: str) -> timedelta | None:
 
 
 def _flag(text: str | None) -> Any:
-    """"true"/"false" (any case, or unset: false); anything else is left for GeneratorOptions to reject."""
+    """ "true"/"false" (any case, or unset: false); anything else is left for GeneratorOptions to reject."""
     if not text:
         return False
     return {"true": True, "false": False}.get(text.strip().lower(), text)

@@ -6,7 +6,7 @@ Used to drive a local function (functions-framework) by hand, in benchmarks and 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from uniview import notification as contract
@@ -20,7 +20,7 @@ def notification(dataset: str, table: str | None = None, version: str | None = N
 
 
 def rfc3339(moment: datetime | None = None) -> str:
-    return (moment or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return (moment or datetime.now(UTC)).astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def pubsub_message(data: bytes | dict, message_id: str, publish_time: str | None = None) -> dict[str, Any]:

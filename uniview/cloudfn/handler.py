@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from datetime import UTC, datetime
+from typing import Any
 
 from uniview.cloudfn.config import FunctionConfig, get_config
 from uniview.cloudfn.logs import log_event
@@ -38,6 +39,7 @@ from uniview.errors import (
 
 logger = logging.getLogger("uniview.cloudfn")
 
+
 @dataclass(frozen=True)
 class Verdict:
     """What an exception means for the message: acknowledge it (a retry cannot help) or let Pub/Sub
@@ -49,15 +51,15 @@ class Verdict:
 
 #: The one ack-or-retry table: the first row whose class matches the exception decides.
 ACK_OR_RETRY: tuple[tuple[type[BaseException], Verdict], ...] = (
-    (MalformedMessageError, Verdict(True, "rejected")),      # not base64/UTF-8/JSON, wrong fields: always so
-    (IdentifierError, Verdict(True, "rejected")),            # a hostile or invalid name in the message
-    (PlanError, Verdict(True, "unbuildable")),               # no view can express the family (limits included)
-    (TypeParseError, Verdict(True, "unbuildable")),          # a column type uniview cannot read
-    (NotFoundError, Verdict(False, "retry")),                # the announced table is not visible yet
-    (TransientWarehouseError, Verdict(False, "retry")),      # 5xx, 429, rate limits, a locked DuckDB file
-    (ConfigError, Verdict(False, "retry")),                  # fixed by a deploy; until then the message waits
-    (UniviewError, Verdict(False, "retry")),                 # other warehouse errors (permissions, ...)
-    (Exception, Verdict(False, "retry")),                    # unexpected: redelivered, then dead-lettered
+    (MalformedMessageError, Verdict(True, "rejected")),  # not base64/UTF-8/JSON, wrong fields: always so
+    (IdentifierError, Verdict(True, "rejected")),  # a hostile or invalid name in the message
+    (PlanError, Verdict(True, "unbuildable")),  # no view can express the family (limits included)
+    (TypeParseError, Verdict(True, "unbuildable")),  # a column type uniview cannot read
+    (NotFoundError, Verdict(False, "retry")),  # the announced table is not visible yet
+    (TransientWarehouseError, Verdict(False, "retry")),  # 5xx, 429, rate limits, a locked DuckDB file
+    (ConfigError, Verdict(False, "retry")),  # fixed by a deploy; until then the message waits
+    (UniviewError, Verdict(False, "retry")),  # other warehouse errors (permissions, ...)
+    (Exception, Verdict(False, "retry")),  # unexpected: redelivered, then dead-lettered
 )
 
 
@@ -101,15 +103,27 @@ def handle_cloud_event(
         message = message_from_event(event)
         expired = _expired(message.event_time, config, now)
         if expired is not None:
-            log_event(logger, logging.WARNING, f"dropped an event {expired:.0f}s old (limit "
-                      f"{config.max_event_age_seconds}s)", outcome="expired", reason="expired",
-                      age_seconds=round(expired), **ids)
+            log_event(
+                logger,
+                logging.WARNING,
+                f"dropped an event {expired:.0f}s old (limit {config.max_event_age_seconds}s)",
+                outcome="expired",
+                reason="expired",
+                age_seconds=round(expired),
+                **ids,
+            )
             return EventResult("expired", message_id, "expired")
         notification = parse_notification(message.data)
         request = build_request(config, notification)
     except (MalformedMessageError, IdentifierError) as error:
-        log_event(logger, logging.WARNING, f"rejected a message: {error}", outcome=verdict(error).status,
-                  reason=reason_of(error), **ids)
+        log_event(
+            logger,
+            logging.WARNING,
+            f"rejected a message: {error}",
+            outcome=verdict(error).status,
+            reason=reason_of(error),
+            **ids,
+        )
         return EventResult(verdict(error).status, message_id, reason_of(error))
     return _refresh(config, warehouse, request, notification, ids, started)
 
@@ -133,8 +147,14 @@ def _refresh(
 ) -> EventResult:
     from uniview.refresh import refresh
 
-    scope = {"dataset": notification.dataset, "family": notification.table, "announced_version": notification.version,
-             "ignored_fields": list(notification.ignored_fields) or None, **ids}
+    scope = {
+        "dataset": notification.dataset,
+        "family": notification.table,
+        "announced_version": notification.version,
+        "ignored_fields": list(notification.ignored_fields) or None,
+        **ids,
+    }
+
     def consolidate_then_refresh(opened: Any) -> list:
         if config.consolidation is not None and notification.table is None:
             _consolidate(opened, config, request, scope)
@@ -149,12 +169,26 @@ def _refresh(
     except Exception as error:
         decided = verdict(error)
         if decided.ack:
-            log_event(logger, logging.ERROR, f"cannot build the unified view, acknowledging: {error}",
-                      outcome=decided.status, reason=reason_of(error), duration_ms=_ms(started), **scope)
+            log_event(
+                logger,
+                logging.ERROR,
+                f"cannot build the unified view, acknowledging: {error}",
+                outcome=decided.status,
+                reason=reason_of(error),
+                duration_ms=_ms(started),
+                **scope,
+            )
             return EventResult(decided.status, ids["message_id"], reason_of(error))
         level = logging.WARNING if isinstance(error, (TransientWarehouseError, NotFoundError)) else logging.ERROR
-        log_event(logger, level, f"refresh failed, Pub/Sub will redeliver: {type(error).__name__}: {error}",
-                  outcome="retry", reason=reason_of(error), duration_ms=_ms(started), **scope)
+        log_event(
+            logger,
+            level,
+            f"refresh failed, Pub/Sub will redeliver: {type(error).__name__}: {error}",
+            outcome="retry",
+            reason=reason_of(error),
+            duration_ms=_ms(started),
+            **scope,
+        )
         raise
     duration = _ms(started)
     retry: BaseException | None = None
@@ -179,39 +213,85 @@ def _consolidate(warehouse: Any, config: FunctionConfig, request: Any, scope: di
     from uniview.consolidate import ConsolidationRequest, consolidate
 
     scheduled = config.consolidation
-    results = consolidate(warehouse, ConsolidationRequest(
-        request.dataset, None, scheduled.idle_for, scheduled.max_versions, apply=True, options=config.options,
-        target_dataset=request.target_dataset, control_dataset=scheduled.control_dataset, settle=scheduled.settle))
+    results = consolidate(
+        warehouse,
+        ConsolidationRequest(
+            request.dataset,
+            None,
+            scheduled.idle_for,
+            scheduled.max_versions,
+            apply=True,
+            options=config.options,
+            target_dataset=request.target_dataset,
+            control_dataset=scheduled.control_dataset,
+            settle=scheduled.settle,
+        ),
+    )
     for result in results:
         family_scope = {**scope, "family": result.family}
         if result.error is not None:
-            log_event(logger, logging.ERROR, f"cannot consolidate {request.dataset}.{result.family}: {result.error}",
-                      outcome="consolidation_failed", reason=reason_of(result.error), **family_scope)
+            log_event(
+                logger,
+                logging.ERROR,
+                f"cannot consolidate {request.dataset}.{result.family}: {result.error}",
+                outcome="consolidation_failed",
+                reason=reason_of(result.error),
+                **family_scope,
+            )
         elif result.applied or result.retired:
-            folded = (f"folded {len(result.plan.versions)} versions ({result.moved_rows} rows) into "
-                      f"{result.plan.consolidated_table}" if result.plan else "folded nothing new")
-            log_event(logger, logging.INFO, f"consolidated {request.dataset}.{result.family}: {folded}; "
-                      f"{len(result.retired)} folded tables left the view", outcome="consolidated", **family_scope)
+            folded = (
+                f"folded {len(result.plan.versions)} versions ({result.moved_rows} rows) into "
+                f"{result.plan.consolidated_table}"
+                if result.plan
+                else "folded nothing new"
+            )
+            log_event(
+                logger,
+                logging.INFO,
+                f"consolidated {request.dataset}.{result.family}: {folded}; "
+                f"{len(result.retired)} folded tables left the view",
+                outcome="consolidated",
+                **family_scope,
+            )
 
 
 def _log_outcome(outcome: Any, scope: dict, duration_ms: int) -> None:
     family_scope = {**scope, "family": outcome.family}
     if outcome.failed:
         permanent = verdict(outcome.error).ack
-        message = (f"cannot build the unified view of {scope['dataset']}.{outcome.family}, acknowledging: "
-                   if permanent else f"refresh of {scope['dataset']}.{outcome.family} failed, Pub/Sub will redeliver: ")
-        log_event(logger, logging.ERROR if permanent else logging.WARNING, message + str(outcome.error),
-                  **family_scope, outcome=verdict(outcome.error).status,
-                  reason=type(outcome.error).__name__, versions=list(outcome.versions),
-                  version_count=len(outcome.versions), jobs=list(outcome.jobs), duration_ms=duration_ms)
+        message = (
+            f"cannot build the unified view of {scope['dataset']}.{outcome.family}, acknowledging: "
+            if permanent
+            else f"refresh of {scope['dataset']}.{outcome.family} failed, Pub/Sub will redeliver: "
+        )
+        log_event(
+            logger,
+            logging.ERROR if permanent else logging.WARNING,
+            message + str(outcome.error),
+            **family_scope,
+            outcome=verdict(outcome.error).status,
+            reason=type(outcome.error).__name__,
+            versions=list(outcome.versions),
+            version_count=len(outcome.versions),
+            jobs=list(outcome.jobs),
+            duration_ms=duration_ms,
+        )
         return
     changed = [*outcome.replaced, *outcome.dropped]
     summary = f"{'refreshed' if outcome.changed else 'unchanged'} {scope['dataset']}.{outcome.family}"
     log_event(
-        logger, logging.INFO, f"{summary}: {len(outcome.versions)} versions, {len(changed)} views changed",
-        **family_scope, outcome="refreshed" if outcome.changed else "unchanged",
-        versions=list(outcome.versions), version_count=len(outcome.versions), views_replaced=list(outcome.replaced),
-        views_dropped=list(outcome.dropped), jobs=list(outcome.jobs), rounds=outcome.rounds, duration_ms=duration_ms,
+        logger,
+        logging.INFO,
+        f"{summary}: {len(outcome.versions)} versions, {len(changed)} views changed",
+        **family_scope,
+        outcome="refreshed" if outcome.changed else "unchanged",
+        versions=list(outcome.versions),
+        version_count=len(outcome.versions),
+        views_replaced=list(outcome.replaced),
+        views_dropped=list(outcome.dropped),
+        jobs=list(outcome.jobs),
+        rounds=outcome.rounds,
+        duration_ms=duration_ms,
     )
     if outcome.note:
         log_event(logger, logging.WARNING, outcome.note, **family_scope, outcome="note")
@@ -221,8 +301,14 @@ def _config(ids: dict) -> FunctionConfig:
     try:
         return get_config()
     except UniviewError as error:
-        log_event(logger, logging.CRITICAL, f"{error}; Pub/Sub will redeliver", outcome="retry",
-                  reason=type(error).__name__, **ids)
+        log_event(
+            logger,
+            logging.CRITICAL,
+            f"{error}; Pub/Sub will redeliver",
+            outcome="retry",
+            reason=type(error).__name__,
+            **ids,
+        )
         raise
 
 
@@ -230,7 +316,7 @@ def _expired(event_time: datetime | None, config: FunctionConfig, now: datetime 
     """The event's age in seconds when it is over the limit, else None (also when it has no time)."""
     if event_time is None:
         return None
-    age = ((now or datetime.now(timezone.utc)) - event_time).total_seconds()
+    age = ((now or datetime.now(UTC)) - event_time).total_seconds()
     return age if age > config.max_event_age_seconds else None
 
 

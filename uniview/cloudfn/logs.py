@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import IO, Any
 
 FUNCTION_LOGGER = "uniview"
@@ -24,7 +24,7 @@ class StructuredFormatter(logging.Formatter):
         payload: dict[str, Any] = {
             "severity": record.levelname if record.levelname != "WARN" else "WARNING",
             "message": record.getMessage(),
-            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(),
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "logger": record.name,
         }
         fields = getattr(record, "fields", None)

@@ -10,16 +10,17 @@ import base64
 import binascii
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from uniview.notification import (  # noqa: F401 - the function's side of the contract
     MAX_DATA_BYTES,
     MalformedMessageError,
     Notification,
-    shorten,
     parse_notification,
+    shorten,
 )
 
 PUBSUB_EVENT_TYPE = "google.cloud.pubsub.topic.v1.messagePublished"
@@ -50,7 +51,9 @@ def message_from_event(event: Any) -> PubSubMessage:
     """The Pub/Sub message inside a messagePublished CloudEvent, its data base64-decoded."""
     event_type = _attribute(event, "type")
     if event_type != PUBSUB_EVENT_TYPE:
-        raise MalformedMessageError("wrong_event_type", f"event type {shorten(event_type)!r} is not {PUBSUB_EVENT_TYPE}")
+        raise MalformedMessageError(
+            "wrong_event_type", f"event type {shorten(event_type)!r} is not {PUBSUB_EVENT_TYPE}"
+        )
     data = _event_data(event)
     message = data.get("message") if isinstance(data, Mapping) else None
     if not isinstance(message, Mapping):
@@ -102,6 +105,4 @@ def _parse_time(value: object) -> datetime | None:
         parsed = datetime.fromisoformat(_FRACTION.sub(r"\1", value.strip()).replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-
-
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

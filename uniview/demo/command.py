@@ -10,22 +10,39 @@ import click
 import duckdb
 from rich.console import Console
 
-from uniview.demo.pipeline import DATASET, SOURCE_COLUMN, DemoPaths, announcement_channel, new_spark_session, wait_for_views
-from uniview.demo.report import print_report, timings_table
-from uniview.demo.spark_progress import spark_progress
-from uniview.demo.stages import StageClock
 from uniview.demo.debezium_stream import DATABASES as DEBEZIUM_DATABASES
 from uniview.demo.debezium_stream import TABLE as DEBEZIUM_TABLE
 from uniview.demo.debezium_stream import write_debezium_stream
+from uniview.demo.pipeline import (
+    DATASET,
+    SOURCE_COLUMN,
+    DemoPaths,
+    announcement_channel,
+    new_spark_session,
+    wait_for_views,
+)
+from uniview.demo.report import print_report, timings_table
+from uniview.demo.spark_progress import spark_progress
+from uniview.demo.stages import StageClock
 from uniview.demo.stream import write_stream
 from uniview.errors import UniviewError
 
 
 @click.command("demo")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=Path(".uniview-demo"),
-              show_default=True, help="Where the demo writes its input, its DuckDB warehouse and the servers' logs.")
-@click.option("--source", type=click.Choice(["stream", "postgres"]), default="stream", show_default=True,
-              help="stream: a generated CDC stream of files; postgres: a real PostgreSQL through Debezium and Kafka.")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".uniview-demo"),
+    show_default=True,
+    help="Where the demo writes its input, its DuckDB warehouse and the servers' logs.",
+)
+@click.option(
+    "--source",
+    type=click.Choice(["stream", "postgres"]),
+    default="stream",
+    show_default=True,
+    help="stream: a generated CDC stream of files; postgres: a real PostgreSQL through Debezium and Kafka.",
+)
 def demo_command(workdir: Path, source: str) -> None:
     """Run the whole pipeline locally and show what uniview made of a changing CDC stream."""
     console = Console()
@@ -72,8 +89,10 @@ def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:
         files, lines = write_stream(paths.input_dir, DATASET)
         console.print(f"{lines} lines in {len(files)} NDJSON files under {paths.input_dir}")
         debezium_file, events = write_debezium_stream(paths.debezium_dir)
-        console.print(f"{events} Debezium change events of {DEBEZIUM_TABLE} from {' and '.join(DEBEZIUM_DATABASES)} "
-                      f"in {debezium_file}")
+        console.print(
+            f"{events} Debezium change events of {DEBEZIUM_TABLE} from {' and '.join(DEBEZIUM_DATABASES)} "
+            f"in {debezium_file}"
+        )
     with ExitStack() as running:
         with clock.stage("2. Start Spark, the function and the Pub/Sub emulator"):
             spark = new_spark_session()
@@ -82,14 +101,21 @@ def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:
             console.print(f"announcements: {route.description}")
         with clock.stage("3. Spark sink: land typed version tables, quarantine bad records, announce versions"):
             for source, record_format in ((paths.input_dir, "uniview"), (paths.debezium_dir, "debezium")):
-                options = SinkOptions(input=str(source), warehouse=paths.warehouse_url, dataset=DATASET,
-                                      notify=route.notify, staging_dir=str(paths.workdir / "staging"),
-                                      format=record_format)
+                options = SinkOptions(
+                    input=str(source),
+                    warehouse=paths.warehouse_url,
+                    dataset=DATASET,
+                    notify=route.notify,
+                    staging_dir=str(paths.workdir / "staging"),
+                    format=record_format,
+                )
                 with spark_progress(spark, console, f"sink ({record_format})"):
                     result = run(spark, options)
                 counts = result.counts
-                console.print(f"{record_format}: read {counts.read} = written {counts.total_written} + quarantined "
-                              f"{counts.total_quarantined} + skipped {counts.total_skipped}; {len(result.sent)} new version(s) announced")
+                console.print(
+                    f"{record_format}: read {counts.read} = written {counts.total_written} + quarantined "
+                    f"{counts.total_quarantined} + skipped {counts.total_skipped}; {len(result.sent)} new version(s) announced"
+                )
         with clock.stage("4. Function refreshes the unified views"):
             families = wait_for_views(paths)
             console.print(f"{len(families)} unified views cover {sum(map(len, families.values()))} version tables")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import duckdb
 
@@ -85,15 +85,20 @@ def announcement_channel(paths: DemoPaths) -> Iterator[Channel]:
     with ExitStack() as stack:
         function = stack.enter_context(function_server(paths.logs, env))
         if find_emulator_jar() is None:
-            yield Channel(function.url, f"HTTP push to the function at {function.url} (no Pub/Sub emulator installed)",
-                          function.log_path)
+            yield Channel(
+                function.url,
+                f"HTTP push to the function at {function.url} (no Pub/Sub emulator installed)",
+                function.log_path,
+            )
             return
         host = stack.enter_context(pubsub_emulator(paths.logs))
         stack.enter_context(_environment("PUBSUB_EMULATOR_HOST", host))
         _subscribe_function(function.url)
-        yield Channel(f"pubsub://{PROJECT}/{TOPIC}",
-                      f"Pub/Sub emulator {host}: topic {TOPIC} -> push subscription -> function {function.url}",
-                      function.log_path)
+        yield Channel(
+            f"pubsub://{PROJECT}/{TOPIC}",
+            f"Pub/Sub emulator {host}: topic {TOPIC} -> push subscription -> function {function.url}",
+            function.log_path,
+        )
 
 
 @contextmanager
@@ -116,8 +121,10 @@ def _subscribe_function(function_url: str) -> None:
     pubsub_v1.PublisherClient().create_topic(name=topic)
     with pubsub_v1.SubscriberClient() as subscriber:
         subscriber.create_subscription(
-            name=f"projects/{PROJECT}/subscriptions/uniview-function", topic=topic,
-            push_config={"push_endpoint": function_url}, ack_deadline_seconds=60,
+            name=f"projects/{PROJECT}/subscriptions/uniview-function",
+            topic=topic,
+            push_config={"push_endpoint": function_url},
+            ack_deadline_seconds=60,
         )
 
 
@@ -129,11 +136,14 @@ def new_spark_session(jars: Sequence[str] = ()):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     quiet_logging = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties').as_uri()}"
     spark = (
-        SparkSession.builder.appName("uniview-demo").master("local[2]")
+        SparkSession.builder.appName("uniview-demo")
+        .master("local[2]")
         # a few hundred records: with QUICK_JIT the whole demo took 28.5 s instead of 33.5 s (median of 5 runs)
         .config("spark.driver.extraJavaOptions", f"{quiet_logging} {JVM_OPTIONS} {QUICK_JIT}")
-        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "2g")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "2g")
         .config("spark.jars", ",".join(jars))
         .getOrCreate()
     )
@@ -144,7 +154,8 @@ def new_spark_session(jars: Sequence[str] = ()):
 def version_tables(connection: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     """{family: [version table, ...]} of the demo dataset."""
     rows = connection.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE schema_name = ? ORDER BY table_name", [DATASET]).fetchall()
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = ? ORDER BY table_name", [DATASET]
+    ).fetchall()
     families: dict[str, list[str]] = {}
     for (table,) in rows:
         parts = split_version_table(table)
@@ -154,12 +165,17 @@ def version_tables(connection: duckdb.DuckDBPyConnection) -> dict[str, list[str]
 
 
 def _covered(connection: duckdb.DuckDBPyConnection, family: str, tables: list[str]) -> bool:
-    views = {row[0] for row in connection.execute(
-        "SELECT view_name FROM duckdb_views() WHERE schema_name = ?", [TARGET_DATASET]).fetchall()}
+    views = {
+        row[0]
+        for row in connection.execute(
+            "SELECT view_name FROM duckdb_views() WHERE schema_name = ?", [TARGET_DATASET]
+        ).fetchall()
+    }
     if f"{family}_unified" not in views or (family in CURRENT_FAMILIES and f"{family}_current" not in views):
         return False
     sources = connection.execute(
-        f'SELECT DISTINCT "{SOURCE_COLUMN}" FROM "{TARGET_DATASET}"."{family}_unified"').fetchall()
+        f'SELECT DISTINCT "{SOURCE_COLUMN}" FROM "{TARGET_DATASET}"."{family}_unified"'
+    ).fetchall()
     return {row[0] for row in sources} >= {t for t in tables if _has_rows(connection, t)}
 
 
@@ -179,6 +195,8 @@ def wait_for_views(paths: DemoPaths, timeout: float = 60.0) -> dict[str, list[st
         except duckdb.Error:
             pass  # the function holds the file while it refreshes; look again shortly
         if time.monotonic() > deadline:
-            raise UniviewError(f"the unified views did not cover every version within {timeout:.0f}s; "
-                               f"see the function's log in {paths.logs}")
+            raise UniviewError(
+                f"the unified views did not cover every version within {timeout:.0f}s; "
+                f"see the function's log in {paths.logs}"
+            )
         time.sleep(0.3)

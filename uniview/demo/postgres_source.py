@@ -9,10 +9,10 @@ source table next to `<table>_current`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import duckdb
 from rich.console import Console
@@ -27,13 +27,29 @@ TABLE = "customer"
 
 #: (database, statements, change events they publish), run in order.
 STEPS: tuple[tuple[str, tuple[str, ...], int], ...] = (
-    ("shop1", ("INSERT INTO customer VALUES (1, 'Ann', 10.50), (2, 'Bob', 20.00), (3, 'Cy', 30.25)",
-               "UPDATE customer SET name = 'Bobby' WHERE id = 2", "DELETE FROM customer WHERE id = 3"), 5),
+    (
+        "shop1",
+        (
+            "INSERT INTO customer VALUES (1, 'Ann', 10.50), (2, 'Bob', 20.00), (3, 'Cy', 30.25)",
+            "UPDATE customer SET name = 'Bobby' WHERE id = 2",
+            "DELETE FROM customer WHERE id = 3",
+        ),
+        5,
+    ),
     ("shop2", ("INSERT INTO customer VALUES (1, 'Other Ann', 99.99)",), 1),
-    ("shop1", ("ALTER TABLE customer ADD COLUMN email text",
-               "INSERT INTO customer VALUES (4, 'Dee', 40, 'dee@example.com')"), 1),
-    ("shop1", ("ALTER TABLE customer ALTER COLUMN balance TYPE numeric(14,4)",
-               "UPDATE customer SET balance = 1234.5678 WHERE id = 1"), 1),
+    (
+        "shop1",
+        ("ALTER TABLE customer ADD COLUMN email text", "INSERT INTO customer VALUES (4, 'Dee', 40, 'dee@example.com')"),
+        1,
+    ),
+    (
+        "shop1",
+        (
+            "ALTER TABLE customer ALTER COLUMN balance TYPE numeric(14,4)",
+            "UPDATE customer SET balance = 1234.5678 WHERE id = 1",
+        ),
+        1,
+    ),
 )
 
 
@@ -85,14 +101,18 @@ class PostgresDemo:
         for database in DATABASES:
             self._sql(database, "CREATE TABLE customer (id int PRIMARY KEY, name text, balance numeric(10,2))")
         self.bootstrap = stack.enter_context(kafka_broker(self.workdir))
-        connectors = [postgres_connector(db, self.postgres.host, self.postgres.port, db, "postgres") for db in DATABASES]
+        connectors = [
+            postgres_connector(db, self.postgres.host, self.postgres.port, db, "postgres") for db in DATABASES
+        ]
         stack.enter_context(debezium_connect(self.workdir, self.bootstrap, connectors))
         env = {"UNIVIEW_WAREHOUSE": duckdb_url(self.warehouse), "UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
         self.function = stack.enter_context(function_server(self.workdir, env))
         self.spark = new_spark_session(spark_kafka_jars())
         stack.callback(self.spark.stop)
-        self.console.print(f"PostgreSQL 127.0.0.1:{self.postgres.port}, Kafka {self.bootstrap}, "
-                           f"function {self.function.url}, warehouse {self.warehouse}")
+        self.console.print(
+            f"PostgreSQL 127.0.0.1:{self.postgres.port}, Kafka {self.bootstrap}, "
+            f"function {self.function.url}, warehouse {self.warehouse}"
+        )
 
     def _sql(self, database: str, *statements: str) -> None:
         import psycopg
@@ -107,15 +127,22 @@ class PostgresDemo:
 
         self._sql(database, *statements)
         wait_for_change_events(self.bootstrap, DATABASES, sum(events for _, _, events in STEPS[:done]))
-        options = SinkOptions(input=f"kafka://{self.bootstrap}/?pattern=shop[0-9]+\\.public\\..*",
-                              warehouse=duckdb_url(self.warehouse), format="debezium", stream=True,
-                              checkpoint=str(self.workdir / "checkpoint"), available_now=True,
-                              notify=self.function.url)
+        options = SinkOptions(
+            input=f"kafka://{self.bootstrap}/?pattern=shop[0-9]+\\.public\\..*",
+            warehouse=duckdb_url(self.warehouse),
+            format="debezium",
+            stream=True,
+            checkpoint=str(self.workdir / "checkpoint"),
+            available_now=True,
+            notify=self.function.url,
+        )
         result = run(self.spark, options)
         if result.stopped_by:  # Ctrl-C stopped the stream cleanly; the demo ends there
             raise KeyboardInterrupt
-        self.console.print(f"sink: read {result.counts.read} = written {result.counts.total_written} + "
-                           f"quarantined {result.counts.total_quarantined} + skipped {result.counts.total_skipped}; {len(result.sent)} new version(s) announced")
+        self.console.print(
+            f"sink: read {result.counts.read} = written {result.counts.total_written} + "
+            f"quarantined {result.counts.total_quarantined} + skipped {result.counts.total_skipped}; {len(result.sent)} new version(s) announced"
+        )
         for shown in DATABASES:
             self._compare(shown)
 
@@ -129,9 +156,12 @@ class PostgresDemo:
         if not source:
             return
         with duckdb.connect(str(self.warehouse), read_only=True) as connection:
-            through_view = [tuple(row) for row in connection.execute(current_rows_sql(database, TABLE, columns)).fetchall()]
-        table = Table(title=f"{database}.{TABLE} in PostgreSQL  |  {database}_unified.{TABLE}_current",
-                      title_justify="left")
+            through_view = [
+                tuple(row) for row in connection.execute(current_rows_sql(database, TABLE, columns)).fetchall()
+            ]
+        table = Table(
+            title=f"{database}.{TABLE} in PostgreSQL  |  {database}_unified.{TABLE}_current", title_justify="left"
+        )
         for column in columns:
             table.add_column(f"source {column}")
         for column in columns:
@@ -142,13 +172,18 @@ class PostgresDemo:
             table.add_row(*map(str, left), *map(str, right))
         self.console.print(table)
         same = normalized(source) == normalized(through_view)
-        self.console.print(f"[green]{TABLE}_current equals the source table[/green]" if same else
-                           f"[red]{TABLE}_current differs from the source table[/red]")
+        self.console.print(
+            f"[green]{TABLE}_current equals the source table[/green]"
+            if same
+            else f"[red]{TABLE}_current differs from the source table[/red]"
+        )
 
 
 def normalized(rows: Sequence[tuple]) -> list[tuple]:
     """Rows with every number as a Decimal, so 10.5 (NUMERIC(10,2)) equals 10.500000000 (widened NUMERIC)."""
     from decimal import Decimal
 
-    return [tuple(Decimal(str(v)) if isinstance(v, (Decimal, float, int)) and not isinstance(v, bool) else v
-                  for v in row) for row in rows]
+    return [
+        tuple(Decimal(str(v)) if isinstance(v, (Decimal, float, int)) and not isinstance(v, bool) else v for v in row)
+        for row in rows
+    ]

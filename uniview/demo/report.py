@@ -41,7 +41,9 @@ def _conversion(column: UnifiedColumn) -> str:
 
 
 def columns_table(plan: FamilyPlan) -> Table:
-    table = _table(f"{TARGET_DATASET}.{plan.family}_unified: resolved columns", "column", "type", "in versions", "cast applied")
+    table = _table(
+        f"{TARGET_DATASET}.{plan.family}_unified: resolved columns", "column", "type", "in versions", "cast applied"
+    )
     for column in plan.columns:
         present = sum(1 for v in plan.versions if any(c.name.lower() == column.name.lower() for c in v.columns))
         table.add_row(column.name, str(column.type), f"{present}/{len(plan.versions)}", _conversion(column))
@@ -66,7 +68,9 @@ def sample_table(connection: duckdb.DuckDBPyConnection, plan: FamilyPlan) -> Tab
     ).fetchall()
     created = {version.table_name: index for index, version in enumerate(plan.versions)}
     rows.sort(key=lambda row: (created.get(row[-1], len(created)), _shown(row[0])))
-    table = _table(f"SELECT ... FROM {TARGET_DATASET}.{plan.family}_unified ({SAMPLE_ROWS_PER_VERSION} rows per version)", *names)
+    table = _table(
+        f"SELECT ... FROM {TARGET_DATASET}.{plan.family}_unified ({SAMPLE_ROWS_PER_VERSION} rows per version)", *names
+    )
     for row in rows:
         table.add_row(*map(_shown, row))
     return table
@@ -75,18 +79,28 @@ def sample_table(connection: duckdb.DuckDBPyConnection, plan: FamilyPlan) -> Tab
 def history_and_current_tables(connection: duckdb.DuckDBPyConnection, family: str) -> tuple[Table, Table]:
     """Every change of `family` in log order per source database, and `<family>_current` beside it."""
     source = f'"{TARGET_DATASET}"."{family}_unified"'
-    shown = ["_cdc_database"] + [c for (c,) in connection.execute(
-        "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? ORDER BY column_index",
-        [TARGET_DATASET, f"{family}_current"]).fetchall() if not c.startswith("_")]
+    shown = ["_cdc_database"] + [
+        c
+        for (c,) in connection.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? ORDER BY column_index",
+            [TARGET_DATASET, f"{family}_current"],
+        ).fetchall()
+        if not c.startswith("_")
+    ]
     listed = ", ".join(f'"{c}"' for c in shown)
-    history = _table(f"SELECT ... FROM {TARGET_DATASET}.{family}_unified ORDER BY _cdc_database, _cdc_sequence (history)",
-                     *shown, "_cdc_operation")
-    for row in connection.execute(f"SELECT {listed}, _cdc_operation FROM {source} "
-                                  f"ORDER BY _cdc_database, _cdc_sequence").fetchall():
+    history = _table(
+        f"SELECT ... FROM {TARGET_DATASET}.{family}_unified ORDER BY _cdc_database, _cdc_sequence (history)",
+        *shown,
+        "_cdc_operation",
+    )
+    for row in connection.execute(
+        f"SELECT {listed}, _cdc_operation FROM {source} ORDER BY _cdc_database, _cdc_sequence"
+    ).fetchall():
         history.add_row(*map(_shown, row))
     current = _table(f"SELECT ... FROM {TARGET_DATASET}.{family}_current (latest row per database and key)", *shown)
-    for row in connection.execute(f'SELECT {listed} FROM "{TARGET_DATASET}"."{family}_current" '
-                                  f"ORDER BY _cdc_database, id").fetchall():
+    for row in connection.execute(
+        f'SELECT {listed} FROM "{TARGET_DATASET}"."{family}_current" ORDER BY _cdc_database, id'
+    ).fetchall():
         current.add_row(*map(_shown, row))
     return history, current
 

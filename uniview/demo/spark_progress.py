@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -26,15 +26,25 @@ def spark_progress(spark, console: Console, label: str) -> Iterator[None]:
     """A live bar of the active stages' tasks until the block ends."""
     tracker = spark.sparkContext.statusTracker()
     stop = threading.Event()
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task(label, total=None)
 
         def poll() -> None:
             while not stop.wait(0.2):
                 done, total = _active_tasks(tracker)
-                progress.update(task, completed=done, total=total or None,
-                                description=f"{label} ({len(tracker.getActiveJobsIds())} Spark job(s) running)")
+                progress.update(
+                    task,
+                    completed=done,
+                    total=total or None,
+                    description=f"{label} ({len(tracker.getActiveJobsIds())} Spark job(s) running)",
+                )
 
         poller = threading.Thread(target=poll, daemon=True)
         poller.start()

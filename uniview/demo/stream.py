@@ -13,16 +13,27 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Callable, Iterator
 
 FIRST_NAMES = ["Ada", "Grace", "Linus", "Edsger", "Barbara", "Donald", "Margaret", "Ken", "Frances", "Alan"]
-LAST_NAMES = ["Lovelace", "Hopper", "Torvalds", "Dijkstra", "Liskov", "Knuth", "Hamilton", "Thompson", "Allen", "Turing"]
+LAST_NAMES = [
+    "Lovelace",
+    "Hopper",
+    "Torvalds",
+    "Dijkstra",
+    "Liskov",
+    "Knuth",
+    "Hamilton",
+    "Thompson",
+    "Allen",
+    "Turing",
+]
 STATUSES = ["pending", "paid", "shipped", "delivered", "refunded-after-partial-delivery"]
 CITIES = ["Lisbon", "Oslo", "Kyoto", "Austin", "Nairobi", "Montréal"]
-EPOCH = datetime(2024, 5, 1, 10, 0, 0, tzinfo=timezone.utc)
+EPOCH = datetime(2024, 5, 1, 10, 0, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -50,13 +61,19 @@ def _customer_v1(rng: random.Random, i: int) -> dict:
 
 def _customer_v2(rng: random.Random, i: int) -> dict:
     first, last = _person(rng)
-    return {"id": f"c-{i:05d}", "first_name": first, "last_name": last, "email": f"{first}.{last}{i}@example.com".lower()}
+    return {
+        "id": f"c-{i:05d}",
+        "first_name": first,
+        "last_name": last,
+        "email": f"{first}.{last}{i}@example.com".lower(),
+    }
 
 
 def _order(rng: random.Random, i: int, big: bool = False, zoned: bool = False) -> dict:
     created = _when(rng, i)
     return {
-        "id": i, "customer_id": rng.randint(1, 50),
+        "id": i,
+        "customer_id": rng.randint(1, 50),
         "amount": rng.randint(5_000_000_000, 9_000_000_000) if big else rng.randint(100, 99_999),
         "status": rng.choice(STATUSES if big else STATUSES[:4]),
         "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ" if zoned else "%Y-%m-%d %H:%M:%S"),
@@ -79,21 +96,79 @@ def _shipment(rng: random.Random, i: int, with_country: bool) -> dict:
 
 ADDRESS_V1 = "STRUCT<street STRING, city STRING>"
 ADDRESS_V2 = "STRUCT<street STRING, city STRING, country STRING>"
-ORDERS_V1 = (("id", "bigint(20)"), ("customer_id", "int(11)"), ("amount", "int(11)"), ("status", "varchar(20)"), ("created_at", "datetime"))
-ORDERS_V2 = (("id", "bigint(20)"), ("customer_id", "int(11)"), ("amount", "bigint(20)"), ("status", "varchar(50)"), ("created_at", "datetime"))
-ORDERS_V3 = (("id", "bigint(20)"), ("customer_id", "int(11)"), ("amount", "bigint(20)"), ("status", "varchar(50)"), ("created_at", "timestamp"))
+ORDERS_V1 = (
+    ("id", "bigint(20)"),
+    ("customer_id", "int(11)"),
+    ("amount", "int(11)"),
+    ("status", "varchar(20)"),
+    ("created_at", "datetime"),
+)
+ORDERS_V2 = (
+    ("id", "bigint(20)"),
+    ("customer_id", "int(11)"),
+    ("amount", "bigint(20)"),
+    ("status", "varchar(50)"),
+    ("created_at", "datetime"),
+)
+ORDERS_V3 = (
+    ("id", "bigint(20)"),
+    ("customer_id", "int(11)"),
+    ("amount", "bigint(20)"),
+    ("status", "varchar(50)"),
+    ("created_at", "timestamp"),
+)
 
 SCHEMA_VERSIONS = (
-    SchemaVersion("customer", (("id", "int(11)"), ("first_name", "varchar(255)"), ("last_name", "varchar(255)"), ("full_name", "varchar(255)")), _customer_v1, 40),
+    SchemaVersion(
+        "customer",
+        (
+            ("id", "int(11)"),
+            ("first_name", "varchar(255)"),
+            ("last_name", "varchar(255)"),
+            ("full_name", "varchar(255)"),
+        ),
+        _customer_v1,
+        40,
+    ),
     SchemaVersion("orders", ORDERS_V1, lambda rng, i: _order(rng, i), 60),
-    SchemaVersion("products", (("id", "int(11)"), ("name", "varchar(100)"), ("price", "decimal(10,2)")), lambda rng, i: _product(rng, i, 8), 20),
-    SchemaVersion("shipments", (("id", "int(11)"), ("order_id", "int(11)"), ("address", ADDRESS_V1)), lambda rng, i: _shipment(rng, i, False), 30),
-    SchemaVersion("customer", (("id", "varchar(36)"), ("first_name", "varchar(255)"), ("last_name", "varchar(255)"), ("email", "varchar(255)")), _customer_v2, 40),
+    SchemaVersion(
+        "products",
+        (("id", "int(11)"), ("name", "varchar(100)"), ("price", "decimal(10,2)")),
+        lambda rng, i: _product(rng, i, 8),
+        20,
+    ),
+    SchemaVersion(
+        "shipments",
+        (("id", "int(11)"), ("order_id", "int(11)"), ("address", ADDRESS_V1)),
+        lambda rng, i: _shipment(rng, i, False),
+        30,
+    ),
+    SchemaVersion(
+        "customer",
+        (
+            ("id", "varchar(36)"),
+            ("first_name", "varchar(255)"),
+            ("last_name", "varchar(255)"),
+            ("email", "varchar(255)"),
+        ),
+        _customer_v2,
+        40,
+    ),
     SchemaVersion("orders", ORDERS_V2, lambda rng, i: _order(rng, i, big=True), 60),
     SchemaVersion("products", (("id", "int(11)"), ("name", "varchar(100)")), lambda rng, i: _product(rng, i, None), 20),
     SchemaVersion("orders", ORDERS_V3, lambda rng, i: _order(rng, i, big=True, zoned=True), 60),
-    SchemaVersion("products", (("id", "int(11)"), ("name", "varchar(100)"), ("price", "decimal(12,2)")), lambda rng, i: _product(rng, i, 10), 20),
-    SchemaVersion("shipments", (("id", "int(11)"), ("order_id", "int(11)"), ("address", ADDRESS_V2)), lambda rng, i: _shipment(rng, i, True), 30),
+    SchemaVersion(
+        "products",
+        (("id", "int(11)"), ("name", "varchar(100)"), ("price", "decimal(12,2)")),
+        lambda rng, i: _product(rng, i, 10),
+        20,
+    ),
+    SchemaVersion(
+        "shipments",
+        (("id", "int(11)"), ("order_id", "int(11)"), ("address", ADDRESS_V2)),
+        lambda rng, i: _shipment(rng, i, True),
+        30,
+    ),
 )
 
 MALFORMED_LINES = (
@@ -118,8 +193,12 @@ def records(database: str = "shop", seed: int = 42) -> Iterator[dict]:
             yield {
                 "data": version.make_row(rng, index),
                 "metadata": {
-                    "ingestion_method": "BINLOG", "database_name": database, "table_name": version.table,
-                    "schema": schema, "operation": "INSERT", "position": f"mysql-bin.000003:{position}",
+                    "ingestion_method": "BINLOG",
+                    "database_name": database,
+                    "table_name": version.table,
+                    "schema": schema,
+                    "operation": "INSERT",
+                    "position": f"mysql-bin.000003:{position}",
                     "timestamp": _when(rng, position // 100).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 },
             }
@@ -134,6 +213,6 @@ def write_stream(directory: Path, database: str = "shop", files: int = 3) -> tup
     paths = []
     for index in range(files):
         path = directory / f"binlog-{index:03d}.json"
-        path.write_text("\n".join(lines[index * size:(index + 1) * size]) + "\n", encoding="utf-8")
+        path.write_text("\n".join(lines[index * size : (index + 1) * size]) + "\n", encoding="utf-8")
         paths.append(path)
     return paths, len(lines)

@@ -12,10 +12,10 @@ import asyncio
 import os
 import ssl
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from uniview.local.processes import free_port
 
@@ -36,7 +36,7 @@ class ConnectorFiles:
         return {
             "spark.jars": str(self.jar),
             "spark.driver.extraJavaOptions": f"-Djavax.net.ssl.trustStore={self.truststore} "
-                                             f"-Djavax.net.ssl.trustStorePassword={_TRUSTSTORE_PASSWORD}",
+            f"-Djavax.net.ssl.trustStorePassword={_TRUSTSTORE_PASSWORD}",
         }
 
 
@@ -48,15 +48,23 @@ def connector_folder() -> Path:
 def find_connector() -> ConnectorFiles | None:
     """The connector jar and TLS files when scripts/setup-bigquery-connector.sh has run, else None."""
     folder = connector_folder()
-    files = ConnectorFiles(folder / f"spark-3.5-bigquery-{CONNECTOR_VERSION}.jar", folder / "tls" / "cert.pem",
-                           folder / "tls" / "key.pem", folder / "tls" / "truststore.jks")
+    files = ConnectorFiles(
+        folder / f"spark-3.5-bigquery-{CONNECTOR_VERSION}.jar",
+        folder / "tls" / "cert.pem",
+        folder / "tls" / "key.pem",
+        folder / "tls" / "truststore.jks",
+    )
     return files if all(path.is_file() for path in (files.jar, files.cert, files.key, files.truststore)) else None
 
 
 def connector_options(project: str, http_host: str, grpc_host: str) -> dict[str, str]:
     """`--bigquery-option`s that point the connector at an emulator (any access token is accepted there)."""
-    return {"parentProject": project, "bigQueryHttpEndpoint": f"http://{http_host}",
-            "bigQueryStorageGrpcEndpoint": grpc_host, "gcpAccessToken": "local-emulator"}
+    return {
+        "parentProject": project,
+        "bigQueryHttpEndpoint": f"http://{http_host}",
+        "bigQueryStorageGrpcEndpoint": grpc_host,
+        "gcpAccessToken": "local-emulator",
+    }
 
 
 @dataclass(frozen=True)
@@ -80,8 +88,11 @@ def connector_emulator(log_dir: Path) -> Iterator[ConnectorEmulator]:
         raise FileNotFoundError("the spark-bigquery-connector is not resolved: run scripts/setup-bigquery-connector.sh")
     grpc_port = free_port()
     with bigquery_emulator(log_dir, grpc_port=grpc_port) as host, tls_front(files, grpc_port) as grpc_host:
-        yield ConnectorEmulator(host, connector_options(DEFAULT_PROJECT, host, grpc_host),
-                                files.spark_settings()["spark.driver.extraJavaOptions"])
+        yield ConnectorEmulator(
+            host,
+            connector_options(DEFAULT_PROJECT, host, grpc_host),
+            files.spark_settings()["spark.driver.extraJavaOptions"],
+        )
 
 
 @contextmanager
@@ -97,8 +108,11 @@ def tls_front(files: ConnectorFiles, target_port: int) -> Iterator[str]:
     server_box: list[asyncio.AbstractServer] = []
 
     async def serve() -> None:
-        server_box.append(await asyncio.start_server(
-            lambda reader, writer: _relay(reader, writer, target_port), "127.0.0.1", port, ssl=context))
+        server_box.append(
+            await asyncio.start_server(
+                lambda reader, writer: _relay(reader, writer, target_port), "127.0.0.1", port, ssl=context
+            )
+        )
         started.set()
 
     thread = threading.Thread(target=loop.run_forever, name="bigquery-tls-front", daemon=True)

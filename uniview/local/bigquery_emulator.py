@@ -19,9 +19,9 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from uniview.errors import UniviewError
 from uniview.local.processes import free_port, running_server
@@ -64,8 +64,19 @@ SHIM = Path(__file__).with_name("bigquery_emulator_shim.py")
 
 def emulator_command(venv: Path, port: int, grpc_port: int, project: str, data_dir: Path) -> list[str]:
     return [
-        str(venv / "bin" / "python"), str(SHIM), "serve", "--host", "127.0.0.1", "--port", str(port),
-        "--grpc-port", str(grpc_port), "--project", project, "--data-dir", str(data_dir),
+        str(venv / "bin" / "python"),
+        str(SHIM),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--grpc-port",
+        str(grpc_port),
+        "--project",
+        project,
+        "--data-dir",
+        str(data_dir),
     ]
 
 
@@ -87,7 +98,10 @@ def wait_until_serving(host: str, project: str, timeout: float = 60.0) -> None:
 
 @contextmanager
 def bigquery_emulator(
-    log_dir: Path, project: str = DEFAULT_PROJECT, port: int | None = None, data_dir: Path | None = None,
+    log_dir: Path,
+    project: str = DEFAULT_PROJECT,
+    port: int | None = None,
+    data_dir: Path | None = None,
     grpc_port: int | None = None,
 ) -> Iterator[str]:
     """Run the emulator until the block ends; yields "127.0.0.1:PORT" for BIGQUERY_EMULATOR_HOST.
@@ -111,6 +125,7 @@ def bigquery_emulator(
         host = f"127.0.0.1:{port}"
         wait_until_serving(host, project)
         yield host
+
 
 @contextmanager
 def emulator_environment(log_dir: Path) -> Iterator[str]:

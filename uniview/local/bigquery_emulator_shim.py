@@ -26,8 +26,15 @@ _MICROS_BITS = 20
 def packed_datetime(value: int) -> str:
     """ISO text of a packed DATETIME: year(14) month(4) day(5) hour(5) minute(6) second(6), then 20 bits of micros."""
     seconds, micros = value >> _MICROS_BITS, value & ((1 << _MICROS_BITS) - 1)
-    moment = datetime.datetime(seconds >> 26 & 0x3FFF, seconds >> 22 & 0xF, seconds >> 17 & 0x1F,
-                               seconds >> 12 & 0x1F, seconds >> 6 & 0x3F, seconds & 0x3F, micros)
+    moment = datetime.datetime(
+        seconds >> 26 & 0x3FFF,
+        seconds >> 22 & 0xF,
+        seconds >> 17 & 0x1F,
+        seconds >> 12 & 0x1F,
+        seconds >> 6 & 0x3F,
+        seconds & 0x3F,
+        micros,
+    )
     return moment.isoformat(sep="T", timespec="microseconds")
 
 
@@ -54,8 +61,10 @@ _committing = threading.local()
 def _insert(stream, rows):
     errors = _emulator_insert(stream, rows)
     if errors and getattr(_committing, "active", False):
-        raise StorageError(grpc.StatusCode.INVALID_ARGUMENT,
-                           f"{len(errors)} rows of {stream.name} could not be committed: {errors[0]['errors'][0]['message']}")
+        raise StorageError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"{len(errors)} rows of {stream.name} could not be committed: {errors[0]['errors'][0]['message']}",
+        )
     return errors
 
 
@@ -66,6 +75,7 @@ def _all_or_fail(handler):
             return handler(request)
         finally:
             _committing.active = False
+
     return strict
 
 
@@ -75,6 +85,6 @@ write.commit = _all_or_fail(write.commit)
 write.flush = _all_or_fail(write.flush)
 
 if __name__ == "__main__":
-    from local_bigquery.cli import main   # imported after the patches: the gRPC server binds write.* on import
+    from local_bigquery.cli import main  # imported after the patches: the gRPC server binds write.* on import
 
     sys.exit(main(sys.argv[1:]))

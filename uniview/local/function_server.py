@@ -12,10 +12,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from uniview.errors import UniviewError
 from uniview.local.processes import free_port, running_server
@@ -40,8 +40,19 @@ def find_function_source() -> Path | None:
 
 def function_command(source: Path, port: int) -> list[str]:
     return [
-        sys.executable, "-m", "functions_framework", "--source", str(source), "--target", FUNCTION_TARGET,
-        "--signature-type", "cloudevent", "--host", "127.0.0.1", "--port", str(port),
+        sys.executable,
+        "-m",
+        "functions_framework",
+        "--source",
+        str(source),
+        "--target",
+        FUNCTION_TARGET,
+        "--signature-type",
+        "cloudevent",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
     ]
 
 
@@ -62,7 +73,11 @@ def wait_until_answering(url: str, timeout: float = 30.0) -> None:
 
 @contextmanager
 def function_server(
-    log_dir: Path, env: Mapping[str, str], *, port: int | None = None, source: Path | None = None,
+    log_dir: Path,
+    env: Mapping[str, str],
+    *,
+    port: int | None = None,
+    source: Path | None = None,
     log_name: str = "function.log",
 ) -> Iterator[LocalFunction]:
     """Serve the function until the block ends; `env` is added to this process's environment."""

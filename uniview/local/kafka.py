@@ -16,9 +16,9 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
 
 from uniview.errors import UniviewError
 from uniview.local.java_stack import broker_classpath
@@ -62,8 +62,10 @@ def kafka_broker(work_dir: Path) -> Iterator[str]:
     config = _write_properties(work_dir / "kafka-server.properties", broker_settings(data_dir, port, controller_port))
     cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     # `--cluster-id=ID`, not `-t ID`: an id may start with "-", which the tool would read as an option
-    _run_java(["kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "--config", str(config)],
-              work_dir / "kafka-format.log")
+    _run_java(
+        ["kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "--config", str(config)],
+        work_dir / "kafka-format.log",
+    )
     command = [*_JAVA, "-cp", broker_classpath(), "kafka.Kafka", str(config)]
     with running_server(command, port, work_dir / "kafka.log", timeout=60):
         yield f"127.0.0.1:{port}"
@@ -78,8 +80,16 @@ def _run_java(arguments: Sequence[str], log_path: Path) -> None:
         raise UniviewError(f"{arguments[0]} exited with code {result.returncode}; see {log_path}")
 
 
-def postgres_connector(name: str, host: str, port: int, database: str, user: str, *, tables: Sequence[str] = (),
-                       schemas_enable: bool = True) -> dict[str, object]:
+def postgres_connector(
+    name: str,
+    host: str,
+    port: int,
+    database: str,
+    user: str,
+    *,
+    tables: Sequence[str] = (),
+    schemas_enable: bool = True,
+) -> dict[str, object]:
     """Debezium's PostgreSQL connector (pgoutput) for one database; topics are `<name>.<schema>.<table>`."""
     settings: dict[str, object] = {
         "name": name,
@@ -105,23 +115,33 @@ def postgres_connector(name: str, host: str, port: int, database: str, user: str
 
 
 @contextmanager
-def debezium_connect(work_dir: Path, bootstrap: str, connectors: Sequence[Mapping[str, object]],
-                     timeout: float = 120.0) -> Iterator[str]:
+def debezium_connect(
+    work_dir: Path, bootstrap: str, connectors: Sequence[Mapping[str, object]], timeout: float = 120.0
+) -> Iterator[str]:
     """Run Kafka Connect standalone with the given connectors; yields its REST URL once they all run."""
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     rest_port = free_port()
-    worker = _write_properties(work_dir / "connect-worker.properties", {
-        "bootstrap.servers": bootstrap,
-        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "offset.storage.file.filename": work_dir / "connect.offsets",
-        "offset.flush.interval.ms": 500,
-        "listeners": f"http://127.0.0.1:{rest_port}",
-    })
+    worker = _write_properties(
+        work_dir / "connect-worker.properties",
+        {
+            "bootstrap.servers": bootstrap,
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "offset.storage.file.filename": work_dir / "connect.offsets",
+            "offset.flush.interval.ms": 500,
+            "listeners": f"http://127.0.0.1:{rest_port}",
+        },
+    )
     files = [_write_properties(work_dir / f"connector-{c['name']}.properties", c) for c in connectors]
-    command = [*_JAVA, "-cp", broker_classpath(), "org.apache.kafka.connect.cli.ConnectStandalone",
-               str(worker), *map(str, files)]
+    command = [
+        *_JAVA,
+        "-cp",
+        broker_classpath(),
+        "org.apache.kafka.connect.cli.ConnectStandalone",
+        str(worker),
+        *map(str, files),
+    ]
     url = f"http://127.0.0.1:{rest_port}"
     with running_server(command, rest_port, work_dir / "connect.log", timeout=timeout):
         for connector in connectors:

@@ -13,10 +13,10 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from uniview.errors import UniviewError
 from uniview.local.processes import free_port
@@ -63,18 +63,55 @@ def postgres_server(work_dir: Path) -> Iterator[PostgresServer]:
     if os.geteuid() == 0:
         shutil.chown(root, "postgres")
     data, port = root / "data", free_port()
-    _run(_as_server_user([str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
-                          "--no-sync", "-E", "UTF8", "--locale=C"]), root / "initdb.log")
-    options = (f"-c port={port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={root} "
-               "-c wal_level=logical -c max_wal_senders=10 -c max_replication_slots=10 -c fsync=off "
-               "-c synchronous_commit=off -c full_page_writes=off")
-    _run(_as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "server.log"),
-                          "-w", "-t", "60", "start"]), root / "pg_ctl.log")
+    _run(
+        _as_server_user(
+            [
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ]
+        ),
+        root / "initdb.log",
+    )
+    options = (
+        f"-c port={port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={root} "
+        "-c wal_level=logical -c max_wal_senders=10 -c max_replication_slots=10 -c fsync=off "
+        "-c synchronous_commit=off -c full_page_writes=off"
+    )
+    _run(
+        _as_server_user(
+            [
+                str(bin_dir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-l",
+                str(root / "server.log"),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ]
+        ),
+        root / "pg_ctl.log",
+    )
     try:
         yield PostgresServer("127.0.0.1", port)
     finally:
-        subprocess.run(_as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
-                       capture_output=True, check=False)
+        subprocess.run(
+            _as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
+            capture_output=True,
+            check=False,
+        )
         for log in root.glob("*.log"):
             shutil.copy(log, Path(work_dir) / f"postgres-{log.name}")
         shutil.rmtree(root, ignore_errors=True)
@@ -85,8 +122,10 @@ def _run(command: list[str], log_path: Path) -> None:
         result = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
     if result.returncode != 0:
         tail = log_path.read_text(errors="replace")[-1500:]
-        raise UniviewError(f"{Path(command[-1] if command[-1] != 'start' else command[0]).name} failed "
-                           f"(exit {result.returncode}): {tail}")
+        raise UniviewError(
+            f"{Path(command[-1] if command[-1] != 'start' else command[0]).name} failed "
+            f"(exit {result.returncode}): {tail}"
+        )
 
 
 def wait_until(predicate, timeout: float, what: str, interval: float = 0.2):

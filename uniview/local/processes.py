@@ -7,12 +7,11 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from uniview.errors import UniviewError
-
 
 #: The JIT setting of short-lived local JVMs (the Kafka stack, the demo's Spark, the tests' Spark): C1 only.
 #: On small inputs C2's compiling costs more CPU than its faster code saves; the sink keeps C2 for real batches.
@@ -56,7 +55,10 @@ def running_server(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
-            list(command), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            list(command),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
             env={**os.environ, **(env or {})},
         )
     try:

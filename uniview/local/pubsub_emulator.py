@@ -9,9 +9,9 @@ import glob
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from uniview.local.processes import free_port, running_server
 

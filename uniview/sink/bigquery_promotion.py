@@ -11,8 +11,8 @@ skips the parts that are in.  Columns uniview stages as text (JSON, GEOGRAPHY, T
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from uniview.identifiers import quote_path, string_literal
 from uniview.landing_layout import CDC_COLUMNS
@@ -60,29 +60,37 @@ def route_inserts(project: str, batch: StagedBatch, staging: Sequence[str | None
             names = [c.name for c in route.columns] + [name for name, _ in CDC_COLUMNS]
             values = [staged_value(batch.typed_field(index, j), c.bq_type) for j, c in enumerate(route.columns)]
             values += [name for name, _ in CDC_COLUMNS]
-            sql = (f"INSERT INTO {quote_path(project, route.dataset, route.table_name)} "
-                   f"({', '.join(quote_path(n) for n in names)})\n"
-                   f"SELECT {', '.join(values)} FROM {table} WHERE _route = {index} AND _reason IS NULL")
+            sql = (
+                f"INSERT INTO {quote_path(project, route.dataset, route.table_name)} "
+                f"({', '.join(quote_path(n) for n in names)})\n"
+                f"SELECT {', '.join(values)} FROM {table} WHERE _route = {index} AND _reason IS NULL"
+            )
             inserts.append(Insert((route.dataset, route.table_name), sql))
     return inserts
 
 
-def quarantine_inserts(project: str, datasets: Sequence[str], quarantine_table: str,
-                       staging: Sequence[str | None]) -> list[Insert]:
+def quarantine_inserts(
+    project: str, datasets: Sequence[str], quarantine_table: str, staging: Sequence[str | None]
+) -> list[Insert]:
     """For each dataset with quarantined rows, one INSERT per staging table."""
     columns = ", ".join(name for name, _ in QUARANTINE_COLUMNS)
     kept = ", ".join(string_literal(reason) for reason in sorted(SKIPPED))
     return [
-        Insert((dataset, quarantine_table),
-               f"INSERT INTO {quote_path(project, dataset, quarantine_table)} ({columns})\n"
-               f"SELECT {columns} FROM {table} WHERE _reason IS NOT NULL AND _reason NOT IN ({kept}) "
-               f"AND _dataset = {string_literal(dataset)}")
-        for dataset in datasets for table in staging if table is not None
+        Insert(
+            (dataset, quarantine_table),
+            f"INSERT INTO {quote_path(project, dataset, quarantine_table)} ({columns})\n"
+            f"SELECT {columns} FROM {table} WHERE _reason IS NOT NULL AND _reason NOT IN ({kept}) "
+            f"AND _dataset = {string_literal(dataset)}",
+        )
+        for dataset in datasets
+        for table in staging
+        if table is not None
     ]
 
 
-def group_parts(inserts: Sequence[Insert], max_tables: int = MAX_TABLES_PER_TRANSACTION,
-                max_chars: int = MAX_SCRIPT_CHARS) -> list[list[Insert]]:
+def group_parts(
+    inserts: Sequence[Insert], max_tables: int = MAX_TABLES_PER_TRANSACTION, max_chars: int = MAX_SCRIPT_CHARS
+) -> list[list[Insert]]:
     """Consecutive inserts grouped so each part mutates at most max_tables - 1 tables (one is left for
     the steps table) and stays under max_chars characters."""
     parts: list[list[Insert]] = []
@@ -108,23 +116,31 @@ def batch_filter(key: BatchKey) -> str:
 
 def step_query(project: str, control: str, key: BatchKey, step: str) -> str:
     """The `detail` of one recorded step of a batch (no row when it is not recorded)."""
-    return (f"SELECT detail FROM {quote_path(project, control, STEPS_TABLE)} WHERE {batch_filter(key)} "
-            f"AND step = {string_literal(step)}")
+    return (
+        f"SELECT detail FROM {quote_path(project, control, STEPS_TABLE)} WHERE {batch_filter(key)} "
+        f"AND step = {string_literal(step)}"
+    )
 
 
 def step_record(project: str, control: str, key: BatchKey, step: str, detail: str | None) -> str:
     """The INSERT that records one step of a batch."""
     text = "NULL" if detail is None else string_literal(detail)
-    return (f"INSERT INTO {quote_path(project, control, STEPS_TABLE)} (stream, batch_id, step, detail, at) "
-            f"VALUES ({string_literal(key.stream)}, {key.batch_id}, {string_literal(step)}, {text}, CURRENT_TIMESTAMP())")
+    return (
+        f"INSERT INTO {quote_path(project, control, STEPS_TABLE)} (stream, batch_id, step, detail, at) "
+        f"VALUES ({string_literal(key.stream)}, {key.batch_id}, {string_literal(step)}, {text}, CURRENT_TIMESTAMP())"
+    )
 
 
-def part_script(project: str, control: str, key: BatchKey, number: int, part: Sequence[Insert],
-                guard: str | None = None) -> str:
+def part_script(
+    project: str, control: str, key: BatchKey, number: int, part: Sequence[Insert], guard: str | None = None
+) -> str:
     """The transaction of one part, skipped when the steps table already records it; `guard` (a
     statement that fails the transaction when a target may no longer be written) comes first."""
     step = f"part-{number}"
-    statements = ";\n  ".join(([guard] if guard else []) + [insert.sql for insert in part]
-                               + [step_record(project, control, key, step, None)])
-    return (f"IF NOT EXISTS ({step_query(project, control, key, step)}) THEN\n"
-            f"  BEGIN TRANSACTION;\n  {statements};\n  COMMIT TRANSACTION;\nEND IF;")
+    statements = ";\n  ".join(
+        ([guard] if guard else []) + [insert.sql for insert in part] + [step_record(project, control, key, step, None)]
+    )
+    return (
+        f"IF NOT EXISTS ({step_query(project, control, key, step)}) THEN\n"
+        f"  BEGIN TRANSACTION;\n  {statements};\n  COMMIT TRANSACTION;\nEND IF;"
+    )

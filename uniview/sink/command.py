@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -40,8 +41,9 @@ class OneLineError(click.ClickException):
 class OneLineCommand(click.Command):
     """A command whose usage errors are one line (exit code 2) instead of the usage text."""
 
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
-                     **extra: Any) -> click.Context:
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as error:
@@ -59,41 +61,100 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
 
 
 @click.command("sink", cls=OneLineCommand)
-@click.option("--input", "input_path", required=True,
-              help="NDJSON file, directory or glob (local path or gs://), or Kafka: kafka://BROKER[,BROKER]/TOPIC[,TOPIC] "
-                   "or 'kafka://BROKER/?pattern=REGEX' (with --stream).")
-@click.option("--format", "format", type=click.Choice(["uniview", "debezium"]), default="uniview", show_default=True,
-              help="Record format: uniview's envelope, or Debezium change events (JSON with schemas).")
-@click.option("--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE",
-              help="duckdb:///file.duckdb (relative), duckdb:////abs/file.duckdb, or bigquery://PROJECT.")
+@click.option(
+    "--input",
+    "input_path",
+    required=True,
+    help="NDJSON file, directory or glob (local path or gs://), or Kafka: kafka://BROKER[,BROKER]/TOPIC[,TOPIC] "
+    "or 'kafka://BROKER/?pattern=REGEX' (with --stream).",
+)
+@click.option(
+    "--format",
+    "format",
+    type=click.Choice(["uniview", "debezium"]),
+    default="uniview",
+    show_default=True,
+    help="Record format: uniview's envelope, or Debezium change events (JSON with schemas).",
+)
+@click.option(
+    "--warehouse",
+    required=True,
+    envvar="UNIVIEW_WAREHOUSE",
+    help="duckdb:///file.duckdb (relative), duckdb:////abs/file.duckdb, or bigquery://PROJECT.",
+)
 @click.option("--dataset", default=None, help="Dataset for every record [default: each record's database_name].")
-@click.option("--fallback-dataset", default=DEFAULT_FALLBACK_DATASET, show_default=True,
-              help="Whose quarantine gets records without a usable dataset (when --dataset is not given).")
-@click.option("--notify", default="none", show_default=True,
-              help="After a new version table: pubsub://PROJECT/TOPIC, http://HOST:PORT/PATH, inline or none.")
+@click.option(
+    "--fallback-dataset",
+    default=DEFAULT_FALLBACK_DATASET,
+    show_default=True,
+    help="Whose quarantine gets records without a usable dataset (when --dataset is not given).",
+)
+@click.option(
+    "--notify",
+    default="none",
+    show_default=True,
+    help="After a new version table: pubsub://PROJECT/TOPIC, http://HOST:PORT/PATH, inline or none.",
+)
 @click.option("--stream", is_flag=True, help="Structured Streaming over the files arriving in --input.")
 @click.option("--checkpoint", default=None, help="Streaming checkpoint directory (required with --stream).")
 @click.option("--available-now", is_flag=True, help="Process what is there in incremental batches, then stop.")
 @click.option("--trigger-interval", default="10 seconds", show_default=True, help="Micro-batch interval of a stream.")
 @click.option("--max-files-per-trigger", type=int, default=None, help="Files per micro-batch of a stream.")
-@click.option("--staging-dir", default=None, help="DuckDB only: where Spark stages Parquet [default: a temporary directory].")
-@click.option("--load-memory", default=None, metavar="SIZE",
-              help="DuckDB only: the memory its load step may take before it spills the batch's lines to disk, "
-                   "e.g. 4GB [default: 1GB].")
-@click.option("--bigquery-option", "bigquery_options", multiple=True, callback=_key_value, metavar="KEY=VALUE",
-              help="BigQuery only: a spark-bigquery-connector write option (repeatable).")
-@click.option("--kafka-option", "kafka_options", multiple=True, callback=_key_value, metavar="KEY=VALUE",
-              help="Kafka only: an option of Spark's Kafka source, e.g. kafka.security.protocol=SASL_SSL (repeatable).")
-@click.option("--cache", is_flag=True,
-              help="BigQuery only: keep each parsed batch in memory between routing and writing instead of reading it twice.")
+@click.option(
+    "--staging-dir", default=None, help="DuckDB only: where Spark stages Parquet [default: a temporary directory]."
+)
+@click.option(
+    "--load-memory",
+    default=None,
+    metavar="SIZE",
+    help="DuckDB only: the memory its load step may take before it spills the batch's lines to disk, "
+    "e.g. 4GB [default: 1GB].",
+)
+@click.option(
+    "--bigquery-option",
+    "bigquery_options",
+    multiple=True,
+    callback=_key_value,
+    metavar="KEY=VALUE",
+    help="BigQuery only: a spark-bigquery-connector write option (repeatable).",
+)
+@click.option(
+    "--kafka-option",
+    "kafka_options",
+    multiple=True,
+    callback=_key_value,
+    metavar="KEY=VALUE",
+    help="Kafka only: an option of Spark's Kafka source, e.g. kafka.security.protocol=SASL_SSL (repeatable).",
+)
+@click.option(
+    "--cache",
+    is_flag=True,
+    help="BigQuery only: keep each parsed batch in memory between routing and writing instead of reading it twice.",
+)
 @generator_options
-@click.option("--master", default=None, help="Spark master of a local run [default: local[*]]; ignored under spark-submit.")
+@click.option(
+    "--master", default=None, help="Spark master of a local run [default: local[*]]; ignored under spark-submit."
+)
 @click.option("--quiet", is_flag=True, help="Only the summary, no per-batch log lines.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the summary as one JSON document listing every table [default: totals and the busiest tables].")
-def sink_command(input_path: str, master: str | None, quiet: bool, as_json: bool, target_dataset: str | None, policy: str,
-                 max_view_chars: int, datetime_timezone: str | None, source_column: str | None, current: bool,
-                 **options: Any) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary as one JSON document listing every table [default: totals and the busiest tables].",
+)
+def sink_command(
+    input_path: str,
+    master: str | None,
+    quiet: bool,
+    as_json: bool,
+    target_dataset: str | None,
+    policy: str,
+    max_view_chars: int,
+    datetime_timezone: str | None,
+    source_column: str | None,
+    current: bool,
+    **options: Any,
+) -> None:
     """Land NDJSON CDC records in typed, hash-versioned tables; quarantine bad records; notify.
 
     The view options (--policy, --max-view-chars, --datetime-timezone, --source-column, --current,
@@ -102,8 +163,9 @@ def sink_command(input_path: str, master: str | None, quiet: bool, as_json: bool
     logging.getLogger("py4j").setLevel(logging.WARNING)
     try:
         generator = make_generator_options(policy, max_view_chars, datetime_timezone, source_column, current)
-        sink_options = SinkOptions(input=input_path, generator_options=generator, target_dataset=target_dataset,
-                                   **options)
+        sink_options = SinkOptions(
+            input=input_path, generator_options=generator, target_dataset=target_dataset, **options
+        )
         sink_options.validate()
         result = _run_with_session(sink_options, master, _session_jars(sink_options))
     except Interrupted as error:
@@ -166,15 +228,19 @@ def local_session_settings(master: str) -> dict[str, str]:
     """The settings of a session `uniview sink` starts itself (under spark-submit, the submitter's apply)."""
     from uniview.sink.job import JVM_PROPERTIES
 
-    return {**JVM_PROPERTIES, "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
-            "spark.sql.shuffle.partitions": str(_local_cores(master))}
+    return {
+        **JVM_PROPERTIES,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(_local_cores(master)),
+    }
 
 
 def _local_cores(master: str) -> int:
     """The cores of a local master: local -> 1, local[N] -> N, otherwise all of this machine's."""
     if master == "local":
         return 1
-    inside = master[len("local["):-1] if master.startswith("local[") and master.endswith("]") else ""
+    inside = master[len("local[") : -1] if master.startswith("local[") and master.endswith("]") else ""
     return int(inside) if inside.isdigit() else os.cpu_count() or 2
 
 

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 from uniview.types import decimal_type
 
@@ -38,8 +39,17 @@ _EPOCH_DAY = date(1970, 1, 1)
 
 #: Connect primitive types -> BigQuery.
 _PRIMITIVES = {
-    "int8": "INT64", "int16": "INT64", "int32": "INT64", "int64": "INT64", "float": "FLOAT64", "float32": "FLOAT64",
-    "double": "FLOAT64", "float64": "FLOAT64", "boolean": "BOOL", "string": "STRING", "bytes": "BYTES",
+    "int8": "INT64",
+    "int16": "INT64",
+    "int32": "INT64",
+    "int64": "INT64",
+    "float": "FLOAT64",
+    "float32": "FLOAT64",
+    "double": "FLOAT64",
+    "float64": "FLOAT64",
+    "boolean": "BOOL",
+    "string": "STRING",
+    "bytes": "BYTES",
 }
 
 
@@ -54,8 +64,9 @@ def _time_of_day(value: int, per_second: int) -> str:
 
 
 def _zoned(value: str) -> str:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc).isoformat(
-        sep=" ", timespec="microseconds")
+    return (
+        datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC).isoformat(sep=" ", timespec="microseconds")
+    )
 
 
 #: Connect and Debezium logical types -> (BigQuery type, value conversion).
@@ -169,10 +180,13 @@ def convert_event(text: str | None, key_text: str | None = None) -> str | None:
     row = payload.get("before") if payload["op"] == "d" else payload.get("after")
     metadata = {
         "ingestion_method": f"DEBEZIUM_{str(source.get('connector', '')).upper()}",
-        "database_name": source.get("db"), "table_name": source.get("table"),
-        "operation": OPERATIONS[payload["op"]], "position": position(source),
+        "database_name": source.get("db"),
+        "table_name": source.get("table"),
+        "operation": OPERATIONS[payload["op"]],
+        "position": position(source),
         "timestamp": (_EPOCH + timedelta(milliseconds=source["ts_ms"])).isoformat() + "Z"
-        if isinstance(source.get("ts_ms"), int) else None,
+        if isinstance(source.get("ts_ms"), int)
+        else None,
     }
     primary_key = key_columns(key_text)
     if primary_key is not None:
@@ -192,8 +206,9 @@ def convert_event(text: str | None, key_text: str | None = None) -> str | None:
 
 def _is_kcat_message(event: dict) -> bool:
     """A Kafka message as `kcat -C -J` prints it: topic, partition, offset, and key and value as text."""
-    return {"topic", "partition", "offset", "payload"} <= event.keys() and \
-        (event["payload"] is None or isinstance(event["payload"], str))
+    return {"topic", "partition", "offset", "payload"} <= event.keys() and (
+        event["payload"] is None or isinstance(event["payload"], str)
+    )
 
 
 def _converted(convert: Callable[[Any], Any], value: Any) -> Any:

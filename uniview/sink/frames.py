@@ -13,47 +13,70 @@ warehouses rename them when loading.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-
 from uniview.sink import reasons
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, distinct_shapes, route_shapes
 from uniview.sink.sequence import sequence_column
 from uniview.sink.slots import Shape, Slot, slot_positions
-from uniview.sink.value_patterns import METADATA_TIMESTAMP
 from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value, utc_timestamp
+from uniview.sink.value_patterns import METADATA_TIMESTAMP
 
 _TEXT = T.StringType()
 #: The fields of a record's metadata object, each read as text.
-METADATA_FIELDS = ("ingestion_method", "database_name", "table_name", "table_version", "schema", "operation",
-                   "position", "timestamp", "primary_key")
+METADATA_FIELDS = (
+    "ingestion_method",
+    "database_name",
+    "table_name",
+    "table_version",
+    "schema",
+    "operation",
+    "position",
+    "timestamp",
+    "primary_key",
+)
 METADATA_SCHEMA = T.StructType([T.StructField(name, _TEXT) for name in METADATA_FIELDS])
 _CORRUPT = "_uniview_corrupt_line"
 #: Each line is parsed once with `data` as a map of its keys to their values as text, so typing a
 #: column is a lookup; a line whose `data` is not an object is parsed again for its metadata alone.
 _DATA_TYPE = T.MapType(_TEXT, _TEXT)
-ENVELOPE_SCHEMA = T.StructType([
-    T.StructField("data", _DATA_TYPE), T.StructField("metadata", METADATA_SCHEMA),
-    T.StructField(_CORRUPT, _TEXT),
-])
+ENVELOPE_SCHEMA = T.StructType(
+    [
+        T.StructField("data", _DATA_TYPE),
+        T.StructField("metadata", METADATA_SCHEMA),
+        T.StructField(_CORRUPT, _TEXT),
+    ]
+)
 _METADATA_ENVELOPE_SCHEMA = T.StructType([T.StructField("metadata", METADATA_SCHEMA), T.StructField(_CORRUPT, _TEXT)])
 KEY_COLUMNS = ("_database", "_table", "_version", "_schema", "_primary_key")
-_DECISION_SCHEMA = T.StructType([
-    *[T.StructField(f"k{name}", _TEXT) for name in KEY_COLUMNS],
-    T.StructField("_target", _TEXT), T.StructField("_route", T.IntegerType()), T.StructField("_shape", T.IntegerType()),
-    T.StructField("_reject", _TEXT), T.StructField("_reject_detail", _TEXT), T.StructField("_resolved_version", _TEXT),
-    *[T.StructField(name, T.ArrayType(_TEXT)) for name in ("_slot_keys", "_slot_labels", "_names")],
-    T.StructField("_slot_positions", T.ArrayType(T.IntegerType())),
-])
+_DECISION_SCHEMA = T.StructType(
+    [
+        *[T.StructField(f"k{name}", _TEXT) for name in KEY_COLUMNS],
+        T.StructField("_target", _TEXT),
+        T.StructField("_route", T.IntegerType()),
+        T.StructField("_shape", T.IntegerType()),
+        T.StructField("_reject", _TEXT),
+        T.StructField("_reject_detail", _TEXT),
+        T.StructField("_resolved_version", _TEXT),
+        *[T.StructField(name, T.ArrayType(_TEXT)) for name in ("_slot_keys", "_slot_labels", "_names")],
+        T.StructField("_slot_positions", T.ArrayType(T.IntegerType())),
+    ]
+)
 #: Columns of the quarantine table and their BigQuery types.
 QUARANTINE_COLUMNS = (
-    ("raw_line", "STRING"), ("reason", "STRING"), ("detail", "STRING"), ("source_file", "STRING"),
-    ("table_name", "STRING"), ("table_version", "STRING"), ("batch", "STRING"), ("quarantined_at", "TIMESTAMP"),
+    ("raw_line", "STRING"),
+    ("reason", "STRING"),
+    ("detail", "STRING"),
+    ("source_file", "STRING"),
+    ("table_name", "STRING"),
+    ("table_version", "STRING"),
+    ("batch", "STRING"),
+    ("quarantined_at", "TIMESTAMP"),
 )
 
 
@@ -74,42 +97,60 @@ def parse_envelopes(lines: DataFrame, with_data: bool = True) -> DataFrame:
     if with_data:
         parsed = lines.select(*columns, F.from_json("value", ENVELOPE_SCHEMA, options).alias("m"))
         not_a_map = F.col("m").isNull() | F.col(f"m.{_CORRUPT}").isNotNull()
-        envelope = parsed.select("*", F.when(not_a_map, metadata_only)
-                                 .otherwise(F.struct(F.col("m.metadata").alias("metadata"),
-                                                     F.col(f"m.{_CORRUPT}").alias(_CORRUPT))).alias("e"),
-                                 F.col("m.data").alias("_data"))
+        envelope = parsed.select(
+            "*",
+            F.when(not_a_map, metadata_only)
+            .otherwise(F.struct(F.col("m.metadata").alias("metadata"), F.col(f"m.{_CORRUPT}").alias(_CORRUPT)))
+            .alias("e"),
+            F.col("m.data").alias("_data"),
+        )
     else:
         envelope = lines.select(*columns, metadata_only.alias("e"), F.lit(None).cast(_DATA_TYPE).alias("_data"))
     meta = F.col("e.metadata")
     unparseable = F.col("e").isNull() | F.col(f"e.{_CORRUPT}").isNotNull()
     return envelope.select(
-        "_line", F.col("value").alias("_value"), F.col("source_file").alias("_source_file"), "_data",
-        meta["database_name"].alias("_database"), meta["table_name"].alias("_table"),
-        meta["table_version"].alias("_version"), meta["schema"].alias("_schema"),
-        meta["ingestion_method"].alias("_cdc_ingestion_method"), meta["operation"].alias("_cdc_operation"),
-        meta["position"].alias("_cdc_position"), meta["timestamp"].alias("_timestamp_text"),
-        meta["database_name"].alias("_cdc_database"), sequence_column(meta["position"]).alias("_cdc_sequence"),
+        "_line",
+        F.col("value").alias("_value"),
+        F.col("source_file").alias("_source_file"),
+        "_data",
+        meta["database_name"].alias("_database"),
+        meta["table_name"].alias("_table"),
+        meta["table_version"].alias("_version"),
+        meta["schema"].alias("_schema"),
+        meta["ingestion_method"].alias("_cdc_ingestion_method"),
+        meta["operation"].alias("_cdc_operation"),
+        meta["position"].alias("_cdc_position"),
+        meta["timestamp"].alias("_timestamp_text"),
+        meta["database_name"].alias("_cdc_database"),
+        sequence_column(meta["position"]).alias("_cdc_sequence"),
         meta["primary_key"].alias("_primary_key"),
         F.when(meta["timestamp"].rlike(METADATA_TIMESTAMP), utc_timestamp(meta["timestamp"])).alias("_cdc_timestamp"),
-        F.when(F.col("_null_value"), F.lit(reasons.TOMBSTONE)).when(unparseable, F.lit(reasons.UNPARSEABLE))
-        .when(meta.isNull(), F.lit(reasons.MISSING_METADATA)).alias("_reason"),
+        F.when(F.col("_null_value"), F.lit(reasons.TOMBSTONE))
+        .when(unparseable, F.lit(reasons.UNPARSEABLE))
+        .when(meta.isNull(), F.lit(reasons.MISSING_METADATA))
+        .alias("_reason"),
         F.when(F.col("_null_value"), F.lit("a message with a null value (tombstone)"))
         .when(unparseable, F.lit("the line is not a JSON object"))
-        .when(meta.isNull(), F.lit("no metadata object")).alias("_envelope_detail"),
+        .when(meta.isNull(), F.lit("no metadata object"))
+        .alias("_envelope_detail"),
     )
 
 
 def distinct_keys(envelopes: DataFrame) -> tuple[int, dict[RecordKey, datetime | None]]:
     """(lines read, routing keys), in one pass: the keys of the records (lines with an envelope-level
     reason left out), each with the earliest metadata.timestamp among its records."""
-    rows = envelopes.groupBy(*KEY_COLUMNS, F.col("_reason").isNull().alias("_record")).agg(
-        F.count(F.lit(1)).alias("_lines"), F.min("_cdc_timestamp").alias("_first")).collect()
+    rows = (
+        envelopes.groupBy(*KEY_COLUMNS, F.col("_reason").isNull().alias("_record"))
+        .agg(F.count(F.lit(1)).alias("_lines"), F.min("_cdc_timestamp").alias("_first"))
+        .collect()
+    )
     keys = {RecordKey(*row[:5]): row["_first"] for row in rows if row["_record"]}
     return sum(row["_lines"] for row in rows), keys
 
 
-def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPlan, fallback_dataset: str,
-                     slots: Sequence[Sequence[Slot]]) -> DataFrame:
+def attach_decisions(
+    spark: SparkSession, envelopes: DataFrame, plan: RoutingPlan, fallback_dataset: str, slots: Sequence[Sequence[Slot]]
+) -> DataFrame:
     """Join each row to its key's decision: `_dataset`, `_route`, `_shape` (routing.route_shapes), `_reason`,
     `_detail`, `_resolved_version`, the typed `_cdc_timestamp` (a metadata.timestamp that is not a
     timestamp is invalid_metadata), and where its shape's columns are staged (`slots`: the slots of each
@@ -119,9 +160,20 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
     staged = {shape: positions for frame in slots for shape, positions in slot_positions(frame).items()}
     layout = [_shape_layout(columns, staged.get(shape, [])) for shape, columns in enumerate(shapes)]
     rows = [
-        (k.database_name, k.table_name, k.table_version, k.schema_text, k.primary_key_text, d.dataset, d.route,
-         None if d.route is None else shape_of[d.route], d.reason, d.detail, d.version,
-         *((None,) * 4 if d.route is None else layout[shape_of[d.route]]))
+        (
+            k.database_name,
+            k.table_name,
+            k.table_version,
+            k.schema_text,
+            k.primary_key_text,
+            d.dataset,
+            d.route,
+            None if d.route is None else shape_of[d.route],
+            d.reason,
+            d.detail,
+            d.version,
+            *((None,) * 4 if d.route is None else layout[shape_of[d.route]]),
+        )
         for k, d in plan.decisions.items()
     ]
     decisions = local_frame(spark, rows, _DECISION_SCHEMA)
@@ -133,18 +185,40 @@ def attach_decisions(spark: SparkSession, envelopes: DataFrame, plan: RoutingPla
     text = F.col("_timestamp_text")
     bad_timestamp = text.isNotNull() & F.col("_cdc_timestamp").isNull()
     unrouted = F.col("_route").isNull()
-    reason = F.coalesce(F.col("_reason"), F.col("_reject"), F.when(bad_timestamp, F.lit(reasons.INVALID_METADATA)),
-                        F.when(unrouted, F.lit(reasons.INPUT_CHANGED)))
-    detail = (F.when(F.col("_reason").isNotNull(), F.col("_envelope_detail"))
-              .when(F.col("_reject").isNotNull(), F.col("_reject_detail"))
-              .when(bad_timestamp, F.concat(F.lit("metadata.timestamp is not a timestamp: "), text))
-              .when(unrouted, F.lit("this record was not read when the batch was routed")))
+    reason = F.coalesce(
+        F.col("_reason"),
+        F.col("_reject"),
+        F.when(bad_timestamp, F.lit(reasons.INVALID_METADATA)),
+        F.when(unrouted, F.lit(reasons.INPUT_CHANGED)),
+    )
+    detail = (
+        F.when(F.col("_reason").isNotNull(), F.col("_envelope_detail"))
+        .when(F.col("_reject").isNotNull(), F.col("_reject_detail"))
+        .when(bad_timestamp, F.concat(F.lit("metadata.timestamp is not a timestamp: "), text))
+        .when(unrouted, F.lit("this record was not read when the batch was routed"))
+    )
     return joined.select(
-        "_line", "_value", "_source_file", "_data", "_table", "_cdc_ingestion_method", "_cdc_operation", "_cdc_position",
-        "_cdc_timestamp", "_cdc_database", "_cdc_sequence", F.coalesce("_target", F.lit(fallback_dataset)).alias("_dataset"),
-        "_route", "_shape", reason.alias("_reason"), detail.alias("_detail"),
+        "_line",
+        "_value",
+        "_source_file",
+        "_data",
+        "_table",
+        "_cdc_ingestion_method",
+        "_cdc_operation",
+        "_cdc_position",
+        "_cdc_timestamp",
+        "_cdc_database",
+        "_cdc_sequence",
+        F.coalesce("_target", F.lit(fallback_dataset)).alias("_dataset"),
+        "_route",
+        "_shape",
+        reason.alias("_reason"),
+        detail.alias("_detail"),
         F.coalesce("_resolved_version", "_version").alias("_resolved_version"),
-        "_slot_keys", "_slot_labels", "_names", "_slot_positions",
+        "_slot_keys",
+        "_slot_labels",
+        "_names",
+        "_slot_positions",
     )
 
 
@@ -159,14 +233,22 @@ def local_frame(spark: SparkSession, rows: Sequence[tuple], schema: T.StructType
 
 def _shape_layout(columns: Shape, positions: list[int | None]) -> tuple[list, list, list, list]:
     """A decision row's `_slot_keys`, `_slot_labels`, `_names` and `_slot_positions` for one shape."""
+
     def each(value) -> list:
         return [None if position is None else value(columns[position]) for position in positions]
 
     return each(lambda c: c.name), each(lambda c: c.label), [c.name for c in columns], positions
 
 
-def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], slots: Sequence[Slot],
-                 with_rejected: bool, batch: str, at: datetime) -> DataFrame:
+def staged_frame(
+    routed: DataFrame,
+    shapes: Sequence[Shape],
+    chunk: list[int],
+    slots: Sequence[Slot],
+    with_rejected: bool,
+    batch: str,
+    at: datetime,
+) -> DataFrame:
     """One frame for the rows whose shape is in `chunk` (and, when `with_rejected`, the rows rejected
     before typing).  `shapes[k]` is the columns of shape k (routing.route_shapes), `slots` the chunk's
     typed columns (slots.assign_slots).
@@ -181,27 +263,43 @@ def staged_frame(routed: DataFrame, shapes: Sequence[Shape], chunk: list[int], s
     member = shape.isin(chunk) if chunk else F.lit(False)
     rows = routed.where(member | shape.isNull() if with_rejected else member)
     looked_up = rows.select(
-        "*", F.when(ok & shape.isNotNull(), F.map_keys("_data")).alias("_keys"),
+        "*",
+        F.when(ok & shape.isNotNull(), F.map_keys("_data")).alias("_keys"),
         *[_parse_exact(shapes[k], k, ok) for k in chunk if _exact_columns(shapes[k])],
-        *[F.element_at("_data", F.col("_slot_keys")[number]).alias(_raw(slot)) for number, slot in enumerate(slots)])
+        *[F.element_at("_data", F.col("_slot_keys")[number]).alias(_raw(slot)) for number, slot in enumerate(slots)],
+    )
     typed = looked_up.select(
-        "*", *[_slot_value(slot, shapes).alias(slot.column) for slot in slots],
+        "*",
+        *[_slot_value(slot, shapes).alias(slot.column) for slot in slots],
         # how many of the shape's columns the data names: fewer than its keys means an unknown or repeated key
-        F.size(F.array_intersect("_keys", "_names")).alias("_declared"))
+        F.size(F.array_intersect("_keys", "_names")).alias("_declared"),
+    )
     flags = F.array(*_misfits(slots)) if slots else F.array().cast("array<boolean>")
     misfits = typed.select("*", flags.alias("_misfits"))
     judged = misfits.select("*", F.coalesce(F.col("_reason"), _data_reason()).alias("_final_reason"))
     bad = F.col("_final_reason").isNotNull()
     detail = F.when(bad, F.coalesce(F.col("_detail"), _data_detail(len(slots))))
     return judged.select(
-        F.coalesce("_route", F.lit(-1)).alias("_route"), F.col("_final_reason").alias("_reason"), detail.alias("_detail"),
+        F.coalesce("_route", F.lit(-1)).alias("_route"),
+        F.col("_final_reason").alias("_reason"),
+        detail.alias("_detail"),
         *[slot.column for slot in slots],
-        "_cdc_ingestion_method", "_cdc_operation", "_cdc_position", "_cdc_timestamp",
-        F.lit(at).cast("timestamp").alias("_cdc_ingested_at"), "_cdc_database", "_cdc_sequence",
-        F.when(bad, F.col("_line")).alias("raw_line"), F.col("_final_reason").alias("reason"), detail.alias("detail"),
-        F.when(bad, F.col("_source_file")).alias("source_file"), F.col("_table").alias("table_name"),
-        F.col("_resolved_version").alias("table_version"), F.lit(batch).alias("batch"),
-        F.lit(at).cast("timestamp").alias("quarantined_at"), "_dataset",
+        "_cdc_ingestion_method",
+        "_cdc_operation",
+        "_cdc_position",
+        "_cdc_timestamp",
+        F.lit(at).cast("timestamp").alias("_cdc_ingested_at"),
+        "_cdc_database",
+        "_cdc_sequence",
+        F.when(bad, F.col("_line")).alias("raw_line"),
+        F.col("_final_reason").alias("reason"),
+        detail.alias("detail"),
+        F.when(bad, F.col("_source_file")).alias("source_file"),
+        F.col("_table").alias("table_name"),
+        F.col("_resolved_version").alias("table_version"),
+        F.lit(batch).alias("batch"),
+        F.lit(at).cast("timestamp").alias("quarantined_at"),
+        "_dataset",
     )
 
 
@@ -241,9 +339,13 @@ def _misfits(slots: Sequence[Slot]) -> list[Column]:
 def _data_reason() -> Column:
     """Why a row cannot be written: data missing or naming a key twice (which value was meant is
     unknowable), unknown keys, values that do not fit (`_misfits`, one flag per slot)."""
-    return (F.when(F.col("_keys").isNull(), F.lit(reasons.INVALID_DATA))
-            .when(_odd_keys(), F.when(_repeated_key(), F.lit(reasons.INVALID_DATA)).otherwise(F.lit(reasons.UNKNOWN_COLUMN)))
-            .when(F.array_contains("_misfits", True), F.lit(reasons.TYPE_MISMATCH)))
+    return (
+        F.when(F.col("_keys").isNull(), F.lit(reasons.INVALID_DATA))
+        .when(
+            _odd_keys(), F.when(_repeated_key(), F.lit(reasons.INVALID_DATA)).otherwise(F.lit(reasons.UNKNOWN_COLUMN))
+        )
+        .when(F.array_contains("_misfits", True), F.lit(reasons.TYPE_MISMATCH))
+    )
 
 
 def _odd_keys() -> Column:
@@ -258,14 +360,19 @@ def _data_detail(slot_count: int) -> Column:
     """The detail of `_data_reason`, naming the unknown keys or the columns that do not fit (in the
     shape's column order)."""
     unknown = F.array_except("_keys", "_names")
-    labels = [F.when(F.col("_misfits")[number], F.struct(F.col("_slot_positions")[number].alias("position"),
-                                                         F.col("_slot_labels")[number].alias("label")))
-              for number in range(slot_count)]
+    labels = [
+        F.when(
+            F.col("_misfits")[number],
+            F.struct(F.col("_slot_positions")[number].alias("position"), F.col("_slot_labels")[number].alias("label")),
+        )
+        for number in range(slot_count)
+    ]
     # No lambdas (array_compact is one): they would keep the whole projection out of Spark's compiled stage.
     # Slots that fit are NULL labels, which sort_array puts first and array_join skips.
     ordered = F.sort_array(F.array(*labels))["label"] if labels else F.array().cast("array<string>")
-    return (F.when(F.col("_keys").isNull(), F.lit(reasons.DATA_NOT_AN_OBJECT))
-            .when(_odd_keys() & _repeated_key(), F.lit(reasons.REPEATED_KEY))
-            .when(_odd_keys(), F.concat(F.lit(reasons.UNKNOWN_KEYS), F.array_join(unknown, ", ")))
-            .otherwise(F.concat(F.lit(reasons.MISFITS), F.array_join(ordered, ", "))))
-
+    return (
+        F.when(F.col("_keys").isNull(), F.lit(reasons.DATA_NOT_AN_OBJECT))
+        .when(_odd_keys() & _repeated_key(), F.lit(reasons.REPEATED_KEY))
+        .when(_odd_keys(), F.concat(F.lit(reasons.UNKNOWN_KEYS), F.array_join(unknown, ", ")))
+        .otherwise(F.concat(F.lit(reasons.MISFITS), F.array_join(ordered, ", ")))
+    )

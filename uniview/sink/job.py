@@ -24,30 +24,30 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Mapping
+from datetime import UTC, datetime
 
-from pyspark import StorageLevel
 from py4j.protocol import Py4JError
+from pyspark import StorageLevel
 from pyspark.errors import AnalysisException, StreamingQueryException
 from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 
 from uniview.errors import ConfigError, UniviewError, WarehouseError
 from uniview.identifiers import validate_dataset
-from uniview.warehouse.url import WarehouseURL
+from uniview.sink.debezium import debezium_lines
 from uniview.sink.frames import ORIGINAL_LINE, attach_decisions, distinct_keys, parse_envelopes, staged_frame
 from uniview.sink.landing import BatchCounts, BatchKey, Landing, LineBatch, StagedBatch, StagedChunk
 from uniview.sink.notify import Notification, Notifier, make_notifier
 from uniview.sink.pending import FlushResult, flush
 from uniview.sink.routing import Lookup, RecordKey, RoutingPlan, distinct_shapes, plan_routes, route_shapes
 from uniview.sink.slots import assign_slots, chunk_shapes, slot_fields
-from uniview.sink.debezium import debezium_lines
 from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
 from uniview.sink.stop_signals import Interrupted, stop_requests
+from uniview.warehouse.url import WarehouseURL
 
 logger = logging.getLogger(__name__)
 
@@ -124,9 +124,11 @@ class SinkOptions:
         if is_kafka(self.input):
             KafkaInput.parse(self.input).reader_options(dict(self.kafka_options))
             if not self.stream:
-                raise ConfigError("a Kafka --input needs --stream --checkpoint DIR (the checkpoint holds the offsets "
-                                  "read, so a re-run neither skips nor repeats records); add --available-now to stop "
-                                  "once the topics are drained")
+                raise ConfigError(
+                    "a Kafka --input needs --stream --checkpoint DIR (the checkpoint holds the offsets "
+                    "read, so a re-run neither skips nor repeats records); add --available-now to stop "
+                    "once the topics are drained"
+                )
             if self.max_files_per_trigger is not None:
                 raise ConfigError("--max-files-per-trigger is for files: use --kafka-option maxOffsetsPerTrigger=N")
         elif self.kafka_options:
@@ -135,8 +137,9 @@ class SinkOptions:
         if duckdb_warehouse and self.cache:
             raise ConfigError("--cache is for a BigQuery --warehouse: DuckDB's load step reads each batch once")
         if self.load_memory is not None and not (duckdb_warehouse and re.fullmatch(_SIZE, self.load_memory)):
-            raise ConfigError(f"invalid --load-memory {self.load_memory!r}: a size such as 4GB or 512MB, "
-                              "with a DuckDB --warehouse")
+            raise ConfigError(
+                f"invalid --load-memory {self.load_memory!r}: a size such as 4GB or 512MB, with a DuckDB --warehouse"
+            )
         self.notifier()
 
     def notifier(self) -> Notifier:
@@ -239,8 +242,12 @@ class Sink:
 
     def run_stream(self) -> None:
         lines = self._kafka_lines() if is_kafka(self.options.input) else self._file_lines()
-        writer = lines.writeStream.foreachBatch(self._stream_batch).option("checkpointLocation", self.options.checkpoint)
-        trigger = {"availableNow": True} if self.options.available_now else {"processingTime": self.options.trigger_interval}
+        writer = lines.writeStream.foreachBatch(self._stream_batch).option(
+            "checkpointLocation", self.options.checkpoint
+        )
+        trigger = (
+            {"availableNow": True} if self.options.available_now else {"processingTime": self.options.trigger_interval}
+        )
         query = writer.trigger(**trigger).start()
         try:
             self._await(query)
@@ -279,7 +286,11 @@ class Sink:
         deadline = time.monotonic() + _COMMIT_WAIT_SECONDS
         while query.isActive:
             with self._batch_lock:
-                if self._last_batch is None or _recorded_batch(query) >= self._last_batch or time.monotonic() > deadline:
+                if (
+                    self._last_batch is None
+                    or _recorded_batch(query) >= self._last_batch
+                    or time.monotonic() > deadline
+                ):
                     self._stopping = True
                     query.stop()
                     return
@@ -303,14 +314,18 @@ class Sink:
 
     def _kafka_lines(self) -> DataFrame:
         source = KafkaInput.parse(self.options.input)
-        reader = self.spark.readStream.format("kafka").options(**source.reader_options(dict(self.options.kafka_options)))
+        reader = self.spark.readStream.format("kafka").options(
+            **source.reader_options(dict(self.options.kafka_options))
+        )
         return kafka_lines(_load_input(reader.load, self.options.input))
 
     def _stream_batch(self, lines: DataFrame, batch_id: int) -> None:
         try:
             while not self._batch_lock.acquire(timeout=0.05):
                 if self._stopping:  # the query is stopping (_stop_between_batches holds the lock)
-                    raise _StreamStopping(f"batch {batch_id} not landed: the stream is stopping (the next run lands it)")
+                    raise _StreamStopping(
+                        f"batch {batch_id} not landed: the stream is stopping (the next run lands it)"
+                    )
             try:
                 self.process(lines, BatchKey(self.options.stream_name, batch_id))
                 self._last_batch = batch_id
@@ -326,14 +341,22 @@ class Sink:
         if counts is None:
             counts = self._land(lines, key)
         if not counts.balanced:
-            raise UniviewError(f"batch {key.label}: read {counts.read} lines but wrote {counts.total_written}, "
-                               f"quarantined {counts.total_quarantined} and skipped {counts.total_skipped}")
+            raise UniviewError(
+                f"batch {key.label}: read {counts.read} lines but wrote {counts.total_written}, "
+                f"quarantined {counts.total_quarantined} and skipped {counts.total_skipped}"
+            )
         self.result.counts.add(counts)
         self.result.batches += 1
         self.result.replayed += counts.replayed
-        logger.info("batch %s: read %d, written %d, quarantined %d, skipped %d%s", key.label, counts.read,
-                    counts.total_written, counts.total_quarantined, counts.total_skipped,
-                    " (already landed: not written again)" if counts.replayed else "")
+        logger.info(
+            "batch %s: read %d, written %d, quarantined %d, skipped %d%s",
+            key.label,
+            counts.read,
+            counts.total_written,
+            counts.total_quarantined,
+            counts.total_skipped,
+            " (already landed: not written again)" if counts.replayed else "",
+        )
         self.flush()
         return counts
 
@@ -343,15 +366,17 @@ class Sink:
         if self.landing.types_in_load:
             rewritten = ORIGINAL_LINE in lines.columns
             staged = lines.select("value", "source_file", *([ORIGINAL_LINE] if rewritten else []))
-            return self.landing.land_lines(LineBatch(key, staged, rewritten, self._route, self.options.quarantine_dataset,
-                                                     self.notifier.enabled))
+            return self.landing.land_lines(
+                LineBatch(key, staged, rewritten, self._route, self.options.quarantine_dataset, self.notifier.enabled)
+            )
         envelopes = parse_envelopes(lines)
         if self.options.cache:
             envelopes = envelopes.persist(StorageLevel.MEMORY_AND_DISK)
         routing = envelopes if self.options.cache else parse_envelopes(lines, with_data=False)
         try:
-            batch, plan = stage_batch(self.spark, envelopes, key, self.options, self.landing.known_versions,
-                                      self.notifier.enabled, routing)
+            batch, plan = stage_batch(
+                self.spark, envelopes, key, self.options, self.landing.known_versions, self.notifier.enabled, routing
+            )
             self._record_warnings(plan.warnings)
             return self.landing.land(batch)
         finally:
@@ -388,20 +413,30 @@ def trigger_seconds(spark: SparkSession, interval: str) -> float:
     return spark._jvm.org.apache.spark.sql.streaming.Trigger.ProcessingTime(interval).intervalMs() / 1000
 
 
-def stage_batch(spark: SparkSession, envelopes: DataFrame, key: BatchKey, options: SinkOptions, lookup: Lookup,
-                notify: bool, routing: DataFrame | None = None) -> tuple[StagedBatch, RoutingPlan]:
+def stage_batch(
+    spark: SparkSession,
+    envelopes: DataFrame,
+    key: BatchKey,
+    options: SinkOptions,
+    lookup: Lookup,
+    notify: bool,
+    routing: DataFrame | None = None,
+) -> tuple[StagedBatch, RoutingPlan]:
     """Route the envelopes of one batch and build its staged frames; nothing is written yet.  `routing`:
     the same lines parsed without their data (parse_envelopes(with_data=False)) for the routing pass."""
     read, keys = distinct_keys(envelopes if routing is None else routing)
     plan = plan_routes(keys, options.dataset, options.quarantine_dataset, lookup, first_seen=keys)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     shapes, shape_of = distinct_shapes(plan.routes), route_shapes(plan.routes)
     groups = chunk_shapes(shapes)
     slots = [assign_slots(shapes, group) for group in groups]
     routed = attach_decisions(spark, envelopes, plan, options.quarantine_dataset, slots)
     chunks = [
-        StagedChunk([i for i, shape in enumerate(shape_of) if shape in group],
-                    staged_frame(routed, shapes, group, frame_slots, number == 0, key.label, now), slot_fields(frame_slots))
+        StagedChunk(
+            [i for i, shape in enumerate(shape_of) if shape in group],
+            staged_frame(routed, shapes, group, frame_slots, number == 0, key.label, now),
+            slot_fields(frame_slots),
+        )
         for number, (group, frame_slots) in enumerate(zip(groups, slots))
     ]
     return StagedBatch(key, read, plan.routes, chunks, notify), plan
@@ -415,4 +450,6 @@ def _load_input(load, path: str) -> DataFrame:
 
 
 def _with_source_file(lines: DataFrame) -> DataFrame:
-    return lines.select("value", F.lit(None).cast("string").alias("key"), F.col("_metadata.file_path").alias("source_file"))
+    return lines.select(
+        "value", F.lit(None).cast("string").alias("key"), F.col("_metadata.file_path").alias("source_file")
+    )

@@ -13,17 +13,17 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime
-from typing import Callable, Collection, Mapping, Sequence
+from functools import cached_property
 
 from pyspark.sql import DataFrame
 
-from uniview.sink.notify import Notification
-from uniview.sink.reasons import SKIPPED
-from uniview.sink.pending import PendingStore
 from uniview.landing_layout import CDC_PREFIX, missing_cdc_columns
+from uniview.sink.notify import Notification
+from uniview.sink.pending import PendingStore
+from uniview.sink.reasons import SKIPPED
 from uniview.sink.routing import KnownVersion, Lookup, RecordKey, RoutingPlan, VersionRoute, route_shapes
 from uniview.sink.versioning import SourceColumn
 from uniview.types import BQType
@@ -86,16 +86,29 @@ class BatchCounts:
         self.created.extend(other.created)
 
     def to_json(self) -> str:
-        return json.dumps({
-            "read": self.read, "written": dict(self.written), "quarantined": dict(self.quarantined),
-            "skipped": dict(self.skipped), "created": [n.as_record() for n in self.created],
-        }, ensure_ascii=False, sort_keys=True)
+        return json.dumps(
+            {
+                "read": self.read,
+                "written": dict(self.written),
+                "quarantined": dict(self.quarantined),
+                "skipped": dict(self.skipped),
+                "created": [n.as_record() for n in self.created],
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+        )
 
     @classmethod
     def from_json(cls, text: str, replayed: bool = False) -> BatchCounts:
         data = json.loads(text)
-        return cls(data["read"], Counter(data["written"]), Counter(data["quarantined"]),
-                   [Notification(**n) for n in data["created"]], replayed, Counter(data.get("skipped", {})))
+        return cls(
+            data["read"],
+            Counter(data["written"]),
+            Counter(data["quarantined"]),
+            [Notification(**n) for n in data["created"]],
+            replayed,
+            Counter(data.get("skipped", {})),
+        )
 
 
 @dataclass(frozen=True)

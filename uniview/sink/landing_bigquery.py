@@ -15,30 +15,44 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Collection, Mapping
 from dataclasses import replace
-from typing import Any, Collection, Mapping
+from typing import Any
 
 from pyspark.sql import DataFrame
 
 from uniview.errors import NotFoundError, WarehouseError
 from uniview.identifiers import quote_path, string_literal
-from uniview.warehouse.url import BIGQUERY, WarehouseURL
 from uniview.landing_layout import CDC_COLUMNS
-from uniview.sink.frames import QUARANTINE_COLUMNS
-from uniview.sink.landing import (
-    LEDGER_TABLE, QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, StagedBatch, known_version, source_schema_comment,
-)
-from uniview.sink.notify import Notification
-from uniview.sink.reasons import SKIPPED
-from uniview.sink.pending import PendingStore
-from uniview.sink.routing import KnownVersion, VersionRoute
 from uniview.sink.bigquery_promotion import (
-    STEPS_TABLE, batch_filter, group_parts, part_script, quarantine_inserts, route_inserts, step_query, step_record,
+    STEPS_TABLE,
+    batch_filter,
+    group_parts,
+    part_script,
+    quarantine_inserts,
+    route_inserts,
+    step_query,
+    step_record,
 )
 from uniview.sink.failpoints import reach
-from uniview.sink.routing import redirected
-from uniview.warehouse.bigquery_folds import FOLDED_MESSAGE, folded_guard, redirected_query, registry_ddl
+from uniview.sink.frames import QUARANTINE_COLUMNS
+from uniview.sink.landing import (
+    LEDGER_TABLE,
+    QUARANTINE_TABLE,
+    BatchCounts,
+    BatchKey,
+    Landing,
+    StagedBatch,
+    known_version,
+    source_schema_comment,
+)
+from uniview.sink.notify import Notification
+from uniview.sink.pending import PendingStore
+from uniview.sink.reasons import SKIPPED
+from uniview.sink.routing import KnownVersion, VersionRoute, redirected
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
+from uniview.warehouse.bigquery_folds import FOLDED_MESSAGE, folded_guard, redirected_query, registry_ddl
+from uniview.warehouse.url import BIGQUERY, WarehouseURL
 
 RETRY_DEADLINE = 120.0
 #: The prefix of staging tables, in the control dataset.
@@ -70,7 +84,9 @@ def schema_field(name: str, bq_type: BQType, description: str | None = None) -> 
 
 def version_table_schema(route: VersionRoute) -> list[dict]:
     """The declared columns (described by their source types), then the CDC columns."""
-    fields = [schema_field(c.name, c.bq_type, c.declared_type and f"source type: {c.declared_type}") for c in route.columns]
+    fields = [
+        schema_field(c.name, c.bq_type, c.declared_type and f"source type: {c.declared_type}") for c in route.columns
+    ]
     return fields + [schema_field(name, parse_type(bq)) for name, bq in CDC_COLUMNS]
 
 
@@ -90,8 +106,13 @@ def _staging_prefix(key: BatchKey) -> str:
 class BigQueryLanding(Landing):
     """Version tables and quarantine tables in the datasets of `project`."""
 
-    def __init__(self, project: str, pending: PendingStore, write_extra: Mapping[str, str] | None = None,
-                 control_dataset: str = "uniview") -> None:
+    def __init__(
+        self,
+        project: str,
+        pending: PendingStore,
+        write_extra: Mapping[str, str] | None = None,
+        control_dataset: str = "uniview",
+    ) -> None:
         from uniview.warehouse.bigquery import make_client
 
         self.project = project
@@ -114,20 +135,25 @@ class BigQueryLanding(Landing):
 
         known = {table: self._known[table] for table in tables if table in self._known}
         for dataset, table in sorted(set(tables) - set(known)):
-            found = self._call(f"get table {dataset}.{table}", lambda: self._client.get_table(f"{self.project}.{dataset}.{table}"),
-                               missing_ok=True)
+            found = self._call(
+                f"get table {dataset}.{table}",
+                lambda: self._client.get_table(f"{self.project}.{dataset}.{table}"),
+                missing_ok=True,
+            )
             if found is not None:
                 columns = tuple((f.name, field_type(f)) for f in found.schema)
                 known[(dataset, table)] = known_version(found.description, columns)
                 self._existing.add((dataset, table))
-                if not known[(dataset, table)].missing_cdc_columns:   # an older layout is read again once migrated
+                if not known[(dataset, table)].missing_cdc_columns:  # an older layout is read again once migrated
                     self._known[(dataset, table)] = known[(dataset, table)]
         return known
 
     def landed(self, key: BatchKey) -> BatchCounts | None:
         self._ensure_control_tables()
-        rows = self._rows(f"read the ledger for {key.label}",
-                          f"SELECT counts FROM {self._control(LEDGER_TABLE)} WHERE {batch_filter(key)}")
+        rows = self._rows(
+            f"read the ledger for {key.label}",
+            f"SELECT counts FROM {self._control(LEDGER_TABLE)} WHERE {batch_filter(key)}",
+        )
         if not rows:
             return None
         self._drop_leftover_staging(key)
@@ -136,8 +162,10 @@ class BigQueryLanding(Landing):
     def _drop_leftover_staging(self, key: BatchKey) -> None:
         """A batch that landed but was not committed to Spark's checkpoint may have left its staging tables."""
         prefix = _staging_prefix(key)
-        for table in self._call(f"list {self.control_dataset}", lambda: list(self._client.list_tables(
-                f"{self.project}.{self.control_dataset}"))):
+        for table in self._call(
+            f"list {self.control_dataset}",
+            lambda: list(self._client.list_tables(f"{self.project}.{self.control_dataset}")),
+        ):
             if table.table_id.startswith(prefix):
                 self._call(f"drop {table.table_id}", lambda: self._client.delete_table(table, not_found_ok=True))
 
@@ -158,38 +186,54 @@ class BigQueryLanding(Landing):
             groups = group_parts(self._inserts(batch, sources, quarantined))
             first = 0
             for number, part in enumerate(groups):
-                live = self._promote(batch, live, (sources, quarantined, route_rows), number,
-                                     range(first, first + len(part)), counts)
+                live = self._promote(
+                    batch, live, (sources, quarantined, route_rows), number, range(first, first + len(part)), counts
+                )
                 first += len(part)
                 reach("after-part")
             if batch.notify:
                 self.pending.add(counts.created)
             reach("before-ledger")
-            self._script(f"record {batch.key.label}", f"INSERT INTO {self._control(LEDGER_TABLE)} "
-                         f"(stream, batch_id, counts, landed_at) VALUES ({string_literal(batch.key.stream)}, "
-                         f"{batch.key.batch_id}, {string_literal(counts.to_json())}, CURRENT_TIMESTAMP())")
+            self._script(
+                f"record {batch.key.label}",
+                f"INSERT INTO {self._control(LEDGER_TABLE)} "
+                f"(stream, batch_id, counts, landed_at) VALUES ({string_literal(batch.key.stream)}, "
+                f"{batch.key.batch_id}, {string_literal(counts.to_json())}, CURRENT_TIMESTAMP())",
+            )
             reach("after-ledger")
         finally:
             for name in staging:
                 if name is not None:
-                    self._call(f"drop {name}", lambda: self._client.delete_table(
-                        f"{self.project}.{self.control_dataset}.{name}", not_found_ok=True))
+                    self._call(
+                        f"drop {name}",
+                        lambda: self._client.delete_table(
+                            f"{self.project}.{self.control_dataset}.{name}", not_found_ok=True
+                        ),
+                    )
         return counts
 
     def _inserts(self, batch: StagedBatch, sources: list[str | None], quarantined: set[str]) -> list:
         return route_inserts(self.project, batch, sources) + quarantine_inserts(
-            self.project, sorted(quarantined), QUARANTINE_TABLE, sources)
+            self.project, sorted(quarantined), QUARANTINE_TABLE, sources
+        )
 
     def _redirected(self, batch: StagedBatch) -> StagedBatch:
         """The batch with each route to a folded version sent to its successor (docs/consolidation.md)."""
         targets = [(route.dataset, route.table_name) for route in batch.routes]
-        rows = self._rows(f"read the folded versions for {batch.key.label}",
-                          redirected_query(self.project, self.control_dataset, targets)) if targets else []
+        rows = (
+            self._rows(
+                f"read the folded versions for {batch.key.label}",
+                redirected_query(self.project, self.control_dataset, targets),
+            )
+            if targets
+            else []
+        )
         folded = {(dataset, table): successor for dataset, table, successor in rows}
         return replace(batch, routes=[redirected(route, folded) for route in batch.routes]) if folded else batch
 
-    def _promote(self, batch: StagedBatch, live: StagedBatch, staged: tuple, number: int, positions: range,
-                 counts: BatchCounts) -> StagedBatch:
+    def _promote(
+        self, batch: StagedBatch, live: StagedBatch, staged: tuple, number: int, positions: range, counts: BatchCounts
+    ) -> StagedBatch:
         """Run one part's transaction.  When consolidation folded one of its targets after the batch
         read the registry, the transaction fails whole; the registry is read again, successors are
         created, and the part runs again.  The batch as it was last redirected.  `staged`: the staging
@@ -199,8 +243,10 @@ class BigQueryLanding(Landing):
             part = [self._inserts(live, sources, quarantined)[i] for i in positions]
             guard = folded_guard(self.project, self.control_dataset, {insert.target for insert in part})
             try:
-                self._script(f"promote part {number} of {batch.key.label}",
-                             part_script(self.project, self.control_dataset, batch.key, number, part, guard))
+                self._script(
+                    f"promote part {number} of {batch.key.label}",
+                    part_script(self.project, self.control_dataset, batch.key, number, part, guard),
+                )
                 return live
             except WarehouseError as error:
                 if FOLDED_MESSAGE not in str(error):
@@ -208,8 +254,10 @@ class BigQueryLanding(Landing):
             live = self._redirected(batch)
             counts.written = _written(live, route_rows)
             counts.created.extend(n for n in self._create_tables(live, route_rows, set()) if n not in counts.created)
-        raise WarehouseError(f"batch {batch.key.label}: its tables kept being folded while it was promoted "
-                             f"({MAX_FOLDED_RETRIES} attempts); nothing of part {number} was written")
+        raise WarehouseError(
+            f"batch {batch.key.label}: its tables kept being folded while it was promoted "
+            f"({MAX_FOLDED_RETRIES} attempts); nothing of part {number} was written"
+        )
 
     def _stage(self, key: BatchKey, number: int, frame: DataFrame) -> str | None:
         """Write one staged frame into a fresh staging table; its name, or None when it has no rows."""
@@ -229,12 +277,20 @@ class BigQueryLanding(Landing):
         quarantined: set[str] = set()
         route_rows: Counter = Counter()
         parts = [f"SELECT _route, _reason, _dataset FROM {table}" for table in staging if table is not None]
-        rows = self._rows(f"count {batch.key.label}", "SELECT _route, _reason, _dataset, count(*) FROM (" +
-                          " UNION ALL ".join(parts) + ") GROUP BY 1, 2, 3") if parts else []
+        rows = (
+            self._rows(
+                f"count {batch.key.label}",
+                "SELECT _route, _reason, _dataset, count(*) FROM (" + " UNION ALL ".join(parts) + ") GROUP BY 1, 2, 3",
+            )
+            if parts
+            else []
+        )
         if sum(row[3] for row in rows) != batch.read:
-            raise WarehouseError(f"batch {batch.key.label}: {batch.read} lines were routed but "
-                                 f"{sum(row[3] for row in rows)} were staged (the input changed while the batch was "
-                                 "processed); nothing was written")
+            raise WarehouseError(
+                f"batch {batch.key.label}: {batch.read} lines were routed but "
+                f"{sum(row[3] for row in rows)} were staged (the input changed while the batch was "
+                "processed); nothing was written"
+            )
         for route, reason, dataset, number in rows:
             if reason is None:
                 route_rows[route] += number
@@ -248,19 +304,28 @@ class BigQueryLanding(Landing):
     def _planned_creations(self, batch: StagedBatch, counts: BatchCounts) -> list[Notification]:
         """The version tables this batch creates, as recorded by its first attempt (a replay finds the
         tables already there but must still announce them)."""
-        recorded = self._rows(f"read the plan of {batch.key.label}",
-                              step_query(self.project, self.control_dataset, batch.key, "plan"))
+        recorded = self._rows(
+            f"read the plan of {batch.key.label}", step_query(self.project, self.control_dataset, batch.key, "plan")
+        )
         if recorded:
             return [Notification(**n) for n in json.loads(recorded[0][0])]
         written = {name for name, rows in counts.written.items() if rows}
-        created = [Notification(r.dataset, r.table, r.version) for r in batch.routes
-                   if not r.exists and f"{r.dataset}.{r.table_name}" in written]
-        self._script(f"record the plan of {batch.key.label}", step_record(
-            self.project, self.control_dataset, batch.key, "plan", json.dumps([n.as_record() for n in created])))
+        created = [
+            Notification(r.dataset, r.table, r.version)
+            for r in batch.routes
+            if not r.exists and f"{r.dataset}.{r.table_name}" in written
+        ]
+        self._script(
+            f"record the plan of {batch.key.label}",
+            step_record(
+                self.project, self.control_dataset, batch.key, "plan", json.dumps([n.as_record() for n in created])
+            ),
+        )
         return created
 
-    def _create_tables(self, batch: StagedBatch, route_rows: Mapping[int, int],
-                       quarantined: set[str]) -> list[Notification]:
+    def _create_tables(
+        self, batch: StagedBatch, route_rows: Mapping[int, int], quarantined: set[str]
+    ) -> list[Notification]:
         """Create the version tables the batch writes rows to (and quarantine tables); the versions created."""
         created = []
         for index, route in enumerate(batch.routes):
@@ -274,13 +339,18 @@ class BigQueryLanding(Landing):
         """The ledger, the steps table and the consolidation registry, created once per run."""
         if self._control_ready:
             return
-        self._call(f"create dataset {self.control_dataset}",
-                   lambda: self._client.create_dataset(f"{self.project}.{self.control_dataset}", exists_ok=True))
-        self._script("create the ledger", f"CREATE TABLE IF NOT EXISTS {self._control(LEDGER_TABLE)} "
-                     "(stream STRING, batch_id INT64, counts STRING, landed_at TIMESTAMP);\n"
-                     f"CREATE TABLE IF NOT EXISTS {self._control(STEPS_TABLE)} "
-                     "(stream STRING, batch_id INT64, step STRING, detail STRING, at TIMESTAMP);\n"
-                     + registry_ddl(self.project, self.control_dataset))
+        self._call(
+            f"create dataset {self.control_dataset}",
+            lambda: self._client.create_dataset(f"{self.project}.{self.control_dataset}", exists_ok=True),
+        )
+        self._script(
+            "create the ledger",
+            f"CREATE TABLE IF NOT EXISTS {self._control(LEDGER_TABLE)} "
+            "(stream STRING, batch_id INT64, counts STRING, landed_at TIMESTAMP);\n"
+            f"CREATE TABLE IF NOT EXISTS {self._control(STEPS_TABLE)} "
+            "(stream STRING, batch_id INT64, step STRING, detail STRING, at TIMESTAMP);\n"
+            + registry_ddl(self.project, self.control_dataset),
+        )
         self._control_ready = True
 
     def _control(self, table: str) -> str:
@@ -294,9 +364,10 @@ class BigQueryLanding(Landing):
 
     def create_version_table(self, route: VersionRoute) -> bool:
         """Create the route's table (and dataset) with its exact schema if missing; True if it was missing."""
-        created = self._ensure_table(route.dataset, route.table_name, version_table_schema(route),
-                                     source_schema_comment(route))
-        if created:   # what known_versions would read back, without reading it
+        created = self._ensure_table(
+            route.dataset, route.table_name, version_table_schema(route), source_schema_comment(route)
+        )
+        if created:  # what known_versions would read back, without reading it
             columns = [(c.name, c.bq_type) for c in route.columns] + [(n, parse_type(bq)) for n, bq in CDC_COLUMNS]
             self._known[(route.dataset, route.table_name)] = known_version(source_schema_comment(route), columns)
         return created
@@ -314,7 +385,10 @@ class BigQueryLanding(Landing):
         if self._call(f"get table {dataset}.{table}", lambda: self._client.get_table(table_id), missing_ok=True):
             self._existing.add((dataset, table))
             return False
-        self._call(f"create dataset {dataset}", lambda: self._client.create_dataset(f"{self.project}.{dataset}", exists_ok=True))
+        self._call(
+            f"create dataset {dataset}",
+            lambda: self._client.create_dataset(f"{self.project}.{dataset}", exists_ok=True),
+        )
         definition = bigquery.Table(table_id, schema=[bigquery.SchemaField.from_api_repr(f) for f in schema])
         definition.description = description
         self._call(f"create table {dataset}.{table}", lambda: self._client.create_table(definition, exists_ok=True))

@@ -15,34 +15,49 @@ import shutil
 import tempfile
 import threading
 import uuid
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Collection, Iterable, Iterator, Mapping
 
 import duckdb
 
 from uniview.errors import WarehouseError
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
-from uniview.sink.load_sql import (
-    RAW_LINE, decisions_json, decisions_table, envelopes, key_of, route_values, routed_lines, routing_keys, typed_routes,
-)
 from uniview.sink.landing import (
-    LEDGER_TABLE, QUARANTINE_TABLE, BatchCounts, BatchKey, Landing, LineBatch, known_version, source_schema_comment,
+    LEDGER_TABLE,
+    QUARANTINE_TABLE,
+    BatchCounts,
+    BatchKey,
+    Landing,
+    LineBatch,
+    known_version,
+    source_schema_comment,
+)
+from uniview.sink.load_sql import (
+    RAW_LINE,
+    decisions_json,
+    decisions_table,
+    envelopes,
+    key_of,
+    route_values,
+    routed_lines,
+    routing_keys,
+    typed_routes,
 )
 from uniview.sink.notify import Notification
-from uniview.sink.reasons import SKIPPED
 from uniview.sink.pending import PendingStore
+from uniview.sink.reasons import SKIPPED
 from uniview.sink.routing import KnownVersion, VersionRoute, distinct_shapes, redirected, route_shapes
 from uniview.types import parse_type
 from uniview.warehouse.duckdb import record_created_tables_of
 from uniview.warehouse.duckdb_connection import open_connection, qualified
-from uniview.warehouse.duckdb_folds import retired_tables
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
 from uniview.warehouse.duckdb_connection import string_literal as literal
-from uniview.warehouse.url import duckdb_url
+from uniview.warehouse.duckdb_folds import retired_tables
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
+from uniview.warehouse.url import duckdb_url
 
 PENDING_TABLE = "_uniview_pending_notifications"
 #: The temporary tables of a batch's load (per connection, dropped before commit): its routing decisions,
@@ -71,8 +86,6 @@ def path(catalog: str, schema: str, table: str | None = None) -> str:
 
 def catalog_of(connection: duckdb.DuckDBPyConnection) -> str:
     return connection.execute("SELECT current_database()").fetchone()[0]
-
-
 
 
 class DuckDBLanding(Landing):
@@ -143,13 +156,19 @@ class DuckDBLanding(Landing):
 def _known_versions(connection, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
     """Two catalog reads however many tables are asked for."""
     wanted = set(tables)
-    found = {(schema, table): comment for schema, table, comment in connection.execute(
-        "SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = current_database() "
-        "AND NOT temporary").fetchall() if (schema, table) in wanted}
+    found = {
+        (schema, table): comment
+        for schema, table, comment in connection.execute(
+            "SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = current_database() "
+            "AND NOT temporary"
+        ).fetchall()
+        if (schema, table) in wanted
+    }
     columns: dict[tuple[str, str], list] = {key: [] for key in found}
     for schema, table, name, data_type in connection.execute(
-            "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
-            "WHERE database_name = current_database() ORDER BY schema_name, table_name, column_index").fetchall():
+        "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+        "WHERE database_name = current_database() ORDER BY schema_name, table_name, column_index"
+    ).fetchall():
         if (schema, table) in columns:
             columns[(schema, table)].append((name, bigquery_type_from_duckdb(data_type, table=table, column=name)))
     return {key: known_version(comment, tuple(columns[key])) for key, comment in found.items()}
@@ -173,17 +192,23 @@ def _bound_memory(connection: duckdb.DuckDBPyConnection, spill: Path, limit: str
 def _ledger_entry(connection: duckdb.DuckDBPyConnection, key: BatchKey) -> BatchCounts | None:
     exists = connection.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-        "AND schema_name = 'main' AND table_name = '_uniview_batches'").fetchone()[0]
+        "AND schema_name = 'main' AND table_name = '_uniview_batches'"
+    ).fetchone()[0]
     if not exists:
         return None
-    row = connection.execute(f"SELECT counts FROM {path(catalog_of(connection), 'main', LEDGER_TABLE)} "
-                             "WHERE stream = ? AND batch_id = ?",
-                             [key.stream, key.batch_id]).fetchone()
+    row = connection.execute(
+        f"SELECT counts FROM {path(catalog_of(connection), 'main', LEDGER_TABLE)} WHERE stream = ? AND batch_id = ?",
+        [key.stream, key.batch_id],
+    ).fetchone()
     return BatchCounts.from_json(row[0], replayed=True) if row else None
 
 
-def _load(connection: duckdb.DuckDBPyConnection, batch: LineBatch, files: str | None,
-          committing: Callable[[], None] = lambda: None) -> BatchCounts:
+def _load(
+    connection: duckdb.DuckDBPyConnection,
+    batch: LineBatch,
+    files: str | None,
+    committing: Callable[[], None] = lambda: None,
+) -> BatchCounts:
     """One transaction: everything of the batch, or nothing (and a replayed batch is skipped).  The routing
     keys are read from the staged lines and routed against the tables as this transaction sees them; the
     lines are then read once, with their decisions, into a temporary table, and each route's records are
@@ -201,9 +226,18 @@ def _load(connection: duckdb.DuckDBPyConnection, batch: LineBatch, files: str | 
         counts = _load_lines(connection, catalog, batch, files)
         if batch.notify:
             _record_pending(connection, catalog, counts.created)
-        connection.execute(f"INSERT INTO {path(catalog, 'main', LEDGER_TABLE)} VALUES (?, ?, ?, ?, ?, ?, ?)", [
-            batch.key.stream, batch.key.batch_id, counts.read, counts.total_written, counts.total_quarantined,
-            counts.to_json(), datetime.now(timezone.utc)])
+        connection.execute(
+            f"INSERT INTO {path(catalog, 'main', LEDGER_TABLE)} VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                batch.key.stream,
+                batch.key.batch_id,
+                counts.read,
+                counts.total_written,
+                counts.total_quarantined,
+                counts.to_json(),
+                datetime.now(UTC),
+            ],
+        )
         for table in (TYPED, ROUTED, DECISIONS):
             connection.execute(f"DROP TABLE IF EXISTS {table}")
         committing()
@@ -236,8 +270,11 @@ def _load_routes(connection, catalog: str, batch: LineBatch, routes: list[Versio
     """Type the records of each shape of route (one statement for a version that lands in a thousand
     datasets): write those that fit, creating the version tables that are missing first, and quarantine
     the others in their route's dataset."""
-    existing = set(connection.execute("SELECT schema_name, table_name FROM duckdb_tables() "
-                                      "WHERE database_name = current_database()").fetchall())
+    existing = set(
+        connection.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()
+    )
     retired = retired_tables(connection, {route.dataset for route in routes})
     shape_of = route_shapes(routes)
     for shape, columns in enumerate(distinct_shapes(routes)):
@@ -250,8 +287,10 @@ def _load_routes(connection, catalog: str, batch: LineBatch, routes: list[Versio
                 _create_version_table(connection, catalog, route)
                 existing.add((route.dataset, route.table_name))
                 counts.created.append(Notification(route.dataset, route.table, route.version))
-            connection.execute(f"INSERT INTO {path(catalog, route.dataset, route.table_name)} "
-                               f"SELECT {route_values(route)} FROM {TYPED} WHERE _route = {index} AND reason IS NULL")
+            connection.execute(
+                f"INSERT INTO {path(catalog, route.dataset, route.table_name)} "
+                f"SELECT {route_values(route)} FROM {TYPED} WHERE _route = {index} AND reason IS NULL"
+            )
             counts.written[f"{route.dataset}.{route.table_name}"] += rows
         rejected: dict[str, list[int]] = {}
         for index, reason, rows in tallies:
@@ -260,30 +299,38 @@ def _load_routes(connection, catalog: str, batch: LineBatch, routes: list[Versio
                 counts.count_reason(reason, rows)
         for dataset, indexes in sorted(rejected.items()):
             _ensure_quarantine(connection, catalog, dataset)
-            connection.execute(f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
-                               f"SELECT {_quarantine_values(batch, 'raw_line', 'reason', 'detail')} FROM {TYPED} "
-                               f"WHERE reason IS NOT NULL AND _route IN ({', '.join(map(str, sorted(set(indexes))))})")
+            connection.execute(
+                f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
+                f"SELECT {_quarantine_values(batch, 'raw_line', 'reason', 'detail')} FROM {TYPED} "
+                f"WHERE reason IS NOT NULL AND _route IN ({', '.join(map(str, sorted(set(indexes))))})"
+            )
 
 
 def _load_quarantine(connection, catalog: str, batch: LineBatch, counts: BatchCounts) -> None:
     """Quarantine the lines rejected before typing (their envelope, their routing, their metadata), each in
     its dataset's quarantine table; tombstones are counted, not stored."""
     by_dataset = connection.execute(
-        f"SELECT _dataset, _reason, count(*) FROM {ROUTED} WHERE _reason IS NOT NULL GROUP BY 1, 2").fetchall()
+        f"SELECT _dataset, _reason, count(*) FROM {ROUTED} WHERE _reason IS NOT NULL GROUP BY 1, 2"
+    ).fetchall()
     kept = " AND ".join(f"_reason <> {literal(reason)}" for reason in sorted(SKIPPED))
     for dataset in sorted({row[0] for row in by_dataset if row[1] not in SKIPPED}):
         _ensure_quarantine(connection, catalog, dataset)
-        connection.execute(f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
-                           f"SELECT {_quarantine_values(batch, RAW_LINE, '_reason', '_detail')} FROM {ROUTED} "
-                           f"WHERE _reason IS NOT NULL AND {kept} AND _dataset = ?", [dataset])
+        connection.execute(
+            f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
+            f"SELECT {_quarantine_values(batch, RAW_LINE, '_reason', '_detail')} FROM {ROUTED} "
+            f"WHERE _reason IS NOT NULL AND {kept} AND _dataset = ?",
+            [dataset],
+        )
     for _, reason, rows in by_dataset:
         counts.count_reason(reason, rows)
 
 
 def _quarantine_values(batch: LineBatch, raw_line: str, reason: str, detail: str) -> str:
     """The select list of a quarantine row (QUARANTINE_COLUMNS' order) from a ROUTED or TYPED row."""
-    return (f"{raw_line}, {reason}, {detail}, source_file, table_name, _version, {literal(batch.key.label)}, "
-            "current_timestamp")
+    return (
+        f"{raw_line}, {reason}, {detail}, source_file, table_name, _version, {literal(batch.key.label)}, "
+        "current_timestamp"
+    )
 
 
 def _create_version_table(connection, catalog: str, route: VersionRoute) -> None:
@@ -304,8 +351,10 @@ def _ensure_quarantine(connection, catalog: str, dataset: str) -> None:
 
 def _record_pending(connection, catalog: str, created: Iterable[Notification]) -> None:
     for notification in created:
-        connection.execute(f"INSERT INTO {path(catalog, 'main', PENDING_TABLE)} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                           [notification.dataset, notification.table, notification.version, datetime.now(timezone.utc)])
+        connection.execute(
+            f"INSERT INTO {path(catalog, 'main', PENDING_TABLE)} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [notification.dataset, notification.table, notification.version, datetime.now(UTC)],
+        )
 
 
 class DuckDBPendingStore(PendingStore):
@@ -318,11 +367,14 @@ class DuckDBPendingStore(PendingStore):
         with self._landing.connect(read_only=True) as connection:
             exists = connection.execute(
                 "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-                "AND schema_name = 'main' AND table_name = '_uniview_pending_notifications'").fetchone()[0]
+                "AND schema_name = 'main' AND table_name = '_uniview_pending_notifications'"
+            ).fetchone()[0]
             if not exists:
                 return []
-            rows = connection.execute(f"SELECT dataset, table_name, version FROM {path(catalog_of(connection), 'main', PENDING_TABLE)} "
-                                      "ORDER BY created_at, 1, 2, 3").fetchall()
+            rows = connection.execute(
+                f"SELECT dataset, table_name, version FROM {path(catalog_of(connection), 'main', PENDING_TABLE)} "
+                "ORDER BY created_at, 1, 2, 3"
+            ).fetchall()
         return [Notification(*row) for row in rows]
 
     def add(self, notifications: Iterable[Notification]) -> None:
@@ -333,7 +385,8 @@ class DuckDBPendingStore(PendingStore):
 
     def remove(self, notification: Notification) -> None:
         with self._landing.connect() as connection:
-            connection.execute(f"DELETE FROM {path(catalog_of(connection), 'main', PENDING_TABLE)} "
-                               "WHERE dataset = ? AND table_name = ? AND version = ?",
-                               [notification.dataset, notification.table, notification.version])
-
+            connection.execute(
+                f"DELETE FROM {path(catalog_of(connection), 'main', PENDING_TABLE)} "
+                "WHERE dataset = ? AND table_name = ? AND version = ?",
+                [notification.dataset, notification.table, notification.version],
+            )

@@ -10,8 +10,8 @@ routing key's decision, and types each route's data with the sink's type rules a
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import astuple
-from typing import Sequence
 
 from sqlglot import exp
 
@@ -19,7 +19,15 @@ from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink import reasons
 from uniview.sink.frames import METADATA_FIELDS
 from uniview.sink.load_typing import (
-    DataObject, computed, data_object, data_of, data_verdict, function_call, trailing_comma, typed_column, value_texts,
+    DataObject,
+    computed,
+    data_object,
+    data_of,
+    data_verdict,
+    function_call,
+    trailing_comma,
+    typed_column,
+    value_texts,
 )
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.sequence import sequence_sql
@@ -30,17 +38,28 @@ from uniview.warehouse.duckdb_connection import string_literal as literal
 #: The routing key's columns, in RecordKey's order.
 KEY_COLUMNS = ("database_name", "table_name", "table_version", "schema", "primary_key")
 #: The columns of the decisions table: the key, then where its records go (routing.Decision).
-_DECISION_TYPES = {**{f"key_{name}": "VARCHAR" for name in KEY_COLUMNS}, "dataset": "VARCHAR", "route": "INTEGER",
-                   "reject": "VARCHAR", "reject_detail": "VARCHAR", "version": "VARCHAR"}
+_DECISION_TYPES = {
+    **{f"key_{name}": "VARCHAR" for name in KEY_COLUMNS},
+    "dataset": "VARCHAR",
+    "route": "INTEGER",
+    "reject": "VARCHAR",
+    "reject_detail": "VARCHAR",
+    "version": "VARCHAR",
+}
 _TEXT = exp.Literal.string
 #: The line as read, which the quarantine keeps: the staged line, or the line it was rewritten from.
 RAW_LINE = "coalesce(_original_line, value)"
 #: Where each _cdc_ column of a version table comes from, in an envelopes row `l` (ingested: when the load's
 #: transaction started, the same for every row of the batch).
-_CDC_SOURCES = {"_cdc_ingestion_method": "l.ingestion_method", "_cdc_operation": "l.operation",
-                "_cdc_position": "l.position", "_cdc_timestamp": "l._cdc_timestamp",
-                "_cdc_ingested_at": "current_timestamp", "_cdc_database": "l.database_name",
-                "_cdc_sequence": "l._cdc_sequence"}
+_CDC_SOURCES = {
+    "_cdc_ingestion_method": "l.ingestion_method",
+    "_cdc_operation": "l.operation",
+    "_cdc_position": "l.position",
+    "_cdc_timestamp": "l._cdc_timestamp",
+    "_cdc_ingested_at": "current_timestamp",
+    "_cdc_database": "l.database_name",
+    "_cdc_sequence": "l._cdc_sequence",
+}
 _CDC_NAMES = ", ".join(name for name, _ in CDC_COLUMNS)
 
 
@@ -63,17 +82,24 @@ def envelopes(source: str, rewritten: bool) -> str:
     with_fields = f"SELECT *, CASE WHEN _metadata_kind = 'OBJECT' THEN _m END AS _fields FROM ({kind})"
     named = ", ".join(f"_fields[{number + 1}] AS {quote(name)}" for number, name in enumerate(METADATA_FIELDS))
     timestamp = exp.column("timestamp")
-    cdc_timestamp = exp.Case().when(exp.RegexpLike(this=timestamp, expression=_TEXT(METADATA_TIMESTAMP)),
-                                    exp.TryCast(this=timestamp.copy(), to=exp.DataType.build("TIMESTAMPTZ")))
-    cases = [("value IS NULL", reasons.TOMBSTONE, "a message with a null value (tombstone)"),
-             ("_object IS NOT true OR _metadata_kind NOT IN ('OBJECT', 'NULL', 'ABSENT')", reasons.UNPARSEABLE,
-              "the line is not a JSON object"),
-             ("_metadata_kind <> 'OBJECT'", reasons.MISSING_METADATA, "no metadata object")]
+    cdc_timestamp = exp.Case().when(
+        exp.RegexpLike(this=timestamp, expression=_TEXT(METADATA_TIMESTAMP)),
+        exp.TryCast(this=timestamp.copy(), to=exp.DataType.build("TIMESTAMPTZ")),
+    )
+    cases = [
+        ("value IS NULL", reasons.TOMBSTONE, "a message with a null value (tombstone)"),
+        (
+            "_object IS NOT true OR _metadata_kind NOT IN ('OBJECT', 'NULL', 'ABSENT')",
+            reasons.UNPARSEABLE,
+            "the line is not a JSON object",
+        ),
+        ("_metadata_kind <> 'OBJECT'", reasons.MISSING_METADATA, "no metadata object"),
+    ]
     reason = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, text, _ in cases)
     detail = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, _, text in cases)
-    return f"""SELECT value, {'_original_line' if rewritten else 'NULL::VARCHAR'} AS _original_line, source_file,
-      {', '.join(quote(name) for name in METADATA_FIELDS)},
-      {cdc_timestamp.sql('duckdb')} AS _cdc_timestamp, {sequence_sql(exp.column('position')).sql('duckdb')} AS _cdc_sequence,
+    return f"""SELECT value, {"_original_line" if rewritten else "NULL::VARCHAR"} AS _original_line, source_file,
+      {", ".join(quote(name) for name in METADATA_FIELDS)},
+      {cdc_timestamp.sql("duckdb")} AS _cdc_timestamp, {sequence_sql(exp.column("position")).sql("duckdb")} AS _cdc_sequence,
       CASE {reason} END AS _reason, CASE {detail} END AS _detail
     FROM (SELECT *, {named} FROM ({with_fields}))"""
 
@@ -86,15 +112,27 @@ def routing_keys(lines: str) -> str:
 
 def decisions_json(plan: RoutingPlan) -> str:
     """The plan's decisions as one JSON text for `decisions_table` (one parameter however many keys)."""
-    return json.dumps([{**{f"key_{name}": value for name, value in zip(KEY_COLUMNS, astuple(key))},
-                        "dataset": d.dataset, "route": d.route, "reject": d.reason, "reject_detail": d.detail,
-                        "version": d.version} for key, d in plan.decisions.items()])
+    return json.dumps(
+        [
+            {
+                **{f"key_{name}": value for name, value in zip(KEY_COLUMNS, astuple(key))},
+                "dataset": d.dataset,
+                "route": d.route,
+                "reject": d.reason,
+                "reject_detail": d.detail,
+                "version": d.version,
+            }
+            for key, d in plan.decisions.items()
+        ]
+    )
 
 
 def decisions_table(name: str) -> str:
     """CREATE the temporary table `name` of decisions from the JSON text bound as its one parameter."""
-    return (f"CREATE TEMPORARY TABLE {name} AS SELECT unnest(from_json(?, {literal(json.dumps([_DECISION_TYPES]))}), "
-            "recursive := true)")
+    return (
+        f"CREATE TEMPORARY TABLE {name} AS SELECT unnest(from_json(?, {literal(json.dumps([_DECISION_TYPES]))}), "
+        "recursive := true)"
+    )
 
 
 def routed_lines(lines: str, decisions: str, fallback_dataset: str) -> str:
@@ -103,7 +141,7 @@ def routed_lines(lines: str, decisions: str, fallback_dataset: str) -> str:
     metadata.timestamp that is not a timestamp (invalid_metadata).  A record whose key has no decision
     cannot happen (routing reads the same lines), and would be quarantined as input_changed."""
     joined = " AND ".join(f"l.{quote(name)} IS NOT DISTINCT FROM d.key_{name}" for name in KEY_COLUMNS)
-    bad_timestamp = "l.\"timestamp\" IS NOT NULL AND l._cdc_timestamp IS NULL"
+    bad_timestamp = 'l."timestamp" IS NOT NULL AND l._cdc_timestamp IS NULL'
     cdc = ", ".join(f"{_CDC_SOURCES[name]} AS {name}" for name, _ in CDC_COLUMNS)
     return f"""SELECT l.value, l._original_line, l.source_file, l.table_name, {cdc},
       coalesce(d.dataset, {literal(fallback_dataset)}) AS _dataset, d.route AS _route,
@@ -136,17 +174,24 @@ def typed_records(records: str, columns: Sequence[LandingColumn]) -> str:
     line, data = exp.column("value"), exp.column("data")
     texts = [exp.Bracket(this=exp.column("texts"), expressions=[exp.Literal.number(j)]) for j in range(len(columns))]
     typed = [typed_column(data, c.name, c.bq_type, line, text=text) for c, text in zip(columns, texts)]
-    values = ", ".join(f"{text.sql('duckdb')} AS r{j}, {c.value.sql('duckdb')} AS t{j}"
-                       for j, (text, c) in enumerate(zip(texts, typed)))
-    judged = [computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"))
-              for j, (c, column) in enumerate(zip(typed, columns))]
-    verdict = data_verdict(DataObject(exp.column("kind"), exp.column("keys")), columns, judged,
-                           reason=exp.column("reason"))
+    values = ", ".join(
+        f"{text.sql('duckdb')} AS r{j}, {c.value.sql('duckdb')} AS t{j}"
+        for j, (text, c) in enumerate(zip(texts, typed))
+    )
+    judged = [
+        computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"))
+        for j, (c, column) in enumerate(zip(typed, columns))
+    ]
+    verdict = data_verdict(
+        DataObject(exp.column("kind"), exp.column("keys")), columns, judged, reason=exp.column("reason")
+    )
     objects = data_object(data)
     with_data = f"SELECT *, {data_of(line).sql('duckdb')} AS data FROM {records}"
     with_texts = f"SELECT *, {value_texts(data, [c.name for c in columns]).sql('duckdb')} AS texts FROM ({with_data})"
-    typed_rows = (f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys "
-                  f"FROM ({with_texts})")
+    typed_rows = (
+        f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys "
+        f"FROM ({with_texts})"
+    )
     judged_rows = f"SELECT *, {verdict.reason.sql('duckdb')} AS reason FROM ({typed_rows})"
     return f"SELECT *, {verdict.detail.sql('duckdb')} AS detail FROM ({judged_rows})"
 
@@ -158,4 +203,4 @@ def route_values(route: VersionRoute) -> str:
 
 def key_of(row: Sequence) -> RecordKey:
     """A routing key from a `routing_keys` row."""
-    return RecordKey(*row[:len(KEY_COLUMNS)])
+    return RecordKey(*row[: len(KEY_COLUMNS)])

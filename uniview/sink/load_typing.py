@@ -22,8 +22,8 @@ The functions called are DuckDB's: `typed_column(data_of(line), "id", INT64, lin
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from sqlglot import exp
 
@@ -38,7 +38,10 @@ from uniview.warehouse.duckdb_types import duckdb_type
 _TEXT_GUARDS = {"STRING": None, "GEOGRAPHY": None, "TIME": patterns.TIME}
 #: Scalars cast from their text to their DuckDB type behind a guard: {type: pattern or None}.
 _CAST_GUARDS = {
-    "INT64": patterns.INTEGER, "FLOAT64": None, "DATE": patterns.DATE, "DATETIME": patterns.DATETIME,
+    "INT64": patterns.INTEGER,
+    "FLOAT64": None,
+    "DATE": patterns.DATE,
+    "DATETIME": patterns.DATETIME,
     "TIMESTAMP": patterns.TIMESTAMP,
 }
 
@@ -73,8 +76,14 @@ def data_of(line: exp.Expression, path: Path = ("data",)) -> exp.Expression:
     return function_call("json_extract", line.copy(), exp.Literal.string(_pointer(path)))
 
 
-def typed_column(data: exp.Expression, name: str, bq_type: BQType, line: exp.Expression,
-                 data_path: Path = ("data",), text: exp.Expression | None = None) -> TypedColumn:
+def typed_column(
+    data: exp.Expression,
+    name: str,
+    bq_type: BQType,
+    line: exp.Expression,
+    data_path: Path = ("data",),
+    text: exp.Expression | None = None,
+) -> TypedColumn:
     """The column `name` of the data object `data` (data_of), typed as `bq_type`.  Decimals of more than
     15 digits are read from the record `line` itself, where `data` is at `data_path` (data_of writes a
     JSON number out through a double).  `text`: the value's text when the query has it already
@@ -121,39 +130,66 @@ class Verdict:
     detail: exp.Expression
 
 
-def data_verdict(data: DataObject, columns: Sequence[LandingColumn], typed: Sequence[TypedColumn],
-                 reason: exp.Expression | None = None) -> Verdict:
+def data_verdict(
+    data: DataObject,
+    columns: Sequence[LandingColumn],
+    typed: Sequence[TypedColumn],
+    reason: exp.Expression | None = None,
+) -> Verdict:
     """The verdict on a record's `data`, whose `columns` are typed as `typed`.  `reason`: the column a query
     computed the verdict's reason in; the detail then reads it, so a row that can be written is judged once."""
-    is_object = exp.func("coalesce", exp.EQ(this=data.kind.copy(), expression=exp.Literal.string("OBJECT")),
-                         exp.false())
+    is_object = exp.func(
+        "coalesce", exp.EQ(this=data.kind.copy(), expression=exp.Literal.string("OBJECT")), exp.false()
+    )
     keys = data.keys
     names = exp.Array(expressions=[exp.Literal.string(column.name) for column in columns])
     # list_intersect keeps each key once: fewer than the keys means a key the schema does not have, or a repeated one
-    odd = exp.NEQ(this=function_call("len", keys.copy()), expression=function_call("len", function_call("list_intersect", keys.copy(), names)))
-    repeated = exp.NEQ(this=function_call("len", keys.copy()), expression=function_call("len", function_call("list_distinct", keys.copy())))
+    odd = exp.NEQ(
+        this=function_call("len", keys.copy()),
+        expression=function_call("len", function_call("list_intersect", keys.copy(), names)),
+    )
+    repeated = exp.NEQ(
+        this=function_call("len", keys.copy()),
+        expression=function_call("len", function_call("list_distinct", keys.copy())),
+    )
     key = exp.to_identifier("key")
-    unknown = function_call("list_filter", keys.copy(), exp.Lambda(
-        this=exp.not_(function_call("list_contains", names.copy(), exp.column(key))), expressions=[key]))
+    unknown = function_call(
+        "list_filter",
+        keys.copy(),
+        exp.Lambda(this=exp.not_(function_call("list_contains", names.copy(), exp.column(key))), expressions=[key]),
+    )
     misfits = [column.misfit for column in typed]
     labels = [_when(misfit, exp.Literal.string(column.label)) for misfit, column in zip(misfits, columns)]
     any_misfit = exp.or_(*[misfit.copy() for misfit in misfits]) if misfits else exp.false()
     text = exp.Literal.string
-    judged = (exp.Case().when(exp.not_(is_object), text(reasons.INVALID_DATA))
-              .when(odd, exp.Case().when(repeated, text(reasons.INVALID_DATA)).else_(text(reasons.UNKNOWN_COLUMN)))
-              .when(any_misfit, text(reasons.TYPE_MISMATCH)))
+    judged = (
+        exp.Case()
+        .when(exp.not_(is_object), text(reasons.INVALID_DATA))
+        .when(odd, exp.Case().when(repeated, text(reasons.INVALID_DATA)).else_(text(reasons.UNKNOWN_COLUMN)))
+        .when(any_misfit, text(reasons.TYPE_MISMATCH))
+    )
     given = judged if reason is None else reason
 
     def is_reason(name: str) -> exp.Expression:
         return exp.EQ(this=given.copy(), expression=text(name))
 
-    detail = (exp.Case()
-              .when(is_reason(reasons.INVALID_DATA), exp.Case().when(is_object.copy(), text(reasons.REPEATED_KEY))
-                    .else_(text(reasons.DATA_NOT_AN_OBJECT)))
-              .when(is_reason(reasons.UNKNOWN_COLUMN), exp.DPipe(this=text(reasons.UNKNOWN_KEYS),
-                                                                 expression=function_call("array_to_string", unknown, text(", "))))
-              .when(is_reason(reasons.TYPE_MISMATCH), exp.DPipe(this=text(reasons.MISFITS),
-                                                                expression=function_call("concat_ws", text(", "), *labels))))
+    detail = (
+        exp.Case()
+        .when(
+            is_reason(reasons.INVALID_DATA),
+            exp.Case().when(is_object.copy(), text(reasons.REPEATED_KEY)).else_(text(reasons.DATA_NOT_AN_OBJECT)),
+        )
+        .when(
+            is_reason(reasons.UNKNOWN_COLUMN),
+            exp.DPipe(
+                this=text(reasons.UNKNOWN_KEYS), expression=function_call("array_to_string", unknown, text(", "))
+            ),
+        )
+        .when(
+            is_reason(reasons.TYPE_MISMATCH),
+            exp.DPipe(this=text(reasons.MISFITS), expression=function_call("concat_ws", text(", "), *labels)),
+        )
+    )
     return Verdict(judged, detail)
 
 
@@ -178,10 +214,12 @@ class _At:
 
     def kind_is(self, kind: str) -> exp.Expression:
         """The value is a JSON OBJECT or ARRAY (a string holding JSON text is neither)."""
-        return exp.EQ(this=function_call("json_type", self.document.copy(), exp.Literal.string(_pointer(self.path))),
-                      expression=exp.Literal.string(kind))
+        return exp.EQ(
+            this=function_call("json_type", self.document.copy(), exp.Literal.string(_pointer(self.path))),
+            expression=exp.Literal.string(kind),
+        )
 
-    def field(self, name: str) -> "_At":
+    def field(self, name: str) -> _At:
         exact = None if self.exact is None else exp.func("struct_extract", self.exact.copy(), exp.Literal.string(name))
         return _At(self.document, (*self.path, name), exact)
 
@@ -198,8 +236,10 @@ class _At:
 def typed_value(at: _At, bq_type: BQType) -> exp.Expression:
     """The landing value at `at` as `bq_type`; NULL when it does not fit."""
     if isinstance(bq_type, Struct):
-        fields = [exp.PropertyEQ(this=exp.to_identifier(field.name),
-                                 expression=typed_value(at.field(field.name), field.type)) for field in bq_type.fields]
+        fields = [
+            exp.PropertyEQ(this=exp.to_identifier(field.name), expression=typed_value(at.field(field.name), field.type))
+            for field in bq_type.fields
+        ]
         return _when(at.kind_is("OBJECT"), exp.func("struct_pack", *fields))
     if isinstance(bq_type, Array):
         return _when(at.kind_is("ARRAY"), at.each_element(lambda element: typed_value(element, bq_type.element)))
@@ -227,8 +267,9 @@ def fits(at: _At, bq_type: BQType) -> exp.Expression:
 
 def _scalar_fits(text: exp.Expression, value: exp.Expression) -> exp.Expression:
     """A scalar fits when its value is there wherever its text is."""
-    return exp.or_(exp.Is(this=text.copy(), expression=exp.null()),
-                   exp.not_(exp.Is(this=value.copy(), expression=exp.null())))
+    return exp.or_(
+        exp.Is(this=text.copy(), expression=exp.null()), exp.not_(exp.Is(this=value.copy(), expression=exp.null()))
+    )
 
 
 def _pointer(path: Path) -> str:
@@ -288,34 +329,50 @@ def _typed_scalar(bq_type: Scalar, text: exp.Expression) -> exp.Expression:
 
 def _boolean(text: exp.Expression) -> exp.Expression:
     lowered = exp.Lower(this=text.copy())
-    return (exp.Case()
-            .when(exp.EQ(this=lowered, expression=exp.Literal.string("true")), exp.true())
-            .when(exp.EQ(this=lowered.copy(), expression=exp.Literal.string("false")), exp.false())
-            .when(_matches(text, patterns.BOOL_INTEGER), exp.not_(_matches(text, patterns.BOOL_ZERO))))
+    return (
+        exp.Case()
+        .when(exp.EQ(this=lowered, expression=exp.Literal.string("true")), exp.true())
+        .when(exp.EQ(this=lowered.copy(), expression=exp.Literal.string("false")), exp.false())
+        .when(_matches(text, patterns.BOOL_INTEGER), exp.not_(_matches(text, patterns.BOOL_ZERO)))
+    )
 
 
 def _single_json_value(text: exp.Expression) -> exp.Expression:
     """The text is one strict JSON document: wrapped in brackets, it is an array of exactly one element, and
     outside its strings there is no NaN, Infinity or trailing comma (which DuckDB's parser lets through)."""
-    wrapped = exp.DPipe(this=exp.DPipe(this=exp.Literal.string("["), expression=text.copy()),
-                        expression=exp.Literal.string("]"))
+    wrapped = exp.DPipe(
+        this=exp.DPipe(this=exp.Literal.string("["), expression=text.copy()), expression=exp.Literal.string("]")
+    )
     length = function_call("json_array_length", _when(function_call("json_valid", wrapped), wrapped.copy()))
-    words = exp.RegexpReplace(this=_strings_blanked(text), expression=exp.Literal.string("true|false|null"),
-                              replacement=exp.Literal.string("0"), modifiers=exp.Literal.string("g"))
-    return exp.and_(exp.EQ(this=length, expression=exp.Literal.number(1)),
-                    exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON))))
+    words = exp.RegexpReplace(
+        this=_strings_blanked(text),
+        expression=exp.Literal.string("true|false|null"),
+        replacement=exp.Literal.string("0"),
+        modifiers=exp.Literal.string("g"),
+    )
+    return exp.and_(
+        exp.EQ(this=length, expression=exp.Literal.number(1)),
+        exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON))),
+    )
 
 
 def trailing_comma(text: exp.Expression) -> exp.Expression:
     """The JSON text has a comma before a closing bracket outside its strings, which JSON refuses and DuckDB's
     parser lets through.  Its strings are blanked out only in a text that has such a comma at all."""
-    return exp.Case().when(exp.not_(_matches(text, _TRAILING_COMMA)), exp.false()).else_(
-        exp.RegexpLike(this=_strings_blanked(text), expression=exp.Literal.string(_TRAILING_COMMA)))
+    return (
+        exp.Case()
+        .when(exp.not_(_matches(text, _TRAILING_COMMA)), exp.false())
+        .else_(exp.RegexpLike(this=_strings_blanked(text), expression=exp.Literal.string(_TRAILING_COMMA)))
+    )
 
 
 def _strings_blanked(text: exp.Expression) -> exp.Expression:
-    return exp.RegexpReplace(this=text.copy(), expression=exp.Literal.string(_JSON_STRING),
-                             replacement=exp.Literal.string('""'), modifiers=exp.Literal.string("g"))
+    return exp.RegexpReplace(
+        this=text.copy(),
+        expression=exp.Literal.string(_JSON_STRING),
+        replacement=exp.Literal.string('""'),
+        modifiers=exp.Literal.string("g"),
+    )
 
 
 def _guarded(text: exp.Expression, pattern: str, value: exp.Expression) -> exp.Expression:

@@ -32,33 +32,84 @@ import re
 from dataclasses import dataclass
 
 from uniview.errors import TypeParseError
-from uniview.types import (
-    BOOL, BYTES, DATE, DATETIME, FLOAT64, GEOGRAPHY, INT64, JSON, STRING, TIME, TIMESTAMP,
-    Array, BQType, Range, Scalar, Struct, decimal_type, parse_type,
-)
 from uniview.sink.versioning import normalize_source_type
+from uniview.types import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    FLOAT64,
+    GEOGRAPHY,
+    INT64,
+    JSON,
+    STRING,
+    TIME,
+    TIMESTAMP,
+    Array,
+    BQType,
+    Range,
+    Scalar,
+    Struct,
+    decimal_type,
+    parse_type,
+)
 
 _ALIASES = {
-    "integer": "int", "int1": "tinyint", "int2": "smallint", "int3": "mediumint", "int4": "int",
-    "int8": "bigint", "middleint": "mediumint", "boolean": "bool", "dec": "decimal", "numeric": "decimal",
-    "fixed": "decimal", "doubleprecision": "double", "real": "double", "float4": "float", "float8": "double",
-    "character": "char", "nchar": "char", "nationalchar": "char", "nationalcharacter": "char",
-    "nvarchar": "varchar", "charactervarying": "varchar", "nationalvarchar": "varchar",
-    "long": "mediumtext", "longvarchar": "mediumtext", "longvarbinary": "mediumblob",
+    "integer": "int",
+    "int1": "tinyint",
+    "int2": "smallint",
+    "int3": "mediumint",
+    "int4": "int",
+    "int8": "bigint",
+    "middleint": "mediumint",
+    "boolean": "bool",
+    "dec": "decimal",
+    "numeric": "decimal",
+    "fixed": "decimal",
+    "doubleprecision": "double",
+    "real": "double",
+    "float4": "float",
+    "float8": "double",
+    "character": "char",
+    "nchar": "char",
+    "nationalchar": "char",
+    "nationalcharacter": "char",
+    "nvarchar": "varchar",
+    "charactervarying": "varchar",
+    "nationalvarchar": "varchar",
+    "long": "mediumtext",
+    "longvarchar": "mediumtext",
+    "longvarbinary": "mediumblob",
     "geomcollection": "geometrycollection",
 }
 _INTEGERS = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint"})
 _STRINGS = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set"})
 _BINARIES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
-_SPATIAL = frozenset({
-    "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
-    "geometrycollection",
-})
+_SPATIAL = frozenset(
+    {
+        "geometry",
+        "point",
+        "linestring",
+        "polygon",
+        "multipoint",
+        "multilinestring",
+        "multipolygon",
+        "geometrycollection",
+    }
+)
 _SIMPLE = {
-    "bool": BOOL, "float": FLOAT64, "double": FLOAT64, "date": DATE, "datetime": DATETIME,
-    "timestamp": TIMESTAMP, "time": TIME, "year": INT64, "json": JSON,
-    **{name: STRING for name in _STRINGS}, **{name: BYTES for name in _BINARIES},
-    **{name: GEOGRAPHY for name in _SPATIAL},
+    "bool": BOOL,
+    "float": FLOAT64,
+    "double": FLOAT64,
+    "date": DATE,
+    "datetime": DATETIME,
+    "timestamp": TIMESTAMP,
+    "time": TIME,
+    "year": INT64,
+    "json": JSON,
+    **dict.fromkeys(_STRINGS, STRING),
+    **dict.fromkeys(_BINARIES, BYTES),
+    **dict.fromkeys(_SPATIAL, GEOGRAPHY),
 }
 _MODIFIERS = ("zerofill", "unsigned", "signed")
 _CORE = re.compile(r"([a-z]+)(?:\(([0-9,]*)\))?")

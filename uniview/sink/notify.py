@@ -21,7 +21,7 @@ from uniview.errors import ConfigError
 from uniview.identifiers import validate_project
 from uniview.notification import Notification, push_body
 
-__all__ = ["Notification", "Notifier", "make_notifier", "describe_failure"]
+__all__ = ["Notification", "Notifier", "describe_failure", "make_notifier"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,8 +78,9 @@ class HttpNotifier(Notifier):
 
     def send(self, notification: Notification) -> None:
         body = json.dumps(push_body(notification.data(), subscription=PUSH_SUBSCRIPTION)).encode("utf-8")
-        request = urllib.request.Request(self.url, data=body, method="POST",
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.url, data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
             if not 200 <= response.status < 300:
                 raise urllib.error.HTTPError(self.url, response.status, response.reason, response.headers, None)
@@ -100,9 +101,13 @@ class InlineNotifier(Notifier):
         from uniview.refresh import RefreshRequest, refresh
         from uniview.warehouse import open_warehouse
 
-        request = RefreshRequest(notification.dataset, tables=(notification.table,),
-                                 target_dataset=self.target_dataset, options=self.options or GeneratorOptions(),
-                                 required_tables=(notification.table_name,))
+        request = RefreshRequest(
+            notification.dataset,
+            tables=(notification.table,),
+            target_dataset=self.target_dataset,
+            options=self.options or GeneratorOptions(),
+            required_tables=(notification.table_name,),
+        )
         with open_warehouse(self.warehouse_url) as warehouse:
             (outcome,) = refresh(warehouse, request)
         if outcome.error is not None:
@@ -134,4 +139,3 @@ def describe_failure(error: BaseException) -> str:
     """One line for a failed send."""
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0] if text else ''}"[:500]
-

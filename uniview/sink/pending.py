@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import logging
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from uniview.sink.notify import Notification, Notifier, describe_failure
 
@@ -49,8 +50,12 @@ def flush(store: PendingStore, notifier: Notifier) -> FlushResult:
             notifier.send(notification)
         except Exception as error:  # any transport or refresh failure leaves it pending; retried later
             result.failed[notification] = describe_failure(error)
-            logger.warning("notification %s to %s failed, will retry: %s",
-                           json.dumps(notification.body()), notifier.target, result.failed[notification])
+            logger.warning(
+                "notification %s to %s failed, will retry: %s",
+                json.dumps(notification.body()),
+                notifier.target,
+                result.failed[notification],
+            )
             continue
         store.remove(notification)
         result.sent.append(notification)

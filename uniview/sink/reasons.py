@@ -8,7 +8,9 @@ Checks run in this order and the first failing one is recorded.
 TOMBSTONE = "tombstone"
 SKIPPED = frozenset({TOMBSTONE})
 UNPARSEABLE = "unparseable"  # the line is not a JSON object
-MISSING_METADATA = "missing_metadata"  # no metadata object, no metadata.table_name, or no dataset (no database_name and no --dataset)
+MISSING_METADATA = (
+    "missing_metadata"  # no metadata object, no metadata.table_name, or no dataset (no database_name and no --dataset)
+)
 INVALID_METADATA = "invalid_metadata"  # a dataset, table name or table_version that is not valid, or a metadata.timestamp that is not a timestamp
 INVALID_SCHEMA = "invalid_schema"  # metadata.schema is not a non-empty list of distinct {name, type} objects (or uses the _cdc_ prefix)
 MISSING_SCHEMA = "missing_schema"  # neither the record, another record of its version in the batch, nor an existing table gives the schema
@@ -16,7 +18,9 @@ VERSION_CONFLICT = "version_conflict"  # the version is declared with a differen
 INVALID_DATA = "invalid_data"  # data is missing or not a JSON object
 UNKNOWN_COLUMN = "unknown_column"  # data has keys that the declared schema does not have
 TYPE_MISMATCH = "type_mismatch"  # a value cannot be read as its column's declared type
-INPUT_CHANGED = "input_changed"  # the record was not there when the batch was routed (its input changed while it was processed)
+INPUT_CHANGED = (
+    "input_changed"  # the record was not there when the batch was routed (its input changed while it was processed)
+)
 
 #: The `detail` texts of the data checks (INVALID_DATA, UNKNOWN_COLUMN, TYPE_MISMATCH); the last two are
 #: followed by the keys, or the columns' labels (routing.LandingColumn.label), joined by ", ".

@@ -11,21 +11,24 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from uniview.errors import IdentifierError, UniviewError
-from uniview.landing_layout import CDC_PREFIX
 from uniview.identifiers import validate_dataset, validate_table
+from uniview.landing_layout import CDC_PREFIX
 from uniview.schema import version_table_name
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.reasons import (
-    INVALID_METADATA, INVALID_SCHEMA, MISSING_METADATA, MISSING_SCHEMA, VERSION_CONFLICT,
+    INVALID_METADATA,
+    INVALID_SCHEMA,
+    MISSING_METADATA,
+    MISSING_SCHEMA,
+    VERSION_CONFLICT,
 )
 from uniview.sink.versioning import SourceColumn, compute_version, is_valid_version, schema_signature
 from uniview.types import BQType
-
 
 
 @dataclass(frozen=True)
@@ -146,8 +149,13 @@ class SchemaError(ValueError):
 Lookup = Callable[[Collection[tuple[str, str]]], Mapping[tuple[str, str], KnownVersion]]
 
 
-def plan_routes(keys: Iterable[RecordKey], dataset: str | None, fallback_dataset: str, lookup: Lookup,
-                first_seen: Mapping[RecordKey, datetime | None] | None = None) -> RoutingPlan:
+def plan_routes(
+    keys: Iterable[RecordKey],
+    dataset: str | None,
+    fallback_dataset: str,
+    lookup: Lookup,
+    first_seen: Mapping[RecordKey, datetime | None] | None = None,
+) -> RoutingPlan:
     """Resolve every key.  `dataset` overrides the records' database_name; records without a
     usable dataset are rejected into `fallback_dataset`.  `lookup` answers which version tables
     exist, as {(dataset, version table name): KnownVersion}.  Routes are ordered by the earliest
@@ -174,8 +182,10 @@ def _earliest(candidates: list[_Candidate], first_seen: Mapping[RecordKey, datet
 
 
 def _sort_key(key: RecordKey) -> tuple[str, ...]:
-    return tuple("" if part is None else "\x01" + part for part in
-                 (key.database_name, key.table_name, key.table_version, key.schema_text, key.primary_key_text))
+    return tuple(
+        "" if part is None else "\x01" + part
+        for part in (key.database_name, key.table_name, key.table_version, key.schema_text, key.primary_key_text)
+    )
 
 
 def _resolve(key: RecordKey, dataset: str | None, fallback: str) -> Decision | _Candidate:
@@ -194,8 +204,12 @@ def _resolve(key: RecordKey, dataset: str | None, fallback: str) -> Decision | _
     except SchemaError as error:
         return Decision(target, reason=INVALID_SCHEMA, detail=str(error), version=key.table_version)
     if key.table_version is not None and not is_valid_version(key.table_version):
-        return Decision(target, reason=INVALID_METADATA, version=key.table_version,
-                        detail=f"table_version {key.table_version!r} is not 1-16 lowercase letters or digits")
+        return Decision(
+            target,
+            reason=INVALID_METADATA,
+            version=key.table_version,
+            detail=f"table_version {key.table_version!r} is not 1-16 lowercase letters or digits",
+        )
     if key.table_version is None and columns is None:
         return Decision(target, reason=MISSING_SCHEMA, detail="no metadata.table_version and no metadata.schema")
     version = key.table_version or compute_version(key.table_name, columns)
@@ -215,8 +229,12 @@ def parse_primary_key(text: str | None, columns: tuple[SourceColumn, ...] | None
         names = json.loads(text)
     except ValueError:
         raise SchemaError("metadata.primary_key is not JSON") from None
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names) \
-            or len({n.lower() for n in names}) != len(names):
+    if (
+        not isinstance(names, list)
+        or not names
+        or not all(isinstance(n, str) and n for n in names)
+        or len({n.lower() for n in names}) != len(names)
+    ):
         raise SchemaError("metadata.primary_key must be a non-empty list of distinct column names")
     declared = {c.name.lower() for c in columns} if columns is not None else None
     unknown = [n for n in names if declared is not None and n.lower() not in declared]
@@ -232,11 +250,16 @@ def parse_schema(schema_text: str) -> tuple[SourceColumn, ...]:
     except ValueError:
         raise SchemaError("metadata.schema is not JSON") from None
     if not isinstance(items, list) or not items:
-        raise SchemaError("metadata.schema must be a non-empty list of {\"name\", \"type\"} objects")
+        raise SchemaError('metadata.schema must be a non-empty list of {"name", "type"} objects')
     columns, seen = [], set()
     for item in items:
-        if not (isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("type"), str)
-                and item["name"] and item["type"].strip()):
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get("name"), str)
+            and isinstance(item.get("type"), str)
+            and item["name"]
+            and item["type"].strip()
+        ):
             raise SchemaError(f"metadata.schema entry {json.dumps(item)[:80]} needs a non-empty name and type")
         name = item["name"]
         if name.lower() in seen:
@@ -258,22 +281,38 @@ def _decide_group(plan: RoutingPlan, candidates: list[_Candidate], known: KnownV
         route_columns = _known_columns(known, plan.warnings)
         matches = _matcher(known)
         conflict = f"{first.dataset}.{table_name} exists with a different schema or primary key"
-        accepted = [c for c in candidates if (c.columns is None or matches(c.columns))
-                    and (c.primary_key is None or known.primary_key is None or _same_key(c.primary_key, known.primary_key))]
+        accepted = [
+            c
+            for c in candidates
+            if (c.columns is None or matches(c.columns))
+            and (c.primary_key is None or known.primary_key is None or _same_key(c.primary_key, known.primary_key))
+        ]
         _add_route(plan, accepted, route_columns, exists=True, primary_key=known.primary_key)
         _reject(plan, [c for c in candidates if c not in accepted], VERSION_CONFLICT, conflict)
         return
     signatures = {schema_signature(c.columns) for c in candidates if c.columns is not None}
     keys = {tuple(n.lower() for n in c.primary_key) for c in candidates if c.primary_key is not None}
     if len(keys) > 1:
-        _reject(plan, candidates, VERSION_CONFLICT,
-                f"{len(keys)} different primary keys declare version {first.version} of {first.table}")
+        _reject(
+            plan,
+            candidates,
+            VERSION_CONFLICT,
+            f"{len(keys)} different primary keys declare version {first.version} of {first.table}",
+        )
     elif not signatures:
-        _reject(plan, candidates, MISSING_SCHEMA,
-                f"no record declares the schema of version {first.version} and {table_name} does not exist")
+        _reject(
+            plan,
+            candidates,
+            MISSING_SCHEMA,
+            f"no record declares the schema of version {first.version} and {table_name} does not exist",
+        )
     elif len(signatures) > 1:
-        _reject(plan, candidates, VERSION_CONFLICT,
-                f"{len(signatures)} different schemas declare version {first.version} of {first.table}")
+        _reject(
+            plan,
+            candidates,
+            VERSION_CONFLICT,
+            f"{len(signatures)} different schemas declare version {first.version} of {first.table}",
+        )
     else:
         declared = next(c.columns for c in candidates if c.columns is not None)
         primary_key = next((c.primary_key for c in candidates if c.primary_key is not None), None)
@@ -292,7 +331,8 @@ class LandingLayoutError(UniviewError):
         super().__init__(
             f"{dataset}.{table} was created by an older uniview and lacks {', '.join(missing)}; nothing was "
             f"written. Run `uniview migrate-landing --dataset {dataset} --apply` (it adds the missing columns "
-            f"as NULLable, existing rows keep NULL), then restart the sink")
+            f"as NULLable, existing rows keep NULL), then restart the sink"
+        )
 
 
 def _known_columns(known: KnownVersion, warnings: list[str]) -> tuple[LandingColumn, ...]:
@@ -321,8 +361,13 @@ def _map_columns(columns: tuple[SourceColumn, ...], warnings: list[str]) -> tupl
     return tuple(landed)
 
 
-def _add_route(plan: RoutingPlan, candidates: list[_Candidate], columns: tuple[LandingColumn, ...], exists: bool,
-               primary_key: tuple[str, ...] | None) -> None:
+def _add_route(
+    plan: RoutingPlan,
+    candidates: list[_Candidate],
+    columns: tuple[LandingColumn, ...],
+    exists: bool,
+    primary_key: tuple[str, ...] | None,
+) -> None:
     if not candidates:
         return
     first = candidates[0]
@@ -333,4 +378,6 @@ def _add_route(plan: RoutingPlan, candidates: list[_Candidate], columns: tuple[L
 
 def _reject(plan: RoutingPlan, candidates: list[_Candidate], reason: str, detail: str) -> None:
     for candidate in candidates:
-        plan.decisions[candidate.key] = Decision(candidate.dataset, reason=reason, detail=detail, version=candidate.version)
+        plan.decisions[candidate.key] = Decision(
+            candidate.dataset, reason=reason, detail=detail, version=candidate.version
+        )

@@ -49,24 +49,37 @@ def sequence_of(position: str | None) -> str | None:
 
 def sequence_column(position: Column) -> Column:
     """The Spark expression of `sequence_of` over a position column."""
+
     def padded(pattern: str, group: int) -> Column:
         return F.lpad(F.regexp_extract(position, pattern, group), WIDTH, "0")
 
     row = F.regexp_extract(position, BINLOG, 3)
-    binlog = F.concat(padded(BINLOG, 1), padded(BINLOG, 2),
-                      F.lpad(F.when(row == "", F.lit("0")).otherwise(row), WIDTH, "0"))
-    lsn_hex = F.concat(F.regexp_extract(position, LSN_TEXT, 1),
-                       F.lpad(F.regexp_extract(position, LSN_TEXT, 2), 8, "0"))
-    return (F.when(position.rlike(BINLOG), binlog)
-            .when(position.rlike(NUMBER), padded(NUMBER, 1))
-            .when(position.rlike(LSN_TEXT), F.lpad(F.conv(lsn_hex, 16, 10), WIDTH, "0")))
+    binlog = F.concat(
+        padded(BINLOG, 1), padded(BINLOG, 2), F.lpad(F.when(row == "", F.lit("0")).otherwise(row), WIDTH, "0")
+    )
+    lsn_hex = F.concat(F.regexp_extract(position, LSN_TEXT, 1), F.lpad(F.regexp_extract(position, LSN_TEXT, 2), 8, "0"))
+    return (
+        F.when(position.rlike(BINLOG), binlog)
+        .when(position.rlike(NUMBER), padded(NUMBER, 1))
+        .when(position.rlike(LSN_TEXT), F.lpad(F.conv(lsn_hex, 16, 10), WIDTH, "0"))
+    )
 
 
 def sequence_sql(position: exp.Expression) -> exp.Expression:
     """The SQL expression of `sequence_of` over a position (sqlglot, for a warehouse's load step)."""
+
     def call(name: str, *arguments) -> exp.Expression:
-        return function_call(name, *[a if isinstance(a, exp.Expression) else exp.Literal.string(a)
-                                     if isinstance(a, str) else exp.Literal.number(a) for a in arguments])
+        return function_call(
+            name,
+            *[
+                a
+                if isinstance(a, exp.Expression)
+                else exp.Literal.string(a)
+                if isinstance(a, str)
+                else exp.Literal.number(a)
+                for a in arguments
+            ],
+        )
 
     def group(pattern: str, number: int) -> exp.Expression:
         return call("regexp_extract", position.copy(), pattern, number)
@@ -75,15 +88,26 @@ def sequence_sql(position: exp.Expression) -> exp.Expression:
         return call("lpad", value, WIDTH, "0")
 
     def hexadecimal(number: int) -> exp.Expression:
-        return exp.cast(exp.DPipe(this=exp.Literal.string("0x"), expression=group(LSN_TEXT, number)),
-                        exp.DataType.build("UBIGINT", dialect="duckdb"))
+        return exp.cast(
+            exp.DPipe(this=exp.Literal.string("0x"), expression=group(LSN_TEXT, number)),
+            exp.DataType.build("UBIGINT", dialect="duckdb"),
+        )
 
     row = group(BINLOG, 3)
-    binlog = exp.DPipe(this=exp.DPipe(this=padded(group(BINLOG, 1)), expression=padded(group(BINLOG, 2))),
-                       expression=padded(exp.Case().when(exp.EQ(this=row, expression=exp.Literal.string("")),
-                                                         exp.Literal.string("0")).else_(row.copy())))
-    lsn = exp.BitwiseOr(this=exp.BitwiseLeftShift(this=hexadecimal(1), expression=exp.Literal.number(32)),
-                        expression=hexadecimal(2))
-    return (exp.Case().when(call("regexp_matches", position.copy(), BINLOG), binlog)
-            .when(call("regexp_matches", position.copy(), NUMBER), padded(group(NUMBER, 1)))
-            .when(call("regexp_matches", position.copy(), LSN_TEXT), padded(exp.cast(lsn, "VARCHAR"))))
+    binlog = exp.DPipe(
+        this=exp.DPipe(this=padded(group(BINLOG, 1)), expression=padded(group(BINLOG, 2))),
+        expression=padded(
+            exp.Case()
+            .when(exp.EQ(this=row, expression=exp.Literal.string("")), exp.Literal.string("0"))
+            .else_(row.copy())
+        ),
+    )
+    lsn = exp.BitwiseOr(
+        this=exp.BitwiseLeftShift(this=hexadecimal(1), expression=exp.Literal.number(32)), expression=hexadecimal(2)
+    )
+    return (
+        exp.Case()
+        .when(call("regexp_matches", position.copy(), BINLOG), binlog)
+        .when(call("regexp_matches", position.copy(), NUMBER), padded(group(NUMBER, 1)))
+        .when(call("regexp_matches", position.copy(), LSN_TEXT), padded(exp.cast(lsn, "VARCHAR")))
+    )

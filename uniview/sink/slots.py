@@ -16,8 +16,8 @@ slot through StagedBatch.typed_field.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from uniview.sink.routing import LandingColumn
 from uniview.types import BQType

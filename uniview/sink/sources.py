@@ -17,8 +17,8 @@ and fails, rather than skipping, when offsets it has not read were deleted (`fai
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 from urllib.parse import unquote, urlsplit
 
 from uniview.errors import ConfigError
@@ -28,9 +28,18 @@ _BROKER = re.compile(r"[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}")
 #: Kafka's own rule for topic names.
 _TOPIC = re.compile(r"[A-Za-z0-9._\-]{1,249}")
 #: Options uniview sets itself; a user who passes them would break the source's contract.
-_RESERVED_OPTIONS = frozenset({"kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign",
-                               "kafka.group.id", "kafka.enable.auto.commit", "kafka.key.deserializer",
-                               "kafka.value.deserializer"})
+_RESERVED_OPTIONS = frozenset(
+    {
+        "kafka.bootstrap.servers",
+        "subscribe",
+        "subscribePattern",
+        "assign",
+        "kafka.group.id",
+        "kafka.enable.auto.commit",
+        "kafka.key.deserializer",
+        "kafka.value.deserializer",
+    }
+)
 DEFAULT_OPTIONS = {"startingOffsets": "earliest", "failOnDataLoss": "true", "includeHeaders": "false"}
 
 
@@ -51,22 +60,27 @@ class KafkaInput:
         parts = urlsplit(location)
         brokers = parts.netloc.split(",") if parts.netloc else []
         if not brokers or not all(_BROKER.fullmatch(b) for b in brokers):
-            raise ConfigError(f"invalid Kafka input {location!r}: expected kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC] "
-                              "or kafka://HOST:PORT/?pattern=REGEX")
+            raise ConfigError(
+                f"invalid Kafka input {location!r}: expected kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC] "
+                "or kafka://HOST:PORT/?pattern=REGEX"
+            )
         path = parts.path.strip("/")
         has_pattern = parts.query.startswith("pattern=")
         if (parts.query and not has_pattern) or (has_pattern and path) or (not parts.query and not path):
-            raise ConfigError(f"invalid Kafka input {location!r}: name topics in the path or a pattern in "
-                              "?pattern=REGEX, not both")
+            raise ConfigError(
+                f"invalid Kafka input {location!r}: name topics in the path or a pattern in ?pattern=REGEX, not both"
+            )
         if has_pattern:  # percent-escapes are decoded; '+' stays a regex '+', never a space
-            pattern = unquote(parts.query[len("pattern="):])
+            pattern = unquote(parts.query[len("pattern=") :])
             _check_pattern(pattern)
             return cls(",".join(brokers), pattern=pattern)
         topics = tuple(path.split(","))
         bad = [t for t in topics if not _TOPIC.fullmatch(t) or t in {".", ".."}]
         if bad:
-            raise ConfigError(f"invalid Kafka topic name(s) {', '.join(map(repr, bad))}: Kafka allows letters, "
-                              "digits, '.', '_' and '-', at most 249 characters")
+            raise ConfigError(
+                f"invalid Kafka topic name(s) {', '.join(map(repr, bad))}: Kafka allows letters, "
+                "digits, '.', '_' and '-', at most 249 characters"
+            )
         return cls(",".join(brokers), topics=topics)
 
     def reader_options(self, extra: Mapping[str, str] = ()) -> dict[str, str]:
@@ -92,7 +106,16 @@ def kafka_lines(frame):
     """Spark's Kafka rows -> the sink's lines (value, key, source_file = kafka://topic/partition/offset)."""
     from pyspark.sql import functions as F
 
-    origin = F.concat(F.lit(KAFKA_SCHEME), F.col("topic"), F.lit("/"), F.col("partition").cast("string"),
-                      F.lit("/"), F.col("offset").cast("string"))
-    return frame.select(F.col("value").cast("string").alias("value"), F.col("key").cast("string").alias("key"),
-                        origin.alias("source_file"))
+    origin = F.concat(
+        F.lit(KAFKA_SCHEME),
+        F.col("topic"),
+        F.lit("/"),
+        F.col("partition").cast("string"),
+        F.lit("/"),
+        F.col("offset").cast("string"),
+    )
+    return frame.select(
+        F.col("value").cast("string").alias("value"),
+        F.col("key").cast("string").alias("key"),
+        origin.alias("source_file"),
+    )

@@ -38,8 +38,13 @@ from uniview.types import DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Str
 
 _STRING_LANDED = frozenset({"STRING", "TIME", "JSON", "GEOGRAPHY"})
 _SCALAR_LANDING = {
-    "INT64": T.LongType(), "FLOAT64": T.DoubleType(), "BOOL": T.BooleanType(), "BYTES": T.BinaryType(),
-    "DATE": T.DateType(), "DATETIME": T.TimestampNTZType(), "TIMESTAMP": T.TimestampType(),
+    "INT64": T.LongType(),
+    "FLOAT64": T.DoubleType(),
+    "BOOL": T.BooleanType(),
+    "BYTES": T.BinaryType(),
+    "DATE": T.DateType(),
+    "DATETIME": T.TimestampNTZType(),
+    "TIMESTAMP": T.TimestampType(),
 }
 
 

@@ -7,7 +7,7 @@ table instead, as one JSON document."""
 from __future__ import annotations
 
 import json
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import click
 from rich.console import Console
@@ -21,16 +21,22 @@ SHOWN = 10
 
 def totals_line(result: RunResult) -> str:
     counts = result.counts
-    return (f"read={counts.read} written={counts.total_written} quarantined={counts.total_quarantined}"
-            f" skipped={counts.total_skipped}")
+    return (
+        f"read={counts.read} written={counts.total_written} quarantined={counts.total_quarantined}"
+        f" skipped={counts.total_skipped}"
+    )
 
 
 def summary_document(result: RunResult) -> dict:
     """Everything the run did, every table listed: what `--json` prints."""
     counts = result.counts
     return {
-        "read": counts.read, "written": counts.total_written, "quarantined": counts.total_quarantined,
-        "skipped": counts.total_skipped, "batches": result.batches, "replayed": result.replayed,
+        "read": counts.read,
+        "written": counts.total_written,
+        "quarantined": counts.total_quarantined,
+        "skipped": counts.total_skipped,
+        "batches": result.batches,
+        "replayed": result.replayed,
         "written_by_table": dict(sorted(counts.written.items())),
         "quarantined_by_reason": dict(sorted(counts.quarantined.items())),
         "skipped_by_kind": dict(sorted(counts.skipped.items())),
@@ -47,15 +53,19 @@ def print_summary(result: RunResult, as_json: bool = False) -> None:
         return
     click.echo(totals_line(result) + f" batches={result.batches} replayed={result.replayed}")
     console = Console(width=120)
-    for title, heading, counts in (("written", "version table", result.counts.written),
-                                   ("quarantined", "reason", result.counts.quarantined),
-                                   ("skipped", "kind", result.counts.skipped)):
+    for title, heading, counts in (
+        ("written", "version table", result.counts.written),
+        ("quarantined", "reason", result.counts.quarantined),
+        ("skipped", "kind", result.counts.skipped),
+    ):
         if counts:
             console.print(_counts_table(title, heading, counts))
     for line in _at_most_shown([f"notified: {json.dumps(n.body())}" for n in result.sent], "notified"):
         click.echo(line)
-    failed = [f"notification pending (retried on the next batch or run): {json.dumps(n.body())}: {error}"
-              for n, error in sorted(result.failed.items())]
+    failed = [
+        f"notification pending (retried on the next batch or run): {json.dumps(n.body())}: {error}"
+        for n, error in sorted(result.failed.items())
+    ]
     for line in _at_most_shown(failed, "notifications pending"):
         click.echo(line, err=True)
     for warning in result.warnings:
@@ -73,8 +83,10 @@ def _at_most_shown(lines: Sequence[str], what: str) -> list[str]:
 def _counts_table(title: str, heading: str, counts: Mapping[str, int]) -> Table:
     """The SHOWN largest counts (ties by name), then one row counting the rest."""
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    table = Table(title=title if len(ranked) <= SHOWN else f"{title}: the {SHOWN} largest of {len(ranked):,}",
-                  title_justify="left")
+    table = Table(
+        title=title if len(ranked) <= SHOWN else f"{title}: the {SHOWN} largest of {len(ranked):,}",
+        title_justify="left",
+    )
     table.add_column(heading)
     table.add_column("rows", justify="right")
     for key, rows in ranked[:SHOWN]:

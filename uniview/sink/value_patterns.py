@@ -8,7 +8,13 @@ INT64 and "2024-05-01x" never read as a date.  Both typings apply these same pat
 from __future__ import annotations
 
 from uniview.types import (
-    BIGNUMERIC_MAX_INTEGER_DIGITS, DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct, decimal_parameters,
+    BIGNUMERIC_MAX_INTEGER_DIGITS,
+    DEFAULT_DECIMAL_PARAMETERS,
+    Array,
+    BQType,
+    Scalar,
+    Struct,
+    decimal_parameters,
 )
 
 INTEGER = r"^-?[0-9]{1,19}$"
@@ -18,7 +24,9 @@ DATETIME = rf"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_CLOCK}$"
 TIMESTAMP = rf"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_CLOCK}(Z|[+-][0-9]{{2}}:?[0-9]{{2}})?$"
 TIME = rf"^{_CLOCK}$"
 #: A record's metadata.timestamp (its _cdc_timestamp): read as a timestamp only when it has this shape.
-METADATA_TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
+METADATA_TIMESTAMP = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
+)
 NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 BASE64 = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 #: BOOL: "true"/"false" in any case, or an integer, which is false when all its digits are 0.

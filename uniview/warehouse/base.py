@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Collection
 
 from uniview.schema import ColumnRecord
 

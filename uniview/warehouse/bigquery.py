@@ -22,19 +22,25 @@ import re
 import threading
 import time
 from collections import deque
-from typing import Any, Callable, Collection, TypeVar
+from collections.abc import Callable, Collection
+from typing import Any, TypeVar
 
 from uniview.errors import ConfigError, NotFoundError
 from uniview.identifiers import quote, quote_path, validate_dataset, validate_project, validate_table
 from uniview.plan import PART_FINGERPRINT, is_part_view_name
-from uniview.version_description import described_primary_key, option_text
 from uniview.schema import ColumnRecord, split_version_table, version_table_prefix
+from uniview.version_description import described_primary_key, option_text
 from uniview.warehouse.base import Applied, ViewChange, Warehouse
-from uniview.warehouse.url import BIGQUERY, WarehouseURL
 from uniview.warehouse.bigquery_folds import not_folded
 from uniview.warehouse.bigquery_schema import record_from_row, records_from_table, table_names
-from uniview.warehouse.bigquery_views import change_statement, pack_scripts, referenced_datasets, stored_fingerprint, \
-    version_tables_statement
+from uniview.warehouse.bigquery_views import (
+    change_statement,
+    pack_scripts,
+    referenced_datasets,
+    stored_fingerprint,
+    version_tables_statement,
+)
+from uniview.warehouse.url import BIGQUERY, WarehouseURL
 
 logger = logging.getLogger(__name__)
 
@@ -165,8 +171,9 @@ class BigQueryWarehouse(Warehouse):
         validate_dataset(dataset)
         wanted = sorted({validate_table(t) for t in tables})
         sql = _DESCRIPTIONS_SQL.format(options=self._information_schema(dataset, "TABLE_OPTIONS"))
-        rows, _ = self._query(f"read the table descriptions of {dataset}", sql,
-                              [bigquery.ArrayQueryParameter("tables", "STRING", wanted)])
+        rows, _ = self._query(
+            f"read the table descriptions of {dataset}", sql, [bigquery.ArrayQueryParameter("tables", "STRING", wanted)]
+        )
         found = {row["table_name"]: option_text(row["option_value"]) for row in rows}
         keys = {table: described_primary_key(found.get(table)) for table in wanted}
         for table in [t for t in wanted if t not in found][:MAX_TABLES_GOT]:
@@ -207,10 +214,7 @@ class BigQueryWarehouse(Warehouse):
         )
         parameters = [bigquery.ScalarQueryParameter("prefix", "STRING", name_prefix)]
         rows, _ = self._query(f"read the views of {dataset}", sql, parameters)
-        return {
-            row["table_name"]: stored_fingerprint(row["view_definition"] or "", row["description"])
-            for row in rows
-        }
+        return {row["table_name"]: stored_fingerprint(row["view_definition"] or "", row["description"]) for row in rows}
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -242,8 +246,12 @@ class BigQueryWarehouse(Warehouse):
         if recheck is None:
             return Applied(jobs, None)
         family = recheck[1]
-        return Applied(jobs, frozenset(row["table_name"] for row in rows
-                                       if (split_version_table(row["table_name"]) or ("",))[0] == family))
+        return Applied(
+            jobs,
+            frozenset(
+                row["table_name"] for row in rows if (split_version_table(row["table_name"]) or ("",))[0] == family
+            ),
+        )
 
     def add_columns(self, dataset: str, additions: dict[str, list[tuple[str, str]]]) -> list[str]:
         """ALTER TABLE ... ADD COLUMN IF NOT EXISTS statements in script jobs of at most 1,024K characters
@@ -255,8 +263,10 @@ class BigQueryWarehouse(Warehouse):
             for table, columns in additions.items()
         ]
         location = self._dataset_location(dataset)
-        return [self._call(f"add columns in {dataset}", lambda: self._run_script(script, location))[0]
-                for script in pack_scripts(statements)]
+        return [
+            self._call(f"add columns in {dataset}", lambda: self._run_script(script, location))[0]
+            for script in pack_scripts(statements)
+        ]
 
     def _ensure_dataset(self, dataset: str, changes: list[ViewChange]) -> str:
         """The location of `dataset`, creating it first (where its views' sources live) when missing."""
@@ -267,8 +277,9 @@ class BigQueryWarehouse(Warehouse):
 
         new = bigquery.Dataset(self._dataset_ref(dataset))
         new.location = self._location_for_new_dataset(dataset, changes)
-        created = self._call(f"create dataset {dataset}",
-                             lambda: self.client.create_dataset(new, exists_ok=True, retry=None))
+        created = self._call(
+            f"create dataset {dataset}", lambda: self.client.create_dataset(new, exists_ok=True, retry=None)
+        )
         logger.info("created dataset %s.%s in %s", self.project, dataset, created.location)
         self._locations[dataset] = created.location or ""
         return created.location or ""
@@ -295,7 +306,9 @@ class BigQueryWarehouse(Warehouse):
 
     def delete_table(self, dataset: str, table: str) -> None:
         reference = self._dataset_ref(dataset).table(table)
-        self._call(f"drop {dataset}.{table}", lambda: self.client.delete_table(reference, not_found_ok=True, retry=None))
+        self._call(
+            f"drop {dataset}.{table}", lambda: self.client.delete_table(reference, not_found_ok=True, retry=None)
+        )
 
     def _information_schema(self, dataset: str, view: str) -> str:
         return f"{quote_path(self.project, dataset)}.INFORMATION_SCHEMA.{view}"

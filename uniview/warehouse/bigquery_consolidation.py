@@ -9,11 +9,12 @@ been `moved` for the settle period and is empty; rows that arrived meanwhile are
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from uniview.errors import NotFoundError
 from uniview.consolidation_plan import DROPPED, MOVED, PLANNED, RETIRED, FoldPlan, FoldRecord, move_select
+from uniview.errors import NotFoundError
 from uniview.identifiers import identifier, quote_path, string_literal
 from uniview.landing_layout import SOURCE_TABLE
 from uniview.plan import GeneratorOptions
@@ -40,25 +41,33 @@ class BigQueryFolding:
 
     def folds(self, dataset: str, family: str | None = None) -> list[FoldRecord]:
         """The registry rows of `dataset` (of `family` only, when given); none before the first fold."""
-        where = f"dataset = {string_literal(dataset)}" + ("" if family is None else
-                                                          f" AND family = {string_literal(family)}")
+        where = f"dataset = {string_literal(dataset)}" + (
+            "" if family is None else f" AND family = {string_literal(family)}"
+        )
         try:
-            rows = self._rows("read the consolidation registry", f"SELECT {_COLUMNS} FROM {self.registry} "
-                              f"WHERE {where} ORDER BY recorded_at, version_table")
+            rows = self._rows(
+                "read the consolidation registry",
+                f"SELECT {_COLUMNS} FROM {self.registry} WHERE {where} ORDER BY recorded_at, version_table",
+            )
         except NotFoundError:
             return []
         return [FoldRecord(*(row[name] for name in _COLUMNS.split(", "))) for row in rows]
 
     def last_written(self, dataset: str) -> dict[str, datetime]:
         """{table: last modified}, from the dataset's __TABLES__ (BigQuery's own modification time)."""
-        rows = self._rows(f"read the modification times in {dataset}",
-                          f"SELECT table_id, last_modified_time FROM {quote_path(self.project, dataset)}.__TABLES__")
-        return {row["table_id"]: datetime.fromtimestamp(row["last_modified_time"] / 1000, timezone.utc) for row in rows}
+        rows = self._rows(
+            f"read the modification times in {dataset}",
+            f"SELECT table_id, last_modified_time FROM {quote_path(self.project, dataset)}.__TABLES__",
+        )
+        return {row["table_id"]: datetime.fromtimestamp(row["last_modified_time"] / 1000, UTC) for row in rows}
 
     def size(self, dataset: str, tables: Sequence[str]) -> tuple[int, int | None]:
         """(rows, bytes) of `tables`: exact row counts, and the bytes a dry run says the moves will read."""
-        rows = sum(row["n"] for sql in count_queries(self.project, dataset, tables)
-                   for row in self._rows(f"count the rows to fold in {dataset}", sql))
+        rows = sum(
+            row["n"]
+            for sql in count_queries(self.project, dataset, tables)
+            for row in self._rows(f"count the rows to fold in {dataset}", sql)
+        )
         estimates = [self.warehouse.dry_run_bytes(sql) for sql in read_queries(self.project, dataset, tables)]
         return rows, None if None in estimates else sum(estimates)
 
@@ -68,40 +77,55 @@ class BigQueryFolding:
         self._script("register the versions to fold", register_script(self.project, self.control, plan, successors))
         columns = ", ".join(f"{identifier(name)} {bq_type.base().sql()}" for name, bq_type in plan.table_definition)
         description = string_literal(f"uniview consolidated table of {plan.family} (docs/consolidation.md)")
-        self._script(f"create {plan.consolidated_table}", f"CREATE TABLE IF NOT EXISTS "
-                     f"{quote_path(self.project, plan.dataset, plan.consolidated_table)} ({columns}) "
-                     f"OPTIONS (description = {description})")
+        self._script(
+            f"create {plan.consolidated_table}",
+            f"CREATE TABLE IF NOT EXISTS "
+            f"{quote_path(self.project, plan.dataset, plan.consolidated_table)} ({columns}) "
+            f"OPTIONS (description = {description})",
+        )
 
     def move(self, plan: FoldPlan, batch: Sequence[TableVersion], options: GeneratorOptions) -> int:
         """One transaction: for each version, copy its rows into the consolidated table, delete them,
         mark it `moved` with the rows it has given so far.  The rows moved."""
         before = self._moved_rows(plan, batch)
-        self._script(f"move {len(batch)} versions into {plan.consolidated_table}",
-                     move_script(self.project, self.control, plan, batch, options))
+        self._script(
+            f"move {len(batch)} versions into {plan.consolidated_table}",
+            move_script(self.project, self.control, plan, batch, options),
+        )
         return self._moved_rows(plan, batch) - before
 
     def _moved_rows(self, plan: FoldPlan, batch: Sequence[TableVersion]) -> int:
         names = ", ".join(string_literal(v.table_name) for v in batch)
-        rows = self._rows("count the moved rows", f"SELECT COUNT(*) AS n FROM "
-                          f"{quote_path(self.project, plan.dataset, plan.consolidated_table)} "
-                          f"WHERE {identifier(SOURCE_TABLE)} IN ({names})")
+        rows = self._rows(
+            "count the moved rows",
+            f"SELECT COUNT(*) AS n FROM "
+            f"{quote_path(self.project, plan.dataset, plan.consolidated_table)} "
+            f"WHERE {identifier(SOURCE_TABLE)} IN ({names})",
+        )
         return rows[0]["n"]
 
     def holding_rows(self, dataset: str, tables: Sequence[str]) -> set[str]:
         """The `tables` that hold rows."""
-        return {row["t"] for sql in count_queries(self.project, dataset, tables)
-                for row in self._rows(f"look for rows in folded tables of {dataset}", sql) if row["n"]}
+        return {
+            row["t"]
+            for sql in count_queries(self.project, dataset, tables)
+            for row in self._rows(f"look for rows in folded tables of {dataset}", sql)
+            if row["n"]
+        }
 
     def settle(self, dataset: str, records: Sequence[FoldRecord], settle: timedelta) -> list[str]:
         """Retire the `moved` tables of `records` settled for `settle` and empty: label them folded
         (discovery leaves them out) and mark them `retired`.  The tables retired."""
-        cutoff = datetime.now(timezone.utc) - settle
+        cutoff = datetime.now(UTC) - settle
         settled = [r.version_table for r in records if r.state == MOVED and r.recorded_at <= cutoff]
         empty = [table for table in settled if table not in self.holding_rows(dataset, settled)]
         if not empty:
             return []
-        labels = [f"ALTER TABLE {quote_path(self.project, dataset, table)} "
-                  f"SET OPTIONS (labels = [('{FOLDED_LABEL}', 'true')])" for table in empty]
+        labels = [
+            f"ALTER TABLE {quote_path(self.project, dataset, table)} "
+            f"SET OPTIONS (labels = [('{FOLDED_LABEL}', 'true')])"
+            for table in empty
+        ]
         for script in pack_scripts(labels):
             self._script(f"label {len(empty)} folded tables", script)
         self._mark(dataset, empty, RETIRED)
@@ -120,9 +144,12 @@ class BigQueryFolding:
     def _mark(self, dataset: str, tables: Sequence[str], state: str) -> None:
         if tables:
             names = ", ".join(map(string_literal, tables))
-            self._script(f"mark {len(tables)} tables {state}", f"UPDATE {self.registry} SET state = '{state}', "
-                         f"recorded_at = CURRENT_TIMESTAMP() WHERE dataset = {string_literal(dataset)} "
-                         f"AND version_table IN ({names})")
+            self._script(
+                f"mark {len(tables)} tables {state}",
+                f"UPDATE {self.registry} SET state = '{state}', "
+                f"recorded_at = CURRENT_TIMESTAMP() WHERE dataset = {string_literal(dataset)} "
+                f"AND version_table IN ({names})",
+            )
 
     def _rows(self, what: str, sql: str) -> list[dict[str, Any]]:
         return self.warehouse.run_query(what, sql)
@@ -131,8 +158,9 @@ class BigQueryFolding:
         self.warehouse.run_script(what, sql)
 
 
-def move_script(project: str, control: str, plan: FoldPlan, batch: Sequence[TableVersion],
-                options: GeneratorOptions) -> str:
+def move_script(
+    project: str, control: str, plan: FoldPlan, batch: Sequence[TableVersion], options: GeneratorOptions
+) -> str:
     """The transaction that moves the rows of `batch` into the consolidated table and marks each
     version `moved` with the rows it has given (its sources, the consolidated table and the registry
     are the tables it mutates)."""
@@ -146,7 +174,8 @@ def move_script(project: str, control: str, plan: FoldPlan, batch: Sequence[Tabl
             f"DELETE FROM {quote_path(project, plan.dataset, version.table_name)} WHERE TRUE",
             f"UPDATE {registry} SET state = '{MOVED}', recorded_at = CURRENT_TIMESTAMP(), rows_moved = "
             f"(SELECT COUNT(*) FROM {target} WHERE {identifier(SOURCE_TABLE)} = {name}) "
-            f"WHERE dataset = {string_literal(plan.dataset)} AND version_table = {name}"]
+            f"WHERE dataset = {string_literal(plan.dataset)} AND version_table = {name}",
+        ]
     return "BEGIN TRANSACTION;\n" + ";\n".join(statements) + ";\nCOMMIT TRANSACTION;"
 
 
@@ -154,35 +183,45 @@ def register_script(project: str, control: str, plan: FoldPlan, successors: dict
     """One transaction: versions folded before and holding rows again are planned again, into this
     plan's table; the others are added as `planned` unless already registered."""
     registry = quote_path(project, control, FOLDS_TABLE)
-    at = f"TIMESTAMP {string_literal(datetime.now(timezone.utc).isoformat())}"
+    at = f"TIMESTAMP {string_literal(datetime.now(UTC).isoformat())}"
     names = ", ".join(map(string_literal, successors))
     rows = " UNION ALL ".join(
         f"SELECT {string_literal(plan.dataset)} AS dataset, {string_literal(plan.family)} AS family, "
         f"{string_literal(table)} AS version_table, {string_literal(plan.consolidated_table)} AS consolidated_table, "
         f"{string_literal(successor)} AS successor_table, '{PLANNED}' AS state, CAST(NULL AS INT64) AS rows_moved, "
-        f"{at} AS recorded_at" for table, successor in successors.items())
-    return (f"{registry_ddl(project, control)};\nBEGIN TRANSACTION;\n"
-            f"UPDATE {registry} SET consolidated_table = {string_literal(plan.consolidated_table)}, state = '{PLANNED}', "
-            f"recorded_at = {at} WHERE dataset = {string_literal(plan.dataset)} AND state = '{MOVED}' "
-            f"AND version_table IN ({names});\n"
-            f"INSERT INTO {registry} ({_COLUMNS}) SELECT n.* FROM ({rows}) AS n WHERE NOT EXISTS "
-            f"(SELECT 1 FROM {registry} AS r WHERE r.dataset = n.dataset AND r.version_table = n.version_table);\n"
-            "COMMIT TRANSACTION;")
+        f"{at} AS recorded_at"
+        for table, successor in successors.items()
+    )
+    return (
+        f"{registry_ddl(project, control)};\nBEGIN TRANSACTION;\n"
+        f"UPDATE {registry} SET consolidated_table = {string_literal(plan.consolidated_table)}, state = '{PLANNED}', "
+        f"recorded_at = {at} WHERE dataset = {string_literal(plan.dataset)} AND state = '{MOVED}' "
+        f"AND version_table IN ({names});\n"
+        f"INSERT INTO {registry} ({_COLUMNS}) SELECT n.* FROM ({rows}) AS n WHERE NOT EXISTS "
+        f"(SELECT 1 FROM {registry} AS r WHERE r.dataset = n.dataset AND r.version_table = n.version_table);\n"
+        "COMMIT TRANSACTION;"
+    )
 
 
 def count_queries(project: str, dataset: str, tables: Sequence[str]) -> list[str]:
     """Queries giving (t, n): each table's row count, at most MAX_TABLES_PER_QUERY tables per query."""
-    return [" UNION ALL ".join(f"SELECT {string_literal(t)} AS t, COUNT(*) AS n FROM {quote_path(project, dataset, t)}"
-                               for t in chunk) for chunk in _chunks(tables)]
+    return [
+        " UNION ALL ".join(
+            f"SELECT {string_literal(t)} AS t, COUNT(*) AS n FROM {quote_path(project, dataset, t)}" for t in chunk
+        )
+        for chunk in _chunks(tables)
+    ]
 
 
 def read_queries(project: str, dataset: str, tables: Sequence[str]) -> list[str]:
     """Queries reading every row of `tables` (for a dry run's byte estimate), chunked like count_queries."""
-    return [" UNION ALL ".join(f"SELECT TO_JSON_STRING(v) AS row FROM {quote_path(project, dataset, t)} AS v"
-                               for t in chunk) for chunk in _chunks(tables)]
+    return [
+        " UNION ALL ".join(
+            f"SELECT TO_JSON_STRING(v) AS row FROM {quote_path(project, dataset, t)} AS v" for t in chunk
+        )
+        for chunk in _chunks(tables)
+    ]
 
 
 def _chunks(tables: Sequence[str]) -> list[Sequence[str]]:
-    return [tables[i:i + MAX_TABLES_PER_QUERY] for i in range(0, len(tables), MAX_TABLES_PER_QUERY)]
-
-
+    return [tables[i : i + MAX_TABLES_PER_QUERY] for i in range(0, len(tables), MAX_TABLES_PER_QUERY)]

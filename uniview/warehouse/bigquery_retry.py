@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from google.api_core import exceptions as api_exceptions
 from google.api_core.retry import Retry
@@ -80,8 +81,12 @@ def call_with_retry(what: str, call: Callable[[], T], deadline: float, initial: 
         logger.warning("BigQuery: %s failed, retrying: %s", what, describe(error))
 
     retry = Retry(
-        predicate=is_transient, initial=initial, maximum=min(8.0, deadline), multiplier=2.0,
-        timeout=deadline, on_error=log_retry,
+        predicate=is_transient,
+        initial=initial,
+        maximum=min(8.0, deadline),
+        multiplier=2.0,
+        timeout=deadline,
+        on_error=log_retry,
     )
     try:
         return retry(call)()

@@ -7,8 +7,9 @@ prints the GoogleSQL data_type.  Both end up as the same data_type strings.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from uniview.schema import ColumnRecord
 from uniview.types import Array, BQType, Field, Scalar, Struct, parse_type

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from uniview.identifiers import quote_path, string_literal
-from uniview.warehouse.bigquery_folds import not_folded
 from uniview.limits import MAX_QUERY_CHARS, LimitError
 from uniview.plan import is_part_view_name
-from uniview.schema import version_table_prefix
 from uniview.render import render
+from uniview.schema import version_table_prefix
 from uniview.warehouse.base import ViewChange, fingerprint
+from uniview.warehouse.bigquery_folds import not_folded
 
 _TAG = re.compile(r"uniview-fingerprint sha256=([0-9a-f]{64}) canonical=([0-9a-f]{64})")
 
@@ -82,8 +82,10 @@ def pack_scripts(statements: Sequence[str], max_chars: int = MAX_QUERY_CHARS) ->
     scripts: list[list[str]] = [[]]
     for statement in statements:
         if len(script([statement])) > max_chars:
-            raise LimitError(f"one statement of {len(statement):,} characters is over BigQuery's limit of "
-                             f"{max_chars:,} characters per query job")
+            raise LimitError(
+                f"one statement of {len(statement):,} characters is over BigQuery's limit of "
+                f"{max_chars:,} characters per query job"
+            )
         if scripts[-1] and len(script([*scripts[-1], statement])) > max_chars:
             scripts.append([])
         scripts[-1].append(statement)
@@ -94,8 +96,10 @@ def version_tables_statement(project: str, dataset: str, family: str) -> str:
     """A SELECT listing the tables whose name starts like the family's versions, folded ones left out (the re-check)."""
     schema = f"{quote_path(project, dataset)}.INFORMATION_SCHEMA"
     prefix = string_literal(version_table_prefix(family))
-    return (f"SELECT t.table_name FROM {schema}.TABLES AS t WHERE t.table_type = 'BASE TABLE' "
-            f"AND STARTS_WITH(t.table_name, {prefix}) AND {not_folded(schema + '.TABLE_OPTIONS', 't.table_name')}")
+    return (
+        f"SELECT t.table_name FROM {schema}.TABLES AS t WHERE t.table_type = 'BASE TABLE' "
+        f"AND STARTS_WITH(t.table_name, {prefix}) AND {not_folded(schema + '.TABLE_OPTIONS', 't.table_name')}"
+    )
 
 
 def referenced_datasets(body: str) -> list[str]:

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Collection, Iterator, Mapping
 
 import duckdb
 
 from uniview.errors import ConfigError, NotFoundError, TransientWarehouseError, TypeParseError, WarehouseError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.render import render
-from uniview.version_description import described_primary_key
 from uniview.schema import ColumnRecord, split_version_table
 from uniview.types import BQType, parse_type
+from uniview.version_description import described_primary_key
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
 from uniview.warehouse.duckdb_connection import open_connection, quote_identifier
 from uniview.warehouse.duckdb_folds import empty_retired_tables
@@ -34,7 +34,14 @@ from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quot
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
 from uniview.warehouse.url import duckdb_url
 
-__all__ = ["DuckDBWarehouse", "bigquery_type", "column_types", "record_created_tables", "record_created_tables_of", "view_comment"]
+__all__ = [
+    "DuckDBWarehouse",
+    "bigquery_type",
+    "column_types",
+    "record_created_tables",
+    "record_created_tables_of",
+    "view_comment",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -189,8 +196,10 @@ class DuckDBWarehouse(Warehouse):
         try:
             for table, columns in additions.items():
                 for name, bq_type in columns:
-                    statement = (f"ALTER TABLE {quote_identifier(schema)}.{quote_identifier(table)} ADD COLUMN "
-                                 f"{quote_identifier(name)} {duckdb_type(parse_type(bq_type))}")
+                    statement = (
+                        f"ALTER TABLE {quote_identifier(schema)}.{quote_identifier(table)} ADD COLUMN "
+                        f"{quote_identifier(name)} {duckdb_type(parse_type(bq_type))}"
+                    )
                     _guarded(self.url, lambda: connection.execute(statement))
             _guarded(self.url, connection.commit)
         except BaseException:
@@ -270,8 +279,9 @@ def record_created_tables(connection: duckdb.DuckDBPyConnection, dataset: str) -
     return record_created_tables_of(connection, [dataset])[dataset]
 
 
-def record_created_tables_of(connection: duckdb.DuckDBPyConnection,
-                             datasets: Collection[str]) -> dict[str, dict[str, int]]:
+def record_created_tables_of(
+    connection: duckdb.DuckDBPyConnection, datasets: Collection[str]
+) -> dict[str, dict[str, int]]:
     """record_created_tables for many datasets at once: one catalog read, at most one transaction."""
     wanted = sorted(set(datasets))
     if not wanted:
@@ -304,7 +314,8 @@ def _recorded_tables(connection: duckdb.DuckDBPyConnection, datasets: list[str])
         return recorded
     rows = connection.execute(
         f"SELECT dataset, table_name, seq FROM {LEDGER_SCHEMA}.{LEDGER_TABLE} WHERE list_contains(?, dataset)"
-        " ORDER BY seq", [datasets]
+        " ORDER BY seq",
+        [datasets],
     ).fetchall()
     for dataset, name, seq in rows:
         recorded[dataset][name] = seq

@@ -40,8 +40,9 @@ def is_lock_error(error: BaseException) -> bool:
     return "Could not set lock" in text or "Conflicting lock" in text
 
 
-def open_connection(path: str | Path, *, read_only: bool = False,
-                    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS) -> duckdb.DuckDBPyConnection:
+def open_connection(
+    path: str | Path, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS
+) -> duckdb.DuckDBPyConnection:
     """A connection to the DuckDB file at `path` with TimeZone UTC; waits while another process writes."""
     url = f"duckdb:///{path}"
     connection = _connect_waiting(str(path), read_only, lock_timeout, url)
@@ -66,8 +67,10 @@ def _connect_waiting(path: str, read_only: bool, lock_timeout: float, url: str) 
             if remaining <= 0:
                 holder = _LOCK_HOLDER.search(str(error))
                 who = f"process {holder.group(1)}" if holder else "another process"
-                raise TransientWarehouseError(f"{url} is locked by {who}; gave up after waiting {lock_timeout:g} s "
-                                              "(DuckDB allows one writer process per file)") from None
+                raise TransientWarehouseError(
+                    f"{url} is locked by {who}; gave up after waiting {lock_timeout:g} s "
+                    "(DuckDB allows one writer process per file)"
+                ) from None
             time.sleep(min(delay, remaining))
             delay = min(delay * 2, 1.0)
 

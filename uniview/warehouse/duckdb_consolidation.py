@@ -6,8 +6,8 @@ file takes its turn between the steps (DuckDB lets one process write a file at a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
 
 from uniview.consolidation_plan import DROPPED, MOVED, FoldPlan, FoldRecord, move_select
 from uniview.plan import GeneratorOptions
@@ -55,8 +55,9 @@ class DuckDBFolding:
         definitions = ", ".join(f"{qualified(name)} {duckdb_type(bq_type)}" for name, bq_type in plan.table_definition)
         try:
             with self.warehouse.transaction() as connection:
-                connection.execute(f"CREATE TABLE IF NOT EXISTS {qualified(plan.dataset, plan.consolidated_table)} "
-                                   f"({definitions})")
+                connection.execute(
+                    f"CREATE TABLE IF NOT EXISTS {qualified(plan.dataset, plan.consolidated_table)} ({definitions})"
+                )
                 record_planned(connection, plan.dataset, plan.family, plan.consolidated_table, successors)
         finally:
             self.warehouse.close()

@@ -7,8 +7,8 @@ successor.  Every function takes an open connection; the caller owns transaction
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Iterable
+from collections.abc import Iterable
+from datetime import UTC, datetime
 
 import duckdb
 
@@ -29,8 +29,14 @@ def _table(connection: duckdb.DuckDBPyConnection, name: str) -> str:
 
 
 def _exists(connection: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return connection.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-                              "AND schema_name = 'main' AND table_name = ?", [name]).fetchone()[0] > 0
+    return (
+        connection.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+            "AND schema_name = 'main' AND table_name = ?",
+            [name],
+        ).fetchone()[0]
+        > 0
+    )
 
 
 def ensure_registry(connection: duckdb.DuckDBPyConnection) -> None:
@@ -44,7 +50,9 @@ def read_folds(connection: duckdb.DuckDBPyConnection, dataset: str, family: str 
     rows = connection.execute(
         f"SELECT dataset, family, version_table, consolidated_table, successor_table, state, rows_moved, recorded_at "
         f"FROM {_table(connection, FOLDS_TABLE)} WHERE dataset = ? AND (? IS NULL OR family = ?) "
-        "ORDER BY recorded_at, version_table", [dataset, family, family]).fetchall()
+        "ORDER BY recorded_at, version_table",
+        [dataset, family, family],
+    ).fetchall()
     return [FoldRecord(*row) for row in rows]
 
 
@@ -56,14 +64,16 @@ def retired_tables(connection: duckdb.DuckDBPyConnection, datasets: Iterable[str
     rows = connection.execute(
         f"SELECT dataset, version_table, successor_table FROM {_table(connection, FOLDS_TABLE)} "
         f"WHERE dataset IN (SELECT unnest(?)) AND state IN ({', '.join(map(string_literal, REDIRECTED_STATES))})",
-        [wanted]).fetchall()
+        [wanted],
+    ).fetchall()
     return {(dataset, table): successor for dataset, table, successor in rows}
 
 
 def row_counts(connection: duckdb.DuckDBPyConnection, dataset: str, tables: Iterable[str]) -> dict[str, int]:
     """{table: rows} for the `tables` of `dataset`, in one query."""
-    counts = " UNION ALL ".join(f"SELECT {string_literal(table)}, count(*) FROM {qualified(dataset, table)}"
-                                for table in tables)
+    counts = " UNION ALL ".join(
+        f"SELECT {string_literal(table)}, count(*) FROM {qualified(dataset, table)}" for table in tables
+    )
     return dict(connection.execute(counts).fetchall()) if counts else {}
 
 
@@ -74,9 +84,13 @@ def empty_retired_tables(connection: duckdb.DuckDBPyConnection, dataset: str) ->
     retired = sorted(table for (_, table) in retired_tables(connection, [dataset]))
     if not retired:
         return set()
-    present = {row[0] for row in connection.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?",
-        [dataset]).fetchall()}
+    present = {
+        row[0]
+        for row in connection.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?",
+            [dataset],
+        ).fetchall()
+    }
     rows = row_counts(connection, dataset, [table for table in retired if table in present])
     return {table for table in retired if not rows.get(table)}
 
@@ -87,22 +101,36 @@ def last_written(connection: duckdb.DuckDBPyConnection, dataset: str) -> dict[st
         return {}
     rows = connection.execute(
         f"SELECT key, max(landed_at) FROM (SELECT unnest(json_keys(counts, '$.written')) AS key, landed_at "
-        f"FROM {_table(connection, BATCH_LEDGER)}) WHERE starts_with(key, ?) GROUP BY key", [dataset + "."]).fetchall()
-    return {key[len(dataset) + 1:]: landed for key, landed in rows}
+        f"FROM {_table(connection, BATCH_LEDGER)}) WHERE starts_with(key, ?) GROUP BY key",
+        [dataset + "."],
+    ).fetchall()
+    return {key[len(dataset) + 1 :]: landed for key, landed in rows}
 
 
-def record_planned(connection: duckdb.DuckDBPyConnection, dataset: str, family: str, consolidated_table: str,
-                   successors: dict[str, str]) -> None:
+def record_planned(
+    connection: duckdb.DuckDBPyConnection,
+    dataset: str,
+    family: str,
+    consolidated_table: str,
+    successors: dict[str, str],
+) -> None:
     """A `planned` row per version table to fold (`successors`: version table -> successor table)."""
     ensure_registry(connection)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     connection.executemany(  # a folded table that held rows again is planned again
         f"INSERT OR REPLACE INTO {_table(connection, FOLDS_TABLE)} VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
-        [[dataset, family, table, consolidated_table, successor, PLANNED, now] for table, successor in successors.items()])
+        [
+            [dataset, family, table, consolidated_table, successor, PLANNED, now]
+            for table, successor in successors.items()
+        ],
+    )
 
 
-def mark(connection: duckdb.DuckDBPyConnection, dataset: str, version_table: str, state: str,
-         rows_moved: int | None = None) -> None:
-    connection.execute(f"UPDATE {_table(connection, FOLDS_TABLE)} SET state = ?, rows_moved = coalesce(?, rows_moved), "
-                       "recorded_at = ? WHERE dataset = ? AND version_table = ?",
-                       [state, rows_moved, datetime.now(timezone.utc), dataset, version_table])
+def mark(
+    connection: duckdb.DuckDBPyConnection, dataset: str, version_table: str, state: str, rows_moved: int | None = None
+) -> None:
+    connection.execute(
+        f"UPDATE {_table(connection, FOLDS_TABLE)} SET state = ?, rows_moved = coalesce(?, rows_moved), "
+        "recorded_at = ? WHERE dataset = ? AND version_table = ?",
+        [state, rows_moved, datetime.now(UTC), dataset, version_table],
+    )

@@ -19,7 +19,7 @@ rules and every known difference from BigQuery.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Optional
+from collections.abc import Callable, Mapping
 
 import sqlglot
 from sqlglot import exp
@@ -27,6 +27,7 @@ from sqlglot.errors import ErrorLevel, SqlglotError
 
 from uniview.errors import TypeParseError, WarehouseError
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
+from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.duckdb_text import (
     UTC_LITERAL,
     cast_to_string,
@@ -36,7 +37,6 @@ from uniview.warehouse.duckdb_text import (
     timestamp_in_zone,
     to_json_string,
 )
-from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.duckdb_types import duckdb_type
 
 #: Bump when the DuckDB SQL for the same BigQuery body changes: stored views written by an
@@ -44,7 +44,7 @@ from uniview.warehouse.duckdb_types import duckdb_type
 TRANSLATION_VERSION = 1
 
 #: (dataset, table) -> {column name: BigQuery type}, or None when the table is unknown.
-TableColumns = Callable[[str, str], Optional[Mapping[str, BQType]]]
+TableColumns = Callable[[str, str], Mapping[str, BQType] | None]
 
 _DIALECT = "duckdb"
 _TYPE = "uniview_bq_type"
@@ -96,8 +96,6 @@ def _unsupported(what: str) -> WarehouseError:
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
-
-
 
 
 def _raw(sql: str, like: exp.Expression | None = None) -> exp.Expression:

@@ -7,7 +7,7 @@ instant TIMESTAMP(datetime, zone) names, independent of the reading session's Ti
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from uniview.types import Array, BQType, Scalar, Struct
 from uniview.warehouse.duckdb_connection import string_literal

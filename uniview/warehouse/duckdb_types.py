@@ -17,20 +17,50 @@ from uniview.warehouse.duckdb_connection import quote_identifier
 
 T = exp.DataType.Type
 _SCALARS_FROM_DUCKDB = {
-    T.BIGINT: "INT64", T.INT: "INT64", T.SMALLINT: "INT64", T.TINYINT: "INT64",
-    T.UINT: "INT64", T.USMALLINT: "INT64", T.UTINYINT: "INT64",
-    T.UBIGINT: "NUMERIC", T.INT128: "BIGNUMERIC", T.UINT128: "BIGNUMERIC",
-    T.DOUBLE: "FLOAT64", T.FLOAT: "FLOAT64", T.BOOLEAN: "BOOL",
-    T.VARCHAR: "STRING", T.TEXT: "STRING", T.CHAR: "STRING", T.UUID: "STRING",
-    T.VARBINARY: "BYTES", T.BLOB: "BYTES", T.BINARY: "BYTES",
-    T.DATE: "DATE", T.TIME: "TIME", T.TIMESTAMP: "DATETIME", T.TIMESTAMP_S: "DATETIME",
-    T.TIMESTAMP_MS: "DATETIME", T.TIMESTAMP_NS: "DATETIME", T.DATETIME: "DATETIME",
-    T.TIMESTAMPNTZ: "DATETIME", T.TIMESTAMPTZ: "TIMESTAMP", T.INTERVAL: "INTERVAL", T.JSON: "JSON",
+    T.BIGINT: "INT64",
+    T.INT: "INT64",
+    T.SMALLINT: "INT64",
+    T.TINYINT: "INT64",
+    T.UINT: "INT64",
+    T.USMALLINT: "INT64",
+    T.UTINYINT: "INT64",
+    T.UBIGINT: "NUMERIC",
+    T.INT128: "BIGNUMERIC",
+    T.UINT128: "BIGNUMERIC",
+    T.DOUBLE: "FLOAT64",
+    T.FLOAT: "FLOAT64",
+    T.BOOLEAN: "BOOL",
+    T.VARCHAR: "STRING",
+    T.TEXT: "STRING",
+    T.CHAR: "STRING",
+    T.UUID: "STRING",
+    T.VARBINARY: "BYTES",
+    T.BLOB: "BYTES",
+    T.BINARY: "BYTES",
+    T.DATE: "DATE",
+    T.TIME: "TIME",
+    T.TIMESTAMP: "DATETIME",
+    T.TIMESTAMP_S: "DATETIME",
+    T.TIMESTAMP_MS: "DATETIME",
+    T.TIMESTAMP_NS: "DATETIME",
+    T.DATETIME: "DATETIME",
+    T.TIMESTAMPNTZ: "DATETIME",
+    T.TIMESTAMPTZ: "TIMESTAMP",
+    T.INTERVAL: "INTERVAL",
+    T.JSON: "JSON",
 }
 _SCALARS_TO_DUCKDB = {
-    "INT64": "BIGINT", "FLOAT64": "DOUBLE", "BOOL": "BOOLEAN", "STRING": "VARCHAR",
-    "BYTES": "BLOB", "DATE": "DATE", "DATETIME": "TIMESTAMP", "TIME": "TIME",
-    "TIMESTAMP": "TIMESTAMP WITH TIME ZONE", "JSON": "JSON", "INTERVAL": "INTERVAL",
+    "INT64": "BIGINT",
+    "FLOAT64": "DOUBLE",
+    "BOOL": "BOOLEAN",
+    "STRING": "VARCHAR",
+    "BYTES": "BLOB",
+    "DATE": "DATE",
+    "DATETIME": "TIMESTAMP",
+    "TIME": "TIME",
+    "TIMESTAMP": "TIMESTAMP WITH TIME ZONE",
+    "JSON": "JSON",
+    "INTERVAL": "INTERVAL",
     "GEOGRAPHY": "VARCHAR",
 }
 _DUCKDB_MAX_PRECISION = 38
@@ -53,9 +83,7 @@ def _from_duckdb(data_type: exp.DataType) -> BQType:
     if kind == T.ARRAY:
         return Array(_from_duckdb(data_type.expressions[0]))
     if kind == T.STRUCT:
-        return Struct(
-            tuple(Field(d.name, _from_duckdb(d.args["kind"])) for d in data_type.expressions)
-        )
+        return Struct(tuple(Field(d.name, _from_duckdb(d.args["kind"])) for d in data_type.expressions))
     if kind == T.DECIMAL:
         return _decimal_from_duckdb([int(p.name) for p in data_type.expressions] or [18, 3])
     if kind in _SCALARS_FROM_DUCKDB:
@@ -89,6 +117,3 @@ def _decimal_to_duckdb(bq_type: Scalar) -> str:
     if precision > _DUCKDB_MAX_PRECISION:
         return "DOUBLE"
     return f"DECIMAL({precision}, {scale})"
-
-
-

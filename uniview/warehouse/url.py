@@ -34,7 +34,7 @@ class WarehouseURL:
             raise ConfigError(f"{setting} is required: {_EXPECTED}")
         parsed = urlparse(text)
         if parsed.scheme == DUCKDB and text.startswith(_DUCKDB_PREFIX) and len(text) > len(_DUCKDB_PREFIX):
-            return cls(DUCKDB, text[len(_DUCKDB_PREFIX):])
+            return cls(DUCKDB, text[len(_DUCKDB_PREFIX) :])
         if parsed.scheme == BIGQUERY and parsed.netloc and parsed.path in ("", "/") and not parsed.query:
             try:
                 return cls(BIGQUERY, validate_project(parsed.netloc))
