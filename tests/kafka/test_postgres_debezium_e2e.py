@@ -12,26 +12,12 @@ each sink is stopped with Ctrl-C and must exit cleanly, its summary accounting f
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 
-import duckdb
 import pytest
-
-from uniview.demo.postgres_source import current_rows_sql, normalized
-from uniview.local.bigquery_emulator import DEFAULT_PROJECT
-from uniview.local.function_server import function_server
-from uniview.local.kafka import wait_for_change_events
-from uniview.warehouse.url import duckdb_url
+from cdc_e2e_support import CdcSource, assert_stopped_cleanly, running_stack, step, streaming_sinks
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
 kafka = pytest.importorskip("kafka", reason="kafka-python is not installed")
@@ -84,39 +70,15 @@ def source_columns(server, database, table):
         ]
 
 
-@dataclass
-class Landing:
-    """One warehouse the changes land in: the sink's arguments and environment, and how to read it back."""
-
-    name: str
-    sink_args: list[str]
-    sink_env: dict[str, str]
-    read: Callable[[str], list[tuple]]
-    distinct_list: str  # the aggregate that lists distinct values: DuckDB `list`, BigQuery `ARRAY_AGG`
-    notify: str = ""
-
-
-def duckdb_landing(warehouse: Path) -> Landing:
-    def read(sql: str) -> list[tuple]:
-        for _ in range(100):  # the function refreshes the views right after the sink's announcement
-            try:
-                with duckdb.connect(str(warehouse), read_only=True) as connection:
-                    return [tuple(row) for row in connection.execute(sql).fetchall()]
-            except duckdb.Error:
-                time.sleep(0.2)
-        raise AssertionError(f"could not read: {sql}")
-
-    return Landing("duckdb", ["--warehouse", duckdb_url(warehouse)], {}, read, "list")
-
-
-def bigquery_landing(connector_emulator_env) -> Landing:
-    environment, options, client = connector_emulator_env
-
-    def read(sql: str) -> list[tuple]:
-        return [tuple(row.values()) for row in client.query(sql).result()]
-
-    return Landing(
-        "bigquery", ["--warehouse", f"bigquery://{DEFAULT_PROJECT}", *options], environment, read, "ARRAY_AGG"
+def postgres_source(server) -> CdcSource:
+    return CdcSource(
+        databases=DATABASES,
+        tables=("customer", "orders"),
+        topic_prefixes=DATABASES,
+        input_pattern="shop[0-9]+\\.public\\..*",
+        run=lambda database, *statements: run(server, database, *statements),
+        rows=lambda database, table: source_rows(server, database, table),
+        columns=lambda database, table: source_columns(server, database, table),
     )
 
 
@@ -125,143 +87,15 @@ def stack(postgres, kafka_bootstrap, connector_emulator_env, tmp_path_factory):
     """Debezium publishing both databases, and one sink target + function per warehouse."""
     from uniview.local.kafka import debezium_connect, postgres_connector
 
-    work = tmp_path_factory.mktemp("cdc")
     connectors = [postgres_connector(db, postgres.host, postgres.port, db, "postgres") for db in DATABASES]
-    warehouse = work / "warehouse.duckdb"
-    views = {"UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
-    landings = [duckdb_landing(warehouse), bigquery_landing(connector_emulator_env)]
-    function_envs = [
-        {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), **views},
-        {
-            "UNIVIEW_WAREHOUSE": f"bigquery://{DEFAULT_PROJECT}",
-            "BIGQUERY_EMULATOR_HOST": connector_emulator_env[0]["BIGQUERY_EMULATOR_HOST"],
-            **views,
-        },
-    ]
-    with ExitStack() as running:
-        running.enter_context(debezium_connect(work / "connect", kafka_bootstrap, connectors))
-        for landing, environment in zip(landings, function_envs):
-            landing.notify = running.enter_context(function_server(work / landing.name, environment)).url
-        yield {"bootstrap": kafka_bootstrap, "landings": landings, "work": work, "postgres": postgres}
-
-
-def wait_for_events(bootstrap, count):
-    wait_for_change_events(bootstrap, DATABASES, count)
-
-
-@dataclass
-class StreamingSink:
-    """`uniview sink --stream` running until stopped, one micro-batch a second over the Kafka topics."""
-
-    landing: Landing
-    process: subprocess.Popen
-    log: Path
-
-    def tail(self) -> str:
-        return self.log.read_text(errors="replace")[-3000:]
-
-
-@contextmanager
-def streaming_sinks(stack):
-    """One long-running sink per warehouse, each with its checkpoint; stopped with Ctrl-C (SIGINT) at the end."""
-    sinks = []
-    try:
-        for landing in stack["landings"]:
-            command = [
-                sys.executable,
-                "-m",
-                "uniview.sink",
-                "--format",
-                "debezium",
-                "--input",
-                f"kafka://{stack['bootstrap']}/?pattern=shop[0-9]+\\.public\\..*",
-                *landing.sink_args,
-                "--stream",
-                "--checkpoint",
-                str(stack["work"] / f"ckpt-{landing.name}"),
-                "--trigger-interval",
-                "1 second",
-                "--notify",
-                landing.notify,
-                "--master",
-                "local[1]",
-                "--json",
-            ]
-            log = stack["work"] / f"sink-{landing.name}.log"
-            with open(log, "w") as stderr:
-                process = subprocess.Popen(
-                    command, stdout=subprocess.PIPE, stderr=stderr, text=True, env={**os.environ, **landing.sink_env}
-                )
-            sinks.append(StreamingSink(landing, process, log))
-        yield sinks
-    finally:
-        for sink in sinks:
-            if sink.process.poll() is None:
-                sink.process.send_signal(signal.SIGINT)
-        for sink in sinks:
-            try:
-                sink.process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                sink.process.kill()
-
-
-def stopped_summary(sink: StreamingSink) -> dict:
-    """Stop a running sink as Ctrl-C does; its exit code must be 0 and its summary what it landed."""
-    assert sink.process.poll() is None, (sink.landing.name, "the sink stopped by itself", sink.tail())
-    sink.process.send_signal(signal.SIGINT)
-    out, _ = sink.process.communicate(timeout=120)
-    assert sink.process.returncode == 0, (sink.landing.name, sink.tail())
-    return json.loads(out)
-
-
-def changes_in_view(landing, database, table):
-    """(changes, changes with a sequence, distinct sequences, the database column's values) in the unified view."""
-    (row,) = landing.read(
-        f"SELECT count(*), count(_cdc_sequence), count(DISTINCT _cdc_sequence), "
-        f"{landing.distinct_list}(DISTINCT _cdc_database) FROM {database}_unified.{table}_unified"
-    )
-    return tuple(row[:3]) + (list(row[3]),)
-
-
-def view_mismatches(stack, events) -> list:
-    """What differs, per warehouse, source database and table, between the source and the views."""
-    mismatches = []
-    for landing in stack["landings"]:
-        for database in DATABASES:
-            for table in ("customer", "orders"):
-                columns = source_columns(stack["postgres"], database, table)
-                if not source_rows(stack["postgres"], database, table) and events.get((database, table), 0) == 0:
-                    continue
-                expected = normalized(source_rows(stack["postgres"], database, table))
-                try:
-                    through_view = normalized(landing.read(current_rows_sql(database, table, columns)))
-                    changes = changes_in_view(landing, database, table)
-                except Exception as error:  # a view the function has not created or refreshed yet
-                    mismatches.append((landing.name, database, table, f"{type(error).__name__}: {error}"[:300]))
-                    continue
-                if through_view != expected:
-                    mismatches.append((landing.name, database, table, "current rows", through_view, expected))
-                wanted = events[(database, table)]
-                if changes != (wanted, wanted, wanted, [database]):
-                    mismatches.append((landing.name, database, table, "changes", changes, wanted))
-    return mismatches
-
-
-def wait_until_views_match_sources(stack, sinks, events, timeout=180):
-    """Until every view agrees with its source table and holds each change once; fails with the differences."""
-    deadline = time.monotonic() + timeout
-    while mismatches := view_mismatches(stack, events):
-        for sink in sinks:
-            assert sink.process.poll() is None, (sink.landing.name, "the sink stopped", sink.tail())
-        assert time.monotonic() < deadline, (mismatches, [sink.tail() for sink in sinks])
-        time.sleep(1)
-
-
-def step(stack, sinks, events, database, table, statements, changes):
-    run(stack["postgres"], database, *statements)
-    events[(database, table)] = events.get((database, table), 0) + changes
-    wait_for_events(stack["bootstrap"], sum(events.values()))
-    wait_until_views_match_sources(stack, sinks, events)
+    with running_stack(
+        postgres_source(postgres),
+        kafka_bootstrap,
+        connector_emulator_env,
+        tmp_path_factory.mktemp("cdc"),
+        lambda folder: debezium_connect(folder, kafka_bootstrap, connectors),
+    ) as running:
+        yield running
 
 
 def test_postgres_changes_reach_the_unified_views_step_by_step(stack):
@@ -335,23 +169,15 @@ def test_postgres_changes_reach_the_unified_views_step_by_step(stack):
             ["INSERT INTO customer VALUES (1, 'Other Ann', 99)", "UPDATE customer SET score = 100 WHERE id = 1"],
             2,
         )
-        run(
-            stack["postgres"],
+        step(
+            stack,
+            sinks,
+            events,
             "shop2",
-            "BEGIN; INSERT INTO customer VALUES (2, 'Tx', 1); INSERT INTO orders VALUES (1, 2, 19.99); COMMIT",
+            {"customer": 1, "orders": 1},
+            ["BEGIN; INSERT INTO customer VALUES (2, 'Tx', 1); INSERT INTO orders VALUES (1, 2, 19.99); COMMIT"],
         )
-        events[("shop2", "customer")] += 1
-        events[("shop2", "orders")] = 1
-        wait_for_events(stack["bootstrap"], sum(events.values()))
-        wait_until_views_match_sources(stack, sinks, events)
-        for sink in sinks:
-            summary = stopped_summary(sink)
-            assert (summary["written"], summary["quarantined"], summary["pending"]) == (sum(events.values()), 0, []), (
-                sink.landing.name,
-                summary,
-            )
-            assert summary["read"] == summary["written"] + summary["skipped"], (sink.landing.name, summary)
-            assert summary["stopped_by"] == "SIGINT", (sink.landing.name, summary)
+        assert_stopped_cleanly(sinks, events)
 
 
 def test_the_postgres_demo_shows_views_equal_to_the_source(kafka_bootstrap, tmp_path):

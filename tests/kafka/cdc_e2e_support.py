@@ -1,0 +1,297 @@
+"""What the end-to-end CDC tests share, whatever the database: a source database server (PostgreSQL or
+MariaDB) -> Debezium on Kafka Connect -> Kafka -> `uniview sink --format debezium --stream`, one long-running
+sink per warehouse -> DuckDB and the BigQuery emulator (real connector) -> the Cloud Function -> views.
+
+A test module describes its source as a `CdcSource` (how to run statements and read a table back, which
+topics hold its changes), builds a `CdcStack` with one `Landing` per warehouse, and drives it with `step`:
+after each step every `<table>_current` must equal `SELECT *` on its source table, column for column, and
+`<table>_unified` must hold each change once, with its source database and its own `_cdc_sequence`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from uniview.demo.postgres_source import current_rows_sql, normalized
+from uniview.local.bigquery_emulator import DEFAULT_PROJECT
+from uniview.local.function_server import function_server
+from uniview.local.kafka import wait_for_change_events
+from uniview.warehouse.url import duckdb_url
+
+#: The function's view options in both warehouses: widen types across versions, and build `<table>_current`.
+VIEW_OPTIONS = {"UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
+
+
+@dataclass
+class CdcSource:
+    """A source database server as the test sees it.
+
+    `run(database, *statements)` changes it; `rows(database, table)` is `SELECT *` ordered by the key and
+    `columns(database, table)` the table's column names in order; `topic_prefixes` are the first parts of
+    its Debezium topics, and `input_pattern` the sink's Kafka subscription pattern for its table topics.
+    """
+
+    databases: tuple[str, ...]
+    tables: tuple[str, ...]
+    topic_prefixes: tuple[str, ...]
+    input_pattern: str
+    run: Callable[..., None]
+    rows: Callable[[str, str], list[tuple]]
+    columns: Callable[[str, str], list[str]]
+    order_by: Callable[[str], str] = lambda table: "id"
+
+
+@dataclass
+class Landing:
+    """One warehouse the changes land in: the sink's arguments and environment, and how to read it back."""
+
+    name: str
+    sink_args: list[str]
+    sink_env: dict[str, str]
+    read: Callable[[str], list[tuple]]
+    distinct_list: str  # the aggregate that lists distinct values: DuckDB `list`, BigQuery `ARRAY_AGG`
+    notify: str = ""
+
+
+def duckdb_landing(warehouse: Path) -> Landing:
+    def read(sql: str) -> list[tuple]:
+        for _ in range(100):  # the function refreshes the views right after the sink's announcement
+            try:
+                with duckdb.connect(str(warehouse), read_only=True) as connection:
+                    return [tuple(row) for row in connection.execute(sql).fetchall()]
+            except duckdb.Error:
+                time.sleep(0.2)
+        raise AssertionError(f"could not read: {sql}")
+
+    return Landing("duckdb", ["--warehouse", duckdb_url(warehouse)], {}, read, "list")
+
+
+def bigquery_landing(connector_emulator_env: tuple[dict[str, str], list[str], Any]) -> Landing:
+    environment, options, client = connector_emulator_env
+
+    def read(sql: str) -> list[tuple]:
+        return [tuple(row.values()) for row in client.query(sql).result()]
+
+    return Landing(
+        "bigquery", ["--warehouse", f"bigquery://{DEFAULT_PROJECT}", *options], environment, read, "ARRAY_AGG"
+    )
+
+
+@dataclass
+class CdcStack:
+    """Kafka, the source, the landings (each with its function's URL) and the work folder."""
+
+    bootstrap: str
+    source: CdcSource
+    landings: list[Landing]
+    work: Path
+    events: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+@contextmanager
+def running_stack(
+    source: CdcSource,
+    bootstrap: str,
+    connector_emulator_env: tuple[dict[str, str], list[str], Any],
+    work: Path,
+    connect: Callable[[Path], Any],
+) -> Iterator[CdcStack]:
+    """Kafka Connect (`connect(folder)`, a context manager running the source's connectors) and one function
+    per warehouse (DuckDB, the BigQuery emulator), stopped when the block ends."""
+    warehouse = work / "warehouse.duckdb"
+    landings = [duckdb_landing(warehouse), bigquery_landing(connector_emulator_env)]
+    function_envs = [
+        {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), **VIEW_OPTIONS},
+        {
+            "UNIVIEW_WAREHOUSE": f"bigquery://{DEFAULT_PROJECT}",
+            "BIGQUERY_EMULATOR_HOST": connector_emulator_env[0]["BIGQUERY_EMULATOR_HOST"],
+            **VIEW_OPTIONS,
+        },
+    ]
+    with ExitStack() as running:
+        running.enter_context(connect(work / "connect"))
+        for landing, environment in zip(landings, function_envs, strict=True):
+            landing.notify = running.enter_context(function_server(work / landing.name, environment)).url
+        yield CdcStack(bootstrap, source, landings, work)
+
+
+def wait_for_events(stack: CdcStack, count: int) -> None:
+    wait_for_change_events(stack.bootstrap, stack.source.topic_prefixes, count)
+
+
+@dataclass
+class StreamingSink:
+    """`uniview sink --stream` running until stopped, one micro-batch a second over the Kafka topics."""
+
+    landing: Landing
+    process: subprocess.Popen
+    log: Path
+
+    def tail(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:]
+
+
+def sink_command(stack: CdcStack, landing: Landing) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "uniview.sink",
+        "--format",
+        "debezium",
+        "--input",
+        f"kafka://{stack.bootstrap}/?pattern={stack.source.input_pattern}",
+        *landing.sink_args,
+        "--stream",
+        "--checkpoint",
+        str(stack.work / f"ckpt-{landing.name}"),
+        "--trigger-interval",
+        "1 second",
+        "--notify",
+        landing.notify,
+        "--master",
+        "local[1]",
+        "--json",
+    ]
+
+
+@contextmanager
+def streaming_sinks(stack: CdcStack) -> Iterator[list[StreamingSink]]:
+    """One long-running sink per warehouse, each with its checkpoint; stopped with Ctrl-C (SIGINT) at the end."""
+    sinks = []
+    try:
+        for landing in stack.landings:
+            log = stack.work / f"sink-{landing.name}.log"
+            with open(log, "w") as stderr:
+                process = subprocess.Popen(
+                    sink_command(stack, landing),
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    text=True,
+                    env={**os.environ, **landing.sink_env},
+                )
+            sinks.append(StreamingSink(landing, process, log))
+        yield sinks
+    finally:
+        for sink in sinks:
+            if sink.process.poll() is None:
+                sink.process.send_signal(signal.SIGINT)
+        for sink in sinks:
+            try:
+                sink.process.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                sink.process.kill()
+
+
+def stopped_summary(sink: StreamingSink) -> dict:
+    """Stop a running sink as Ctrl-C does; its exit code must be 0 and its summary what it landed."""
+    assert sink.process.poll() is None, (sink.landing.name, "the sink stopped by itself", sink.tail())
+    sink.process.send_signal(signal.SIGINT)
+    out, _ = sink.process.communicate(timeout=120)
+    assert sink.process.returncode == 0, (sink.landing.name, sink.tail())
+    return json.loads(out)
+
+
+def assert_stopped_cleanly(sinks: Sequence[StreamingSink], events: dict, quarantined: int = 0) -> list[dict]:
+    """Stop every sink with Ctrl-C: each wrote every change event, quarantined `quarantined`, left none pending."""
+    summaries = []
+    for sink in sinks:
+        summary = stopped_summary(sink)
+        assert (summary["written"], summary["quarantined"], summary["pending"]) == (
+            sum(events.values()),
+            quarantined,
+            [],
+        ), (sink.landing.name, summary)
+        assert summary["read"] == summary["written"] + summary["quarantined"] + summary["skipped"], (
+            sink.landing.name,
+            summary,
+        )
+        assert summary["stopped_by"] == "SIGINT", (sink.landing.name, summary)
+        summaries.append(summary)
+    return summaries
+
+
+def changes_in_view(landing: Landing, database: str, table: str) -> tuple:
+    """(changes, changes with a sequence, distinct sequences, the database column's values) in the unified view."""
+    (row,) = landing.read(
+        f"SELECT count(*), count(_cdc_sequence), count(DISTINCT _cdc_sequence), "
+        f"{landing.distinct_list}(DISTINCT _cdc_database) FROM {database}_unified.{table}_unified"
+    )
+    return (*row[:3], list(row[3]))
+
+
+def current_sql(source: CdcSource, database: str, table: str, columns: Sequence[str]) -> str:
+    """Every column the source table has, read through `<table>_current`, in the source's key order."""
+    order = source.order_by(table)
+    if order == "id":
+        return current_rows_sql(database, table, columns)
+    return f"SELECT {', '.join(columns)} FROM {database}_unified.{table}_current ORDER BY {order}"
+
+
+def view_mismatches(stack: CdcStack, events: dict) -> list:
+    """What differs, per warehouse, source database and table, between the source and the views."""
+    source = stack.source
+    mismatches: list[tuple] = []
+    for landing in stack.landings:
+        for database in source.databases:
+            for table in source.tables:
+                rows = source.rows(database, table)
+                if not rows and events.get((database, table), 0) == 0:
+                    continue
+                expected = normalized(rows)
+                try:
+                    through_view = normalized(
+                        landing.read(current_sql(source, database, table, source.columns(database, table)))
+                    )
+                    changes = changes_in_view(landing, database, table)
+                except Exception as error:  # a view the function has not created or refreshed yet
+                    mismatches.append((landing.name, database, table, f"{type(error).__name__}: {error}"[:300]))
+                    continue
+                if through_view != expected:
+                    mismatches.append((landing.name, database, table, "current rows", through_view, expected))
+                wanted = events[(database, table)]
+                if changes != (wanted, wanted, wanted, [database]):
+                    mismatches.append((landing.name, database, table, "changes", changes, wanted))
+    return mismatches
+
+
+def wait_until_views_match_sources(
+    stack: CdcStack, sinks: Sequence[StreamingSink], events: dict, timeout: float = 180
+) -> None:
+    """Until every view agrees with its source table and holds each change once; fails with the differences."""
+    deadline = time.monotonic() + timeout
+    while mismatches := view_mismatches(stack, events):
+        for sink in sinks:
+            assert sink.process.poll() is None, (sink.landing.name, "the sink stopped", sink.tail())
+        assert time.monotonic() < deadline, (mismatches, [sink.tail() for sink in sinks])
+        time.sleep(1)
+
+
+def step(
+    stack: CdcStack,
+    sinks: Sequence[StreamingSink],
+    events: dict,
+    database: str,
+    table: str | dict[str, int],
+    statements: Sequence[str],
+    changes: int = 0,
+) -> None:
+    """Run `statements` on `database`, count the change events they publish (`changes` of `table`, or a
+    {table: changes} mapping for several tables), and wait until the views match the sources again."""
+    stack.source.run(database, *statements)
+    published = table if isinstance(table, dict) else {table: changes}
+    for name, count in published.items():
+        events[(database, name)] = events.get((database, name), 0) + count
+    wait_for_events(stack, sum(events.values()))
+    wait_until_views_match_sources(stack, sinks, events)
