@@ -36,3 +36,10 @@ def test_no_rows_is_an_empty_frame(spark):
 def test_a_row_that_does_not_fit_the_schema_fails_instead_of_vanishing(spark):
     with pytest.raises(Exception, match="(?i)malformed|parse|FAILFAST"):
         local_frame(spark, [("x", "not a number", [], [])], SCHEMA).collect()
+
+
+@pytest.mark.parametrize("row", [("x", 1, []), ("x", 1, [], [], "one too many")])
+def test_a_row_with_too_few_or_too_many_values_fails_instead_of_filling_nulls(spark, row):
+    # zip() would stop at the shorter side: a missing value would read back as NULL, an extra one vanish.
+    with pytest.raises(ValueError, match="zip"):
+        local_frame(spark, [row], SCHEMA)

@@ -226,7 +226,7 @@ def local_frame(spark: SparkSession, rows: Sequence[tuple], schema: T.StructType
     """`rows` of `schema` as a DataFrame the JVM builds from one JSON text (spark.createDataFrame would
     pickle them for a Python worker process to read back).  FAILFAST: a row that does not fit the
     schema is an error, never a missing decision."""
-    text = json.dumps([dict(zip(schema.fieldNames(), row)) for row in rows])
+    text = json.dumps([dict(zip(schema.fieldNames(), row, strict=True)) for row in rows])
     parsed = F.from_json(F.lit(text), T.ArrayType(schema), {"mode": "FAILFAST"})
     return spark.range(1, numPartitions=1).select(F.inline(parsed))
 
