@@ -77,3 +77,34 @@ def test_an_event_without_a_schema_is_not_guessed():
     plain = json.loads(EVENTS[1]["value"])["payload"]
     converted = json.loads(convert_event(json.dumps(plain)))
     assert "schema" not in converted["metadata"]  # the sink quarantines it as missing_schema
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"payload": {"op": "c", "after": {"id": 1}, "source": "shop1"}, "schema": {}},
+        {"op": ["c"], "after": {"id": 1}},
+        {"op": "c", "after": {"id": 1}, "source": [1]},
+    ],
+)
+def test_an_event_debezium_would_not_write_is_read_as_it_is(event):
+    # A UDF that raises fails the Spark job: one odd message would stop the stream.
+    assert convert_event(json.dumps(event)) == json.dumps(event)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        "a schema",
+        {"fields": "after"},
+        {"fields": ["after"]},
+        {"fields": [{"field": "after", "fields": "id"}]},
+        {"fields": [{"field": "after", "fields": [{"field": "id", "type": "array", "items": "int32"}]}]},
+        {"fields": [{"field": "after", "fields": [{"field": "id", "type": "struct", "fields": ["x"]}]}]},
+    ],
+)
+def test_a_malformed_value_schema_is_no_schema(schema):
+    event = {"schema": schema, "payload": {"op": "c", "after": {"id": 1}, "source": {"db": "shop1"}}}
+    converted = json.loads(convert_event(json.dumps(event)))
+    assert converted["data"] == {"id": 1}
+    assert "schema" not in converted["metadata"]  # quarantined as missing_schema, as a schemaless event

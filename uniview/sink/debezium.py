@@ -127,10 +127,13 @@ def _struct_type(fields: list[dict]) -> tuple[str, Callable[[Any], Any]]:
     return text, lambda v: {name: (None if v.get(name) is None else conv(v[name])) for name, _, conv in mapped}
 
 
-def _row_schema(schema: dict) -> list[dict] | None:
-    for field in (schema or {}).get("fields") or []:
-        if field.get("field") == "after":
-            return field.get("fields")
+def _row_schema(schema: object) -> list[dict] | None:
+    """The fields of the value schema's `after` struct; None when the schema has no such list."""
+    fields = schema.get("fields") if isinstance(schema, dict) else None
+    for field in fields if isinstance(fields, list) else []:
+        if isinstance(field, dict) and field.get("field") == "after":
+            row_fields = field.get("fields")
+            return row_fields if isinstance(row_fields, list) else None
     return None
 
 
@@ -174,9 +177,11 @@ def convert_event(text: str | None, key_text: str | None = None) -> str | None:
     if _is_kcat_message(event):
         return convert_event(event["payload"], event.get("key"))
     payload = event.get("payload") if "payload" in event and "schema" in event else event
-    if not isinstance(payload, dict) or payload.get("op") not in OPERATIONS:
+    if not isinstance(payload, dict) or not isinstance(payload.get("op"), str) or payload["op"] not in OPERATIONS:
         return text
     source = payload.get("source") or {}
+    if not isinstance(source, dict):  # not an event Debezium writes: read as it is (and quarantined)
+        return text
     row = payload.get("before") if payload["op"] == "d" else payload.get("after")
     metadata = {
         "ingestion_method": f"DEBEZIUM_{str(source.get('connector', '')).upper()}",
@@ -196,7 +201,7 @@ def convert_event(text: str | None, key_text: str | None = None) -> str | None:
     if fields is not None and isinstance(row, dict):
         try:
             typed = [(f["field"], *field_type(f)) for f in fields]
-        except (ValueError, KeyError):
+        except (ValueError, KeyError, TypeError, AttributeError):  # a schema Connect would not write: none
             typed = None
         if typed is not None:
             metadata["schema"] = [{"name": name, "type": bq} for name, bq, _ in typed]
