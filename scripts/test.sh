@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything the tests need (project venv, BigQuery API emulator venv, checkov venv,
-# the Kafka stack, ZetaSQL, the BigQuery connector, the stand-in Terraform providers)
+# the Kafka stack, MariaDB's server, ZetaSQL, the BigQuery connector, the stand-in Terraform providers)
 # and run every test.  Extra arguments go to pytest.  Safe to run again: installs are idempotent.
 # Tests run in $UNIVIEW_TEST_WORKERS processes (default 2), each test file whole in one of them: a file's
 # fixtures are set up once, and each process starts its own servers (emulators, broker) on free ports.
@@ -17,6 +17,7 @@ fi
 bash scripts/setup-bigquery-emulator.sh
 bash scripts/setup-checkov.sh
 bash scripts/setup-kafka-stack.sh >/dev/null
+bash scripts/setup-mariadb.sh
 bash scripts/setup-zetasql.sh >/dev/null
 bash scripts/setup-bigquery-connector.sh >/dev/null
 bash scripts/setup-terraform-standin.sh >/dev/null

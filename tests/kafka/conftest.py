@@ -61,3 +61,14 @@ def connector_emulator_env(tmp_path_factory):
             yield environment, options, client
         finally:
             client.close()
+
+
+@pytest.fixture(scope="session")
+def mariadb(tmp_path_factory):
+    """A MariaDB server with a ROW, FULL-image binary log for the whole test process (scripts/setup-mariadb.sh)."""
+    from uniview.local.mariadb import find_server, mariadb_server
+
+    if find_server() is None:
+        pytest.skip("MariaDB's server (mariadbd) is not installed: run scripts/setup-mariadb.sh")
+    with mariadb_server(tmp_path_factory.mktemp("mariadb")) as server:
+        yield server

@@ -34,7 +34,7 @@ def stack_jars() -> Path:
 
 
 def broker_classpath() -> str:
-    """The classpath of the Kafka broker and Kafka Connect with Debezium's PostgreSQL connector."""
+    """The classpath of the Kafka broker and Kafka Connect with Debezium's PostgreSQL and MySQL connectors."""
     return str(stack_jars() / "broker" / "*")
 
 

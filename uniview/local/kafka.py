@@ -4,7 +4,7 @@ Both run from the jars scripts/setup-kafka-stack.sh caches, in their own process
 stopped when the block ends, whatever happened inside it:
 
     with kafka_broker(work_dir) as bootstrap:                       # "127.0.0.1:PORT"
-        with debezium_connect(work_dir, bootstrap, [postgres_connector(...)]):
+        with debezium_connect(work_dir, bootstrap, [postgres_connector(...)]):   # or mysql_connector(...)
             ...
 """
 
@@ -24,6 +24,8 @@ from uniview.errors import UniviewError
 from uniview.local.java_stack import broker_classpath
 from uniview.local.processes import QUICK_JIT, free_port, running_server
 
+#: The largest message the broker takes and Kafka Connect's producers send (Kafka's default is 1 MB).
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 _JAVA = ("java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", QUICK_JIT)
 
 
@@ -49,6 +51,9 @@ def broker_settings(data_dir: Path, port: int, controller_port: int) -> dict[str
         "transaction.state.log.replication.factor": 1,
         "transaction.state.log.min.isr": 1,
         "group.initial.rebalance.delay.ms": 0,
+        # a change event carries the row twice (before and after): a 1 MB text value makes a 2 MB message
+        "message.max.bytes": MAX_MESSAGE_BYTES,
+        "replica.fetch.max.bytes": MAX_MESSAGE_BYTES,
     }
 
 
@@ -114,6 +119,53 @@ def postgres_connector(
     return settings
 
 
+def mysql_connector(
+    name: str,
+    host: str,
+    port: int,
+    databases: Sequence[str],
+    user: str,
+    password: str,
+    bootstrap: str,
+    *,
+    server_id: int = 5401,
+    tables: Sequence[str] = (),
+    schemas_enable: bool = True,
+) -> dict[str, object]:
+    """Debezium's MySQL connector (reads MySQL's and MariaDB's binary log) for `databases` of one server.
+
+    Topics are `<name>.<database>.<table>`; the connector's schema history is kept on the broker
+    (`<name>.schema-history`), and its schema-change events, which carry each DDL statement, go to the
+    topic `<name>` (`include.schema.changes`).  Decimals are exact, times keep microseconds, and an
+    unsigned BIGINT is a decimal (it may not fit a signed 64-bit integer).  `server_id` must differ from
+    the server's and from every other replica's.
+    """
+    settings: dict[str, object] = {
+        "name": name,
+        "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+        "database.hostname": host,
+        "database.port": port,
+        "database.user": user,
+        "database.password": password,
+        "database.server.id": server_id,
+        "database.ssl.mode": "disabled",
+        "database.include.list": ",".join(databases),
+        "topic.prefix": name,
+        "schema.history.internal.kafka.bootstrap.servers": bootstrap,
+        "schema.history.internal.kafka.topic": f"{name}.schema-history",
+        "include.schema.changes": "true",
+        "decimal.handling.mode": "precise",
+        "time.precision.mode": "adaptive_time_microseconds",
+        "bigint.unsigned.handling.mode": "precise",
+        "snapshot.mode": "initial",
+        "key.converter.schemas.enable": str(schemas_enable).lower(),
+        "value.converter.schemas.enable": str(schemas_enable).lower(),
+    }
+    if tables:
+        settings["table.include.list"] = ",".join(tables)
+    return settings
+
+
 @contextmanager
 def debezium_connect(
     work_dir: Path, bootstrap: str, connectors: Sequence[Mapping[str, object]], timeout: float = 120.0
@@ -130,6 +182,7 @@ def debezium_connect(
             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
             "offset.storage.file.filename": work_dir / "connect.offsets",
             "offset.flush.interval.ms": 500,
+            "producer.max.request.size": MAX_MESSAGE_BYTES,
             "listeners": f"http://127.0.0.1:{rest_port}",
         },
     )
