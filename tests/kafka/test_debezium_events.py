@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from uniview.sink.debezium import convert_event
+from uniview.sink.debezium import convert_event, key_columns
 
 EVENTS = json.loads((Path(__file__).parent / "debezium_postgres_events.json").read_text())
 
@@ -108,3 +108,15 @@ def test_a_malformed_value_schema_is_no_schema(schema):
     converted = json.loads(convert_event(json.dumps(event)))
     assert converted["data"] == {"id": 1}
     assert "schema" not in converted["metadata"]  # quarantined as missing_schema, as a schemaless event
+
+
+def test_a_key_schema_whose_fields_are_not_a_list_gives_no_primary_key():
+    assert key_columns(json.dumps({"schema": {"fields": 5}, "payload": {"id": 1}})) is None
+    assert key_columns(json.dumps({"schema": {"fields": [{"field": "id"}]}, "payload": {"id": 1}})) == ["id"]
+
+
+def test_a_timestamp_past_year_9999_stays_a_number_for_the_sink_to_quarantine():
+    event = {"op": "c", "after": {"id": 1}, "source": {"db": "shop1", "ts_ms": 10**30}}
+    assert json.loads(convert_event(json.dumps(event)))["metadata"]["timestamp"] == str(10**30)
+    event["source"]["ts_ms"] = 0
+    assert json.loads(convert_event(json.dumps(event)))["metadata"]["timestamp"] == "1970-01-01T00:00:00Z"

@@ -137,6 +137,17 @@ def _row_schema(schema: object) -> list[dict] | None:
     return None
 
 
+def _timestamp(ts_ms: object) -> str | None:
+    """`source.ts_ms` as an ISO timestamp; milliseconds past year 9999 stay a number, which the sink
+    quarantines as invalid_metadata (metadata.timestamp is not a timestamp)."""
+    if not isinstance(ts_ms, int) or isinstance(ts_ms, bool):
+        return None
+    try:
+        return (_EPOCH + timedelta(milliseconds=ts_ms)).isoformat() + "Z"
+    except OverflowError:
+        return str(ts_ms)
+
+
 def position(source: dict) -> str | None:
     """Where the change sits in the source's log: the PostgreSQL LSN, or MySQL's binlog file:pos:row."""
     if source.get("lsn") is not None:
@@ -155,12 +166,16 @@ def key_columns(key_text: str | None) -> list[str] | None:
         return None
     if isinstance(key, dict) and isinstance(key.get("schema"), dict) and "payload" in key:
         # Connect's JsonConverter names a field `field`; Debezium's documentation shows `name` too
-        names = [f.get("field", f.get("name")) for f in key["schema"].get("fields") or [] if isinstance(f, dict)]
+        fields = key["schema"].get("fields")
+        names = (
+            [f.get("field", f.get("name")) for f in fields if isinstance(f, dict)] if isinstance(fields, list) else []
+        )
     elif isinstance(key, dict):
         names = list(key)
     else:
         return None
-    return names if names and all(isinstance(n, str) and n for n in names) else None
+    texts = [name for name in names if isinstance(name, str) and name]
+    return texts if texts and len(texts) == len(names) else None
 
 
 def convert_event(text: str | None, key_text: str | None = None) -> str | None:
@@ -189,9 +204,7 @@ def convert_event(text: str | None, key_text: str | None = None) -> str | None:
         "table_name": source.get("table"),
         "operation": OPERATIONS[payload["op"]],
         "position": position(source),
-        "timestamp": (_EPOCH + timedelta(milliseconds=source["ts_ms"])).isoformat() + "Z"
-        if isinstance(source.get("ts_ms"), int)
-        else None,
+        "timestamp": _timestamp(source.get("ts_ms")),
     }
     primary_key = key_columns(key_text)
     if primary_key is not None:
