@@ -6,6 +6,7 @@ Returning acknowledges the message; an exception makes Pub/Sub redeliver it.
 """
 
 import functions_framework
+from cloudevents.http import CloudEvent
 
 from uniview.cloudfn import configure_logging, handle_cloud_event
 
@@ -13,6 +14,6 @@ configure_logging()
 
 
 @functions_framework.cloud_event
-def handler(cloud_event):
+def handler(cloud_event: CloudEvent) -> None:
     """google.cloud.pubsub.topic.v1.messagePublished -> refresh `<table>_unified` (see uniview.cloudfn.handler)."""
     handle_cloud_event(cloud_event)

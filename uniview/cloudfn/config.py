@@ -193,10 +193,12 @@ def _generator_options(values: Mapping[str, str]) -> Any:
     one by its variable."""
     from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY, GeneratorOptions
 
-    max_view_chars = values["UNIVIEW_MAX_VIEW_CHARS"] or str(DEFAULT_MAX_VIEW_CHARS)
+    text = values["UNIVIEW_MAX_VIEW_CHARS"] or str(DEFAULT_MAX_VIEW_CHARS)
+    # Any: a text that is not a number reaches GeneratorOptions as it is, for its check to name it.
+    max_view_chars: Any = int(text) if re.fullmatch(r"[0-9]{1,12}", text) else text
     return GeneratorOptions(
         policy=values["UNIVIEW_POLICY"] or DEFAULT_POLICY,
-        max_view_chars=int(max_view_chars) if re.fullmatch(r"[0-9]{1,12}", max_view_chars) else max_view_chars,
+        max_view_chars=max_view_chars,
         datetime_timezone=values["UNIVIEW_DATETIME_TIMEZONE"] or None,
         source_column=values["UNIVIEW_SOURCE_COLUMN"] or None,
         current=_flag(values["UNIVIEW_CURRENT"]),

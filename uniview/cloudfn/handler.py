@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from uniview.cloudfn.config import FunctionConfig, get_config
+from uniview.cloudfn.config import FunctionConfig, ScheduledConsolidation, get_config
 from uniview.cloudfn.logs import log_event
 from uniview.cloudfn.message import (
     MalformedMessageError,
@@ -157,7 +157,7 @@ def _refresh(
 
     def consolidate_then_refresh(opened: Any) -> list:
         if config.consolidation is not None and notification.table is None:
-            _consolidate(opened, config, request, scope)
+            _consolidate(opened, config.consolidation, config, request, scope)
         return refresh(opened, request)
 
     try:
@@ -207,12 +207,13 @@ def _refresh(
     return EventResult(status, ids["message_id"], None, outcomes)
 
 
-def _consolidate(warehouse: Any, config: FunctionConfig, request: Any, scope: dict) -> None:
-    """Scheduled consolidation (UNIVIEW_CONSOLIDATE_*) of every family of the event's dataset, before
-    its refresh; a family that cannot be consolidated is logged and still refreshed."""
+def _consolidate(
+    warehouse: Any, scheduled: ScheduledConsolidation, config: FunctionConfig, request: Any, scope: dict
+) -> None:
+    """Scheduled consolidation (UNIVIEW_CONSOLIDATE_*, `scheduled`) of every family of the event's dataset,
+    before its refresh; a family that cannot be consolidated is logged and still refreshed."""
     from uniview.consolidate import ConsolidationRequest, consolidate
 
-    scheduled = config.consolidation
     results = consolidate(
         warehouse,
         ConsolidationRequest(

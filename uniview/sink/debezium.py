@@ -25,6 +25,7 @@ read = written + quarantined still holds exactly.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
@@ -162,7 +163,7 @@ def key_columns(key_text: str | None) -> list[str] | None:
     (`schemas.enable`), else the names of its payload object; None when there is no usable key."""
     try:
         key = json.loads(key_text) if key_text else None
-    except ValueError:
+    except (ValueError, TypeError, RecursionError):
         return None
     if isinstance(key, dict) and isinstance(key.get("schema"), dict) and "payload" in key:
         # Connect's JsonConverter names a field `field`; Debezium's documentation shows `name` too
@@ -178,14 +179,59 @@ def key_columns(key_text: str | None) -> list[str] | None:
     return texts if texts and len(texts) == len(names) else None
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused (ValueError) when it names a key twice: which value was meant is unknowable,
+    so such an event is not converted (and is quarantined), as uniview's envelope refuses repeated keys."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("a JSON object names the same key more than once")
+    return value
+
+
+def _field_name(field: dict) -> str:
+    """A Connect field's name; TypeError when it is not a non-empty text (a schema Connect would not write)."""
+    name = field["field"]
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a field name that is not a text: {name!r}")
+    return name
+
+
+def _record_text(record: dict[str, Any]) -> str:
+    """The converted record as JSON text.  Text that UTF-8 cannot carry (a lone surrogate, which JSON's
+    `\\ud800` escapes allow) stays escaped, as it came."""
+    text = json.dumps(record, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record)
+    return text
+
+
+def _never_raises(convert: Callable[..., str | None]) -> Callable[..., str | None]:
+    """`convert`, returning the event unchanged where it raises: an event it cannot read then lands in the
+    quarantine with the usual accounting.  The conversion runs in a Spark UDF, where an exception fails the
+    whole job, so one odd message (nested a few thousand levels deep, or of a shape no check foresaw) would
+    stop a stream for good."""
+
+    @functools.wraps(convert)
+    def total(text: str | None, *args: Any, **kwargs: Any) -> str | None:
+        try:
+            return convert(text, *args, **kwargs)
+        except Exception:
+            return text
+
+    return total
+
+
+@_never_raises
 def convert_event(text: str | None, key_text: str | None = None) -> str | None:
     """One Debezium event (JSON text) as a uniview record (JSON text); anything else unchanged.
     The primary key comes from the message key (`key_text`), when there is one."""
     if text is None:
         return None
     try:
-        event = json.loads(text)
-    except ValueError:
+        event = json.loads(text, object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError):  # not JSON, a key named twice, or nested past Python's recursion limit
         return text
     if not isinstance(event, dict):
         return text
@@ -213,13 +259,14 @@ def convert_event(text: str | None, key_text: str | None = None) -> str | None:
     data = row
     if fields is not None and isinstance(row, dict):
         try:
-            typed = [(f["field"], *field_type(f)) for f in fields]
-        except (ValueError, KeyError, TypeError, AttributeError):  # a schema Connect would not write: none
+            typed = [(_field_name(f), *field_type(f)) for f in fields]
+        # a schema Connect would not write: none
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             typed = None
         if typed is not None:
             metadata["schema"] = [{"name": name, "type": bq} for name, bq, _ in typed]
             data = {name: _converted(convert, row.get(name)) for name, _, convert in typed}
-    return json.dumps({"data": data, "metadata": metadata}, ensure_ascii=False)
+    return _record_text({"data": data, "metadata": metadata})
 
 
 def _is_kcat_message(event: dict) -> bool:
@@ -236,7 +283,7 @@ def _converted(convert: Callable[[Any], Any], value: Any) -> Any:
         return None
     try:
         return convert(value)
-    except (ValueError, TypeError, KeyError, OverflowError, AttributeError):
+    except (ValueError, TypeError, KeyError, OverflowError, AttributeError, RecursionError):
         return value
 
 
