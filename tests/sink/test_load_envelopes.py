@@ -75,6 +75,13 @@ LINES = [
     _line(position="nowhere"),
     _line(position=None),
     _line(schema="not a list"),
+    _line(unavailable=["doc", "memo"]),
+    _line(unavailable=[]),
+    _line(unavailable=["doc", 1]),
+    _line(unavailable=[None]),
+    _line(unavailable="doc"),
+    _line(unavailable={"doc": True}),
+    _line(unavailable=None),
     '{"metadata": {"table_name": "caf\\u00e9", "database_name": "a\\"b"}, "data": {}}',
 ]
 #: Lines read differently, and why.
@@ -103,7 +110,7 @@ def both(spark):
     by_sql = {
         row[0]: row[1:]
         for row in connection.execute(
-            f"SELECT value, _reason, _detail, {columns}, _cdc_timestamp, _cdc_sequence FROM ({envelopes(source, False)})",
+            f"SELECT value, _reason, _detail, {columns}, _cdc_unavailable, _cdc_timestamp, _cdc_sequence FROM ({envelopes(source, False)})",
             [LINES],
         ).fetchall()
     }
@@ -124,6 +131,8 @@ def _spark_outcome(row) -> tuple:
             "_cdc_position",
             "_timestamp_text",
             "_primary_key",
+            "_unavailable_text",
+            "_cdc_unavailable",
         )
     ]
     return (

@@ -77,6 +77,12 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
     help="Record format: uniview's envelope, or Debezium change events (JSON with schemas).",
 )
 @click.option(
+    "--unavailable-placeholder",
+    default=None,
+    help="Debezium only: the connector's unavailable.value.placeholder (text, or hex:DIGITS), when it is not "
+    "Debezium's default __debezium_unavailable_value; such values land NULL, named in _cdc_unavailable.",
+)
+@click.option(
     "--warehouse",
     required=True,
     envvar="UNIVIEW_WAREHOUSE",

@@ -16,6 +16,14 @@ routing, versioning, typing, quarantine and accounting are those of every record
 - in files, a line may also be a Kafka message as `kcat -C -J` prints it (`topic`, `partition`,
   `offset`, `key` and `payload` as JSON text), which carries the message key.
 
+A value the connector could not read (Debezium's `unavailable.value.placeholder`, by default
+`__debezium_unavailable_value`: an unchanged TOASTed value under PostgreSQL's default replica
+identity) never lands as data: the column lands NULL and its name is listed in
+`metadata.unavailable` (landed as `_cdc_unavailable`).  The placeholder is recognised in every form
+the connector sends it: the text itself (text, JSON, XML, enums), its bytes in base64 (bytea), a
+one-element array of it (text[]), and an hstore of it; `hex:` settings are decoded as the connector
+does.  docs/current-state.md says what the views show for such a column.
+
 An event without a schema is refused, not guessed: it keeps its metadata and lands in the
 quarantine as `missing_schema`.  A tombstone (a null value) stays a null line, and heartbeat or
 schema-change events (no `op`) stay as they are: both are quarantined with their reason, so
@@ -25,16 +33,22 @@ read = written + quarantined still holds exactly.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import json
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from uniview.types import decimal_type
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
 OPERATIONS = {"c": "INSERT", "u": "UPDATE", "d": "DELETE", "r": "SNAPSHOT"}
+#: Debezium's default `unavailable.value.placeholder`.
+UNAVAILABLE_PLACEHOLDER = "__debezium_unavailable_value"
 _EPOCH = datetime(1970, 1, 1)
 _EPOCH_DAY = date(1970, 1, 1)
 
@@ -179,6 +193,39 @@ def key_columns(key_text: str | None) -> list[str] | None:
     return texts if texts and len(texts) == len(names) else None
 
 
+def placeholder_forms(setting: str = UNAVAILABLE_PLACEHOLDER) -> frozenset[str]:
+    """The texts a placeholder setting (`unavailable.value.placeholder`: text, or `hex:` and hex digits)
+    appears as in a JSON event: itself (string columns) and its bytes in base64 (bytes columns)."""
+    raw = bytes.fromhex(setting[4:]) if setting[:4].lower() == "hex:" else setting.encode("utf-8")
+    forms = {base64.b64encode(raw).decode("ascii")}
+    with contextlib.suppress(UnicodeDecodeError):
+        forms.add(raw.decode("utf-8"))
+    return frozenset(forms)
+
+
+_DEFAULT_FORMS = placeholder_forms()
+
+
+def _is_unavailable(value: Any, forms: frozenset[str]) -> bool:
+    """True for a placeholder: a text form, a one-element list of one (arrays of strings), or a map or
+    JSON object text whose keys and values are all the placeholder (hstore)."""
+    if isinstance(value, str):
+        return value in forms or (value.startswith("{") and _is_placeholder_map(value, forms))
+    if isinstance(value, list):
+        return len(value) == 1 and isinstance(value[0], str) and value[0] in forms
+    if isinstance(value, dict):
+        return bool(value) and all(k in forms and v in forms for k, v in value.items())
+    return False
+
+
+def _is_placeholder_map(text: str, forms: frozenset[str]) -> bool:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and bool(value) and all(k in forms and v in forms for k, v in value.items())
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object, refused (ValueError) when it names a key twice: which value was meant is unknowable,
     so such an event is not converted (and is quarantined), as uniview's envelope refuses repeated keys."""
@@ -224,9 +271,10 @@ def _never_raises(convert: Callable[..., str | None]) -> Callable[..., str | Non
 
 
 @_never_raises
-def convert_event(text: str | None, key_text: str | None = None) -> str | None:
+def convert_event(text: str | None, key_text: str | None = None, placeholder: str | None = None) -> str | None:
     """One Debezium event (JSON text) as a uniview record (JSON text); anything else unchanged.
-    The primary key comes from the message key (`key_text`), when there is one."""
+    The primary key comes from the message key (`key_text`), when there is one; `placeholder` is the
+    connector's `unavailable.value.placeholder` (None: Debezium's default)."""
     if text is None:
         return None
     try:
@@ -236,7 +284,7 @@ def convert_event(text: str | None, key_text: str | None = None) -> str | None:
     if not isinstance(event, dict):
         return text
     if _is_kcat_message(event):
-        return convert_event(event["payload"], event.get("key"))
+        return convert_event(event["payload"], event.get("key"), placeholder)
     payload = event.get("payload") if "payload" in event and "schema" in event else event
     if not isinstance(payload, dict) or not isinstance(payload.get("op"), str) or payload["op"] not in OPERATIONS:
         return text
@@ -265,7 +313,13 @@ def convert_event(text: str | None, key_text: str | None = None) -> str | None:
             typed = None
         if typed is not None:
             metadata["schema"] = [{"name": name, "type": bq} for name, bq, _ in typed]
-            data = {name: _converted(convert, row.get(name)) for name, _, convert in typed}
+            forms = _DEFAULT_FORMS if placeholder is None else placeholder_forms(placeholder)
+            unavailable = [name for name, _, _ in typed if _is_unavailable(row.get(name), forms)]
+            data = {
+                name: None if name in unavailable else _converted(convert, row.get(name)) for name, _, convert in typed
+            }
+            if unavailable:
+                metadata["unavailable"] = unavailable
     return _record_text({"data": data, "metadata": metadata})
 
 
@@ -287,12 +341,13 @@ def _converted(convert: Callable[[Any], Any], value: Any) -> Any:
         return value
 
 
-def debezium_lines(lines):
-    """The sink's lines with every Debezium event's value rewritten as a uniview record."""
+def debezium_lines(lines: DataFrame, placeholder: str | None = None) -> DataFrame:
+    """The sink's lines with every Debezium event's value rewritten as a uniview record (`placeholder`:
+    the connector's `unavailable.value.placeholder`, None for Debezium's default)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     from uniview.sink.frames import ORIGINAL_LINE
 
-    converted = F.udf(convert_event, T.StringType())
+    converted = F.udf(lambda text, key: convert_event(text, key, placeholder), T.StringType())
     return lines.withColumn(ORIGINAL_LINE, F.col("value")).withColumn("value", converted(F.col("value"), F.col("key")))

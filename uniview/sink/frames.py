@@ -39,7 +39,10 @@ METADATA_FIELDS = (
     "position",
     "timestamp",
     "primary_key",
+    "unavailable",
 )
+#: metadata.unavailable as the sink accepts it: a JSON list of strings (Spark's parse would read 1 as "1").
+_LIST_OF_STRINGS = r'^\s*\[\s*("([^"\\]|\\.)*"\s*(,\s*"([^"\\]|\\.)*"\s*)*)?\]\s*$'
 METADATA_SCHEMA = T.StructType([T.StructField(name, _TEXT) for name in METADATA_FIELDS])
 _CORRUPT = "_uniview_corrupt_line"
 #: Each line is parsed once with `data` as a map of its keys to their values as text, so typing a
@@ -124,6 +127,10 @@ def parse_envelopes(lines: DataFrame, with_data: bool = True) -> DataFrame:
         meta["database_name"].alias("_cdc_database"),
         sequence_column(meta["position"]).alias("_cdc_sequence"),
         meta["primary_key"].alias("_primary_key"),
+        meta["unavailable"].alias("_unavailable_text"),
+        F.when(meta["unavailable"].rlike(_LIST_OF_STRINGS), F.from_json(meta["unavailable"], T.ArrayType(_TEXT))).alias(
+            "_cdc_unavailable"
+        ),
         F.when(meta["timestamp"].rlike(METADATA_TIMESTAMP), utc_timestamp(meta["timestamp"])).alias("_cdc_timestamp"),
         F.when(F.col("_null_value"), F.lit(reasons.TOMBSTONE))
         .when(unparseable, F.lit(reasons.UNPARSEABLE))
@@ -184,17 +191,20 @@ def attach_decisions(
     joined = envelopes.join(F.broadcast(decisions), condition, "left")
     text = F.col("_timestamp_text")
     bad_timestamp = text.isNotNull() & F.col("_cdc_timestamp").isNull()
+    unavailable = F.col("_unavailable_text")
+    bad_unavailable = unavailable.isNotNull() & F.col("_cdc_unavailable").isNull()
     unrouted = F.col("_route").isNull()
     reason = F.coalesce(
         F.col("_reason"),
         F.col("_reject"),
-        F.when(bad_timestamp, F.lit(reasons.INVALID_METADATA)),
+        F.when(bad_timestamp | bad_unavailable, F.lit(reasons.INVALID_METADATA)),
         F.when(unrouted, F.lit(reasons.INPUT_CHANGED)),
     )
     detail = (
         F.when(F.col("_reason").isNotNull(), F.col("_envelope_detail"))
         .when(F.col("_reject").isNotNull(), F.col("_reject_detail"))
         .when(bad_timestamp, F.concat(F.lit("metadata.timestamp is not a timestamp: "), text))
+        .when(bad_unavailable, F.concat(F.lit("metadata.unavailable is not a list of column names: "), unavailable))
         .when(unrouted, F.lit("this record was not read when the batch was routed"))
     )
     return joined.select(
@@ -209,6 +219,7 @@ def attach_decisions(
         "_cdc_timestamp",
         "_cdc_database",
         "_cdc_sequence",
+        "_cdc_unavailable",
         F.coalesce("_target", F.lit(fallback_dataset)).alias("_dataset"),
         "_route",
         "_shape",
@@ -291,6 +302,7 @@ def staged_frame(
         F.lit(at).cast("timestamp").alias("_cdc_ingested_at"),
         "_cdc_database",
         "_cdc_sequence",
+        "_cdc_unavailable",
         F.when(bad, F.col("_line")).alias("raw_line"),
         F.col("_final_reason").alias("reason"),
         detail.alias("detail"),

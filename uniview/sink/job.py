@@ -104,6 +104,8 @@ class SinkOptions:
     kafka_options: tuple[tuple[str, str], ...] = ()
     #: The record format: uniview's envelope, or Debezium's change events (uniview.sink.debezium).
     format: str = "uniview"
+    #: Debezium's `unavailable.value.placeholder` as the connector is configured (None: its default).
+    unavailable_placeholder: str | None = None
     cache: bool = False
     #: How `--notify inline` generates views (a uniview.plan.GeneratorOptions; None: the defaults).
     generator_options: object = None
@@ -117,6 +119,8 @@ class SinkOptions:
             raise ConfigError("--stream needs --checkpoint DIR (where Spark records its progress)")
         if not self.stream and (self.checkpoint or self.available_now):
             raise ConfigError("--checkpoint and --available-now are only used with --stream")
+        if self.unavailable_placeholder is not None:
+            _check_placeholder(self.unavailable_placeholder)
         if self.format not in INPUT_FORMATS:
             raise ConfigError(f"invalid --format {self.format!r}: choose one of {', '.join(INPUT_FORMATS)}")
         if self.max_files_per_trigger is not None and self.max_files_per_trigger < 1:
@@ -173,6 +177,18 @@ class RunResult:
     def record_flush(self, result: FlushResult) -> None:
         self.sent.extend(result.sent)
         self.failed = {n: e for n, e in {**self.failed, **result.failed}.items() if n not in result.sent}
+
+
+def _check_placeholder(setting: str) -> None:
+    """A usable --unavailable-placeholder: non-empty text, or hex: and an even number of hex digits."""
+    from uniview.sink.debezium import placeholder_forms
+
+    try:
+        placeholder_forms(setting)
+    except ValueError:
+        raise ConfigError(f"invalid --unavailable-placeholder {setting!r}: hex: needs pairs of hex digits") from None
+    if setting == "" or setting.lower() == "hex:":
+        raise ConfigError("invalid --unavailable-placeholder: it is empty")
 
 
 def warehouse_location(url: str) -> tuple[str, str]:
@@ -362,7 +378,7 @@ class Sink:
 
     def _land(self, lines: DataFrame, key: BatchKey) -> BatchCounts:
         if self.options.format == "debezium":
-            lines = debezium_lines(lines)
+            lines = debezium_lines(lines, self.options.unavailable_placeholder)
         if self.landing.types_in_load:
             rewritten = ORIGINAL_LINE in lines.columns
             staged = lines.select("value", "source_file", *([ORIGINAL_LINE] if rewritten else []))

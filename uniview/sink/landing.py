@@ -20,7 +20,7 @@ from functools import cached_property
 
 from pyspark.sql import DataFrame
 
-from uniview.landing_layout import CDC_PREFIX, missing_cdc_columns
+from uniview.landing_layout import CDC_PREFIX, layout_blocking_columns
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
@@ -210,7 +210,7 @@ def known_version(description: str | None, columns: Sequence[tuple[str, BQType]]
         source_columns_from_comment(description),
         tuple((name, bq_type) for name, bq_type in columns if not name.lower().startswith(CDC_PREFIX)),
         described_primary_key(description),
-        tuple(name for name, _ in missing_cdc_columns([name for name, _ in columns])),
+        tuple(layout_blocking_columns([name for name, _ in columns])),
     )
 
 

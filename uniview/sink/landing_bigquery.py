@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame
 
 from uniview.errors import NotFoundError, WarehouseError
 from uniview.identifiers import quote_path, string_literal
-from uniview.landing_layout import CDC_COLUMNS
+from uniview.landing_layout import ADDED_BY_SINK, CDC_COLUMNS, missing_cdc_columns
 from uniview.sink.bigquery_promotion import (
     STEPS_TABLE,
     batch_filter,
@@ -142,11 +142,26 @@ class BigQueryLanding(Landing):
             )
             if found is not None:
                 columns = tuple((f.name, field_type(f)) for f in found.schema)
+                columns += self._add_sink_columns(dataset, table, [name for name, _ in columns])
                 known[(dataset, table)] = known_version(found.description, columns)
                 self._existing.add((dataset, table))
                 if not known[(dataset, table)].missing_cdc_columns:  # an older layout is read again once migrated
                     self._known[(dataset, table)] = known[(dataset, table)]
         return known
+
+    def _add_sink_columns(self, dataset: str, table: str, names: list[str]) -> tuple[tuple[str, BQType], ...]:
+        """Add the CDC columns an older version table lacks that the sink adds itself
+        (landing_layout.ADDED_BY_SINK), when it has the others; the columns added."""
+        missing = missing_cdc_columns(names)
+        added = [(name, bq) for name, bq in missing if name in ADDED_BY_SINK]
+        if not added or len(added) < len(missing):
+            return ()
+        clauses = ", ".join(f"ADD COLUMN IF NOT EXISTS {name} {bq}" for name, bq in added)
+        self._script(
+            f"add {', '.join(n for n, _ in added)} to {dataset}.{table}",
+            f"ALTER TABLE {quote_path(self.project, dataset, table)} {clauses}",
+        )
+        return tuple((name, parse_type(bq)) for name, bq in added)
 
     def landed(self, key: BatchKey) -> BatchCounts | None:
         self._ensure_control_tables()

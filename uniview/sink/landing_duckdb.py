@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 
 from uniview.errors import WarehouseError
-from uniview.landing_layout import CDC_COLUMNS
+from uniview.landing_layout import ADDED_BY_SINK, CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import (
     LEDGER_TABLE,
@@ -287,6 +287,8 @@ def _load_routes(connection, catalog: str, batch: LineBatch, routes: list[Versio
                 _create_version_table(connection, catalog, route)
                 existing.add((route.dataset, route.table_name))
                 counts.created.append(Notification(route.dataset, route.table, route.version))
+            else:
+                _add_sink_columns(connection, path(catalog, route.dataset, route.table_name))
             connection.execute(
                 f"INSERT INTO {path(catalog, route.dataset, route.table_name)} "
                 f"SELECT {route_values(route)} FROM {TYPED} WHERE _route = {index} AND reason IS NULL"
@@ -341,6 +343,15 @@ def _create_version_table(connection, catalog: str, route: VersionRoute) -> None
     connection.execute(f"CREATE SCHEMA IF NOT EXISTS {path(catalog, route.dataset)}")
     connection.execute(f"CREATE TABLE {target} ({', '.join(definitions)})")
     connection.execute(f"COMMENT ON TABLE {target} IS {literal(source_schema_comment(route))}")
+
+
+def _add_sink_columns(connection, table: str) -> None:
+    """Add the CDC columns an older version table lacks that the sink adds itself (landing_layout.ADDED_BY_SINK)."""
+    for name, bq_type in CDC_COLUMNS:
+        if name in ADDED_BY_SINK:
+            connection.execute(
+                f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {duckdb_type(parse_type(bq_type))}"
+            )
 
 
 def _ensure_quarantine(connection, catalog: str, dataset: str) -> None:

@@ -59,7 +59,12 @@ _CDC_SOURCES = {
     "_cdc_ingested_at": "current_timestamp",
     "_cdc_database": "l.database_name",
     "_cdc_sequence": "l._cdc_sequence",
+    "_cdc_unavailable": "l._cdc_unavailable",
 }
+#: metadata.unavailable (JSON text of a list of column names) as a list; NULL when it is not one.
+_UNAVAILABLE = """CASE WHEN json_valid(unavailable) AND json_type(unavailable::JSON) = 'ARRAY'
+    AND len(list_filter(json_extract(unavailable::JSON, '$[*]'), lambda x: json_type(x) <> 'VARCHAR')) = 0
+    THEN CAST(unavailable::JSON AS VARCHAR[]) END"""
 _CDC_NAMES = ", ".join(name for name, _ in CDC_COLUMNS)
 
 
@@ -100,6 +105,7 @@ def envelopes(source: str, rewritten: bool) -> str:
     return f"""SELECT value, {"_original_line" if rewritten else "NULL::VARCHAR"} AS _original_line, source_file,
       {", ".join(quote(name) for name in METADATA_FIELDS)},
       {cdc_timestamp.sql("duckdb")} AS _cdc_timestamp, {sequence_sql(exp.column("position")).sql("duckdb")} AS _cdc_sequence,
+      {_UNAVAILABLE} AS _cdc_unavailable,
       CASE {reason} END AS _reason, CASE {detail} END AS _detail
     FROM (SELECT *, {named} FROM ({with_fields}))"""
 
@@ -142,14 +148,17 @@ def routed_lines(lines: str, decisions: str, fallback_dataset: str) -> str:
     cannot happen (routing reads the same lines), and would be quarantined as input_changed."""
     joined = " AND ".join(f"l.{quote(name)} IS NOT DISTINCT FROM d.key_{name}" for name in KEY_COLUMNS)
     bad_timestamp = 'l."timestamp" IS NOT NULL AND l._cdc_timestamp IS NULL'
+    bad_unavailable = f"l.unavailable IS NOT NULL AND {_UNAVAILABLE.replace('unavailable', 'l.unavailable')} IS NULL"
     cdc = ", ".join(f"{_CDC_SOURCES[name]} AS {name}" for name, _ in CDC_COLUMNS)
     return f"""SELECT l.value, l._original_line, l.source_file, l.table_name, {cdc},
       coalesce(d.dataset, {literal(fallback_dataset)}) AS _dataset, d.route AS _route,
       coalesce(d.version, l.table_version) AS _version,
-      coalesce(l._reason, d.reject, CASE WHEN {bad_timestamp} THEN {literal(reasons.INVALID_METADATA)} END,
+      coalesce(l._reason, d.reject,
+               CASE WHEN {bad_timestamp} OR {bad_unavailable} THEN {literal(reasons.INVALID_METADATA)} END,
                CASE WHEN d.route IS NULL THEN {literal(reasons.INPUT_CHANGED)} END) AS _reason,
       CASE WHEN l._reason IS NOT NULL THEN l._detail WHEN d.reject IS NOT NULL THEN d.reject_detail
            WHEN {bad_timestamp} THEN 'metadata.timestamp is not a timestamp: ' || l."timestamp"
+           WHEN {bad_unavailable} THEN 'metadata.unavailable is not a list of column names: ' || l.unavailable
            WHEN d.route IS NULL THEN 'this record was not read when the batch was routed' END AS _detail
     FROM ({lines}) l LEFT JOIN {decisions} d ON {joined}"""
 
