@@ -20,7 +20,7 @@ import duckdb
 
 from uniview.errors import UniviewError
 from uniview.local.function_server import function_server
-from uniview.local.processes import QUICK_JIT
+from uniview.local.processes import QUICK_JIT, use_this_python_for_spark_workers
 from uniview.local.pubsub_emulator import find_emulator_jar, pubsub_emulator
 from uniview.schema import split_version_table
 from uniview.warehouse.url import duckdb_url
@@ -148,6 +148,7 @@ def new_spark_session(jars: Sequence[str] = ()):
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    use_this_python_for_spark_workers(spark.sparkContext)
     return spark
 
 

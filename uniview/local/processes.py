@@ -6,10 +6,12 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 from uniview.errors import UniviewError
 
@@ -25,6 +27,19 @@ def keep_grpc_fork_handlers_off() -> None:
     can crash the child before it executes Java (grpc/grpc#43055): about 1 launch in 40 here.  uniview's
     child processes never use gRPC.  Effective only before `grpc` is first imported."""
     os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
+
+def use_this_python_for_spark_workers(context: Any) -> str:
+    """Make the Python workers of a local SparkContext run the interpreter uniview runs in, unless the user
+    chose one (the PYSPARK_PYTHON variable, or Spark's `spark.pyspark.python` setting); return the one used.
+
+    Spark starts its workers with PYSPARK_PYTHON, else `python3` from PATH: run as `.venv/bin/uniview` without
+    activating the venv, that is another interpreter, which cannot import uniview (the Debezium conversion
+    runs in the workers).  Under spark-submit (Dataproc), the submitter's setting applies and this is not
+    called.  A UDF takes the interpreter when it is defined, so call this before any is."""
+    chosen = os.environ.get("PYSPARK_PYTHON") or context.getConf().get("spark.pyspark.python") or sys.executable
+    context.pythonExec = chosen
+    return chosen
 
 
 def free_port() -> int:
@@ -76,8 +91,6 @@ def stop_process_group(process: subprocess.Popen, grace: float = 5.0) -> None:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=grace)
     except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
+        with suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.wait(timeout=grace)

@@ -227,7 +227,12 @@ def _new_session(master: str | None, jars: Sequence[str] = ()) -> Any:
         builder = builder.master(master)
         for key, value in local_session_settings(master).items():
             builder = builder.config(key, value)
-    return builder.getOrCreate()
+    spark = builder.getOrCreate()
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # under spark-submit, the submitter chose the workers' Python
+        from uniview.local.processes import use_this_python_for_spark_workers
+
+        use_this_python_for_spark_workers(spark.sparkContext)
+    return spark
 
 
 def local_session_settings(master: str) -> dict[str, str]:
