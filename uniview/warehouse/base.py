@@ -90,7 +90,7 @@ class Warehouse(ABC):
         """Append NULLable columns (name, BigQuery type) to tables of `dataset`, all or nothing where the
         engine allows it; the ids of the jobs run."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a hook: a warehouse that holds no connection keeps this no-op)
         """Release connections."""
 
     def __enter__(self) -> Warehouse:

@@ -23,6 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection
+from functools import partial
 from typing import Any, TypeVar
 
 from uniview.errors import ConfigError, NotFoundError
@@ -232,11 +233,12 @@ class BigQueryWarehouse(Warehouse):
         if recheck is not None:
             statements.append(version_tables_statement(self.project, *recheck))
         scripts = pack_scripts(statements)
-        jobs, rows = [], []
+        jobs: list[str] = []
+        rows: list[dict[str, Any]] = []
         try:
             for number, text in enumerate(scripts, start=1):
                 what = f"apply view changes in {', '.join(targets)} (job {number} of {len(scripts)})"
-                job_id, rows = self._call(what, lambda text=text: self._run_script(text, locations[0] or None))
+                job_id, rows = self._call(what, partial(self._run_script, text, locations[0] or None))
                 jobs.append(job_id)
         except NotFoundError:
             for target in targets:  # a dataset deleted meanwhile is created again next time
@@ -264,7 +266,7 @@ class BigQueryWarehouse(Warehouse):
         ]
         location = self._dataset_location(dataset)
         return [
-            self._call(f"add columns in {dataset}", lambda: self._run_script(script, location))[0]
+            self._call(f"add columns in {dataset}", partial(self._run_script, script, location))[0]
             for script in pack_scripts(statements)
         ]
 
@@ -398,7 +400,7 @@ class BigQueryWarehouse(Warehouse):
 
     def _location_for_new_dataset(self, target: str, changes: list[ViewChange]) -> str | None:
         """The location of the source dataset the views read from (views must live next to it)."""
-        bodies = sorted((change.body for change in changes if not change.is_drop), key=len)
+        bodies = sorted((change.body for change in changes if change.body is not None), key=len)
         for dataset in referenced_datasets(bodies[0]) if bodies else []:
             location = self._dataset_location(dataset) if dataset != target else None
             if location:

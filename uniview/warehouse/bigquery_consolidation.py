@@ -69,7 +69,8 @@ class BigQueryFolding:
             for row in self._rows(f"count the rows to fold in {dataset}", sql)
         )
         estimates = [self.warehouse.dry_run_bytes(sql) for sql in read_queries(self.project, dataset, tables)]
-        return rows, None if None in estimates else sum(estimates)
+        known = [estimate for estimate in estimates if estimate is not None]
+        return rows, sum(known) if len(known) == len(estimates) else None
 
     def record(self, plan: FoldPlan, successors: dict[str, str]) -> None:
         """Register the versions as `planned` (those not registered yet), then create the consolidated

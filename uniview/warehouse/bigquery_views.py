@@ -64,7 +64,7 @@ def change_statement(project: str, change: ViewChange) -> str:
     """CREATE OR REPLACE VIEW (with the fingerprint description) or DROP VIEW IF EXISTS.  A part view's
     name already is its fingerprint, so its SQL is not parsed again for a canonical one."""
     view = quote_path(project, change.dataset, change.name)
-    if change.is_drop:
+    if change.body is None:
         return render("drop_view.sql.j2", view=view)
     description = string_literal(PART_DESCRIPTION if is_part_view_name(change.name) else description_for(change.body))
     statement = render("create_view.sql.j2", view=view, description=description, body=change.body)

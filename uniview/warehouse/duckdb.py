@@ -13,11 +13,14 @@ see record_created_tables.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+from typing import Literal, TypeVar, overload
 
 import duckdb
 
@@ -28,7 +31,7 @@ from uniview.schema import ColumnRecord, split_version_table
 from uniview.types import BQType, parse_type
 from uniview.version_description import described_primary_key
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
-from uniview.warehouse.duckdb_connection import open_connection, quote_identifier
+from uniview.warehouse.duckdb_connection import open_connection, quote_identifier, scalar
 from uniview.warehouse.duckdb_folds import empty_retired_tables
 from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quote_string, to_duckdb
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
@@ -44,6 +47,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Schema holding uniview's own bookkeeping in a DuckDB file.
 LEDGER_SCHEMA = "_uniview"
@@ -109,10 +113,7 @@ class DuckDBWarehouse(Warehouse):
     ) -> list[ColumnRecord]:
         """Columns of the version tables in schema `dataset`, `created` = first-seen order (see module doc)."""
         self._check_not_catalog_name(dataset)
-        connection = self._connect(create=False)
-        schema = _guarded(self.url, lambda: _schema_name(connection, dataset)) if connection is not None else None
-        if schema is None:
-            raise NotFoundError(f"dataset {dataset!r} not found in {self.url}")
+        connection, schema = self._existing_schema(dataset)
         order = _guarded(self.url, lambda: record_created_tables(connection, schema))
         for table in _guarded(self.url, lambda: empty_retired_tables(connection, schema)):
             order.pop(table, None)  # folded into a consolidated table and empty: no row to show
@@ -146,20 +147,17 @@ class DuckDBWarehouse(Warehouse):
 
     def read_primary_keys(self, dataset: str, tables: Collection[str]) -> dict[str, tuple[str, ...] | None]:
         """From the tables' comments, where the sink records them (uniview.version_description)."""
-        connection = self._connect(create=False)
-        schema = _guarded(self.url, lambda: _schema_name(connection, dataset)) if connection is not None else None
-        if schema is None:
-            raise NotFoundError(f"dataset {dataset!r} not found in {self.url}")
+        connection, schema = self._existing_schema(dataset)
         rows = _guarded(self.url, lambda: connection.execute(_TABLE_COMMENTS_SQL, [schema]).fetchall())
         comments = dict(rows)
         return {table: described_primary_key(comments.get(table)) for table in tables}
 
     def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
         """{view: fingerprint} of the views in `dataset` whose name starts with `name_prefix` (exactly)."""
-        connection = self._connect(create=False)
-        schema = _guarded(self.url, lambda: _schema_name(connection, dataset)) if connection is not None else None
-        if schema is None:
+        found = self._schema(dataset)
+        if found is None:
             return {}
+        connection, schema = found
         rows = _guarded(self.url, lambda: connection.execute(_VIEWS_SQL, [schema]).fetchall())
         return {name: fingerprint_from_comment(comment) for name, comment in rows if name.startswith(name_prefix)}
 
@@ -188,10 +186,7 @@ class DuckDBWarehouse(Warehouse):
 
     def add_columns(self, dataset: str, additions: dict[str, list[tuple[str, str]]]) -> list[str]:
         """One transaction of ALTER TABLE ... ADD COLUMN; runs no jobs."""
-        connection = self._connect(create=False)
-        schema = _guarded(self.url, lambda: _schema_name(connection, dataset)) if connection is not None else None
-        if schema is None:
-            raise NotFoundError(f"dataset {dataset!r} not found in {self.url}")
+        connection, schema = self._existing_schema(dataset)
         _guarded(self.url, connection.begin)
         try:
             for table, columns in additions.items():
@@ -200,7 +195,7 @@ class DuckDBWarehouse(Warehouse):
                         f"ALTER TABLE {quote_identifier(schema)}.{quote_identifier(table)} ADD COLUMN "
                         f"{quote_identifier(name)} {duckdb_type(parse_type(bq_type))}"
                     )
-                    _guarded(self.url, lambda: connection.execute(statement))
+                    _guarded(self.url, partial(connection.execute, statement))
             _guarded(self.url, connection.commit)
         except BaseException:
             _rollback_quietly(connection)
@@ -215,7 +210,7 @@ class DuckDBWarehouse(Warehouse):
 
     def _apply_in_transaction(self, connection: duckdb.DuckDBPyConnection, changes: list[ViewChange]) -> None:
         for dataset in dict.fromkeys(change.dataset for change in changes):
-            _guarded(self.url, lambda: connection.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(dataset)}"))
+            _guarded(self.url, partial(connection.execute, f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(dataset)}"))
         table_types = column_types(connection)
         for change in changes:
             view = f"{quote_identifier(change.dataset)}.{quote_identifier(change.name)}"
@@ -250,6 +245,28 @@ class DuckDBWarehouse(Warehouse):
             self._connection = None
 
     # ------------------------------------------------------------ connection
+
+    def _schema(self, dataset: str) -> tuple[duckdb.DuckDBPyConnection, str] | None:
+        """The connection and the schema's name as the catalog spells it; None when the file or the
+        schema does not exist (the file is not created)."""
+        connection = self._connect(create=False)
+        if connection is None:
+            return None
+        schema = _guarded(self.url, lambda: _schema_name(connection, dataset))
+        return None if schema is None else (connection, schema)
+
+    def _existing_schema(self, dataset: str) -> tuple[duckdb.DuckDBPyConnection, str]:
+        """_schema, or NotFoundError."""
+        found = self._schema(dataset)
+        if found is None:
+            raise NotFoundError(f"dataset {dataset!r} not found in {self.url}")
+        return found
+
+    @overload
+    def _connect(self, create: Literal[True]) -> duckdb.DuckDBPyConnection: ...
+
+    @overload
+    def _connect(self, create: bool) -> duckdb.DuckDBPyConnection | None: ...
 
     def _connect(self, create: bool) -> duckdb.DuckDBPyConnection | None:
         """The open connection; None when the file does not exist and `create` is False."""
@@ -305,11 +322,12 @@ def record_created_tables_of(
 
 def _recorded_tables(connection: duckdb.DuckDBPyConnection, datasets: list[str]) -> dict[str, dict[str, int]]:
     recorded: dict[str, dict[str, int]] = {dataset: {} for dataset in datasets}
-    exists = connection.execute(
+    exists = scalar(
+        connection,
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
         " AND schema_name = ? AND table_name = ?",
         [LEDGER_SCHEMA, LEDGER_TABLE],
-    ).fetchone()[0]
+    )
     if not exists:
         return recorded
     rows = connection.execute(
@@ -329,7 +347,7 @@ def _write_ledger(connection: duckdb.DuckDBPyConnection, changes: Mapping[str, t
     try:
         connection.execute(f"CREATE SCHEMA IF NOT EXISTS {LEDGER_SCHEMA}")
         connection.execute(f"CREATE TABLE IF NOT EXISTS {ledger} (dataset VARCHAR, table_name VARCHAR, seq BIGINT)")
-        rank = connection.execute(f"SELECT coalesce(max(seq), 0) FROM {ledger}").fetchone()[0]
+        rank = scalar(connection, f"SELECT coalesce(max(seq), 0) FROM {ledger}")
         for dataset, (new, gone) in changes.items():
             for name in gone:
                 connection.execute(f"DELETE FROM {ledger} WHERE dataset = ? AND table_name = ?", [dataset, name])
@@ -344,14 +362,12 @@ def _write_ledger(connection: duckdb.DuckDBPyConnection, changes: Mapping[str, t
 
 def _rollback_quietly(connection: duckdb.DuckDBPyConnection) -> None:
     """Roll back the open transaction, if any; the error that led here is the one to report."""
-    try:
+    with contextlib.suppress(duckdb.Error):
         connection.rollback()
-    except duckdb.Error:
-        pass
 
 
 def _statements(view: str, change: ViewChange, table_types: TableColumns) -> list[str]:
-    if change.is_drop:
+    if change.body is None:
         return [render("drop_view.sql.j2", view=view)]
     return [
         f"CREATE OR REPLACE VIEW {view} AS\n{to_duckdb(change.body, table_types)}",
@@ -448,7 +464,7 @@ def _in_families(table: str, wanted: set[str] | None) -> bool:
     return parts is not None and (wanted is None or parts[0] in wanted)
 
 
-def _guarded(url: str, action):
+def _guarded(url: str, action: Callable[[], T]) -> T:
     """Run a catalog read or transaction step; DuckDB errors become WarehouseError."""
     try:
         return action()

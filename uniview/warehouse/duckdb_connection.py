@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -33,6 +34,14 @@ def qualified(*parts: str | None) -> str:
 def string_literal(value: str) -> str:
     """A DuckDB string literal (a backslash is an ordinary character in DuckDB strings)."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def scalar(connection: duckdb.DuckDBPyConnection, sql: str, parameters: object = None) -> Any:
+    """The first value of the one row `sql` answers: an aggregate, or the count a DML statement reports."""
+    row = connection.execute(sql, parameters).fetchone()
+    if row is None:
+        raise WarehouseError(f"DuckDB answered no row to: {sql[:200]}")
+    return row[0]
 
 
 def is_lock_error(error: BaseException) -> bool:

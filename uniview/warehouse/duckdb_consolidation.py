@@ -13,7 +13,7 @@ from uniview.consolidation_plan import DROPPED, MOVED, FoldPlan, FoldRecord, mov
 from uniview.plan import GeneratorOptions
 from uniview.schema import TableVersion
 from uniview.warehouse.duckdb import DuckDBWarehouse, column_types
-from uniview.warehouse.duckdb_connection import qualified
+from uniview.warehouse.duckdb_connection import qualified, scalar
 from uniview.warehouse.duckdb_folds import last_written, mark, read_folds, record_planned, row_counts
 from uniview.warehouse.duckdb_sql import to_duckdb
 from uniview.warehouse.duckdb_types import duckdb_type
@@ -73,8 +73,8 @@ class DuckDBFolding:
                 for version in batch:
                     select = to_duckdb(move_select(plan, version, options), types)
                     source = qualified(plan.dataset, version.table_name)
-                    rows = connection.execute(f"INSERT INTO {target} {select}").fetchone()[0]
-                    deleted = connection.execute(f"DELETE FROM {source}").fetchone()[0]
+                    rows = scalar(connection, f"INSERT INTO {target} {select}")
+                    deleted = scalar(connection, f"DELETE FROM {source}")
                     if deleted != rows:
                         raise AssertionError(f"{source}: {rows} rows copied but {deleted} deleted")
                     mark(connection, plan.dataset, version.table_name, MOVED, rows)
@@ -99,7 +99,7 @@ class DuckDBFolding:
             with self.warehouse.transaction() as connection:
                 for record in [r for r in records if r.state == MOVED]:
                     table = qualified(dataset, record.version_table)
-                    if connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0:
+                    if scalar(connection, f"SELECT count(*) FROM {table}") == 0:
                         connection.execute(f"DROP TABLE {table}")
                         mark(connection, dataset, record.version_table, DROPPED)
                         dropped.append(record.version_table)

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import duckdb
 
 from uniview.consolidation_plan import PLANNED, REDIRECTED_STATES, FoldRecord
-from uniview.warehouse.duckdb_connection import qualified, string_literal
+from uniview.warehouse.duckdb_connection import qualified, scalar, string_literal
 
 FOLDS_TABLE = "_uniview_folds"
 #: The sink's batch ledger (uniview.sink.landing.LEDGER_TABLE), read for each table's last write.
@@ -25,16 +25,17 @@ _FOLDS_DDL = """CREATE TABLE IF NOT EXISTS {table} (
 
 
 def _table(connection: duckdb.DuckDBPyConnection, name: str) -> str:
-    return qualified(connection.execute("SELECT current_database()").fetchone()[0], "main", name)
+    return qualified(scalar(connection, "SELECT current_database()"), "main", name)
 
 
 def _exists(connection: duckdb.DuckDBPyConnection, name: str) -> bool:
     return (
-        connection.execute(
+        scalar(
+            connection,
             "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
             "AND schema_name = 'main' AND table_name = ?",
             [name],
-        ).fetchone()[0]
+        )
         > 0
     )
 

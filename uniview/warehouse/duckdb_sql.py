@@ -52,7 +52,7 @@ _TYPE = "uniview_bq_type"
 
 def to_duckdb(bigquery_sql: str, table_columns: TableColumns | None = None) -> str:
     """The DuckDB SELECT equivalent to one BigQuery view body; WarehouseError if untranslatable."""
-    tree = _parse(bigquery_sql)
+    tree: exp.Expr = _parse(bigquery_sql)
     _annotate_types(tree, table_columns)
     for node in reversed(list(tree.dfs())):
         rule = _RULES.get(type(node))
@@ -75,7 +75,7 @@ def _parse(bigquery_sql: str) -> exp.Query:
     return statements[0]
 
 
-def _generate(tree: exp.Expression) -> str:
+def _generate(tree: exp.Expr) -> str:
     for node in tree.walk():
         if node.comments:
             node.comments = [comment.replace("*/", "* /") for comment in node.comments]
@@ -98,7 +98,7 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-def _raw(sql: str, like: exp.Expression | None = None) -> exp.Expression:
+def _raw(sql: str, like: exp.Expr | None = None) -> exp.Expr:
     """A node printed verbatim (already DuckDB SQL), keeping the type annotation of `like`."""
     node = exp.Var(this=sql)
     if like is not None and _TYPE in like.meta:
@@ -106,14 +106,14 @@ def _raw(sql: str, like: exp.Expression | None = None) -> exp.Expression:
     return node
 
 
-def _sql(node: exp.Expression) -> str:
+def _sql(node: exp.Expr) -> str:
     return node.sql(_DIALECT)
 
 
 # ---------------------------------------------------------------- types of paths
 
 
-def _annotate_types(tree: exp.Expression, table_columns: TableColumns | None) -> None:
+def _annotate_types(tree: exp.Expr, table_columns: TableColumns | None) -> None:
     """Store the BigQuery type of every column and field path whose type is known."""
     if table_columns is None:
         return
@@ -131,7 +131,7 @@ def _annotate_types(tree: exp.Expression, table_columns: TableColumns | None) ->
             node.meta[_TYPE] = found
 
 
-def _path_type(node: exp.Expression, columns_of: Callable[[exp.Table], dict[str, BQType]]) -> BQType | None:
+def _path_type(node: exp.Expr, columns_of: Callable[[exp.Table], dict[str, BQType]]) -> BQType | None:
     if isinstance(node, exp.Dot):
         if not isinstance(node.this, (exp.Column, exp.Dot)) or not isinstance(node.expression, exp.Identifier):
             return None
@@ -145,7 +145,7 @@ def _path_type(node: exp.Expression, columns_of: Callable[[exp.Table], dict[str,
     return found
 
 
-def _name_type(node: exp.Expression, name: str, columns_of: Callable[[exp.Table], dict[str, BQType]]) -> BQType | None:
+def _name_type(node: exp.Expr, name: str, columns_of: Callable[[exp.Table], dict[str, BQType]]) -> BQType | None:
     """The type of a bare name: an enclosing UNNEST element first, else a column of the branch's table."""
     child, parent = node, node.parent
     while parent is not None:
@@ -168,7 +168,7 @@ def _field_type(struct: BQType | None, name: str) -> BQType | None:
     return next((field.type for field in struct.fields if field.name.lower() == name.lower()), None)
 
 
-def _from_clause(select: exp.Select) -> exp.Expression | None:
+def _from_clause(select: exp.Select) -> exp.Expr | None:
     return select.args.get("from_") or select.args.get("from")
 
 
@@ -177,7 +177,7 @@ def _from_table(select: exp.Select) -> exp.Table | None:
     return clause.this if clause is not None and isinstance(clause.this, exp.Table) else None
 
 
-def _unnest_of(select: exp.Select) -> tuple[str, exp.Expression] | None:
+def _unnest_of(select: exp.Select) -> tuple[str, exp.Expr] | None:
     """(element alias, array) when `select` is the body of ARRAY(SELECT ... FROM UNNEST(x) AS e ...)."""
     clause = _from_clause(select)
     unnest = clause.this if clause is not None else None
@@ -190,14 +190,14 @@ def _unnest_of(select: exp.Select) -> tuple[str, exp.Expression] | None:
     return columns[0].name, unnest.expressions[0]
 
 
-def _type_of(node: exp.Expression) -> BQType | None:
+def _type_of(node: exp.Expr) -> BQType | None:
     return node.meta.get(_TYPE) if node.meta else None
 
 
 # ---------------------------------------------------------------- names and paths
 
 
-def _column(node: exp.Column) -> exp.Expression:
+def _column(node: exp.Column) -> exp.Expr:
     """`col` stays a column; `col`.`a`.`b` is a struct field path: struct_extract calls."""
     parts = node.parts
     if isinstance(node.this, exp.Star) or len(parts) < 2:
@@ -208,13 +208,13 @@ def _column(node: exp.Column) -> exp.Expression:
     return _raw(path, like=node)
 
 
-def _dot(node: exp.Dot) -> exp.Expression:
+def _dot(node: exp.Dot) -> exp.Expr:
     if not isinstance(node.expression, exp.Identifier):
         raise _unsupported(f"the field access {node.sql('bigquery')}")
     return _raw(f"struct_extract({_sql(node.this)}, {quote_string(node.expression.name)})", like=node)
 
 
-def _table(node: exp.Table) -> exp.Expression:
+def _table(node: exp.Table) -> exp.Expr:
     """`project`.`ds`.`t` reads "ds"."t": a DuckDB schema stands for a dataset."""
     if node.args.get("catalog") is not None:
         node.set("catalog", None)
@@ -224,7 +224,7 @@ def _table(node: exp.Table) -> exp.Expression:
 # ---------------------------------------------------------------- casts
 
 
-def _cast(node: exp.Cast) -> exp.Expression:
+def _cast(node: exp.Cast) -> exp.Expr:
     if node.args.get("format") is not None:
         raise _unsupported("CAST ... FORMAT")
     target = _bigquery_type(node.to)
@@ -273,23 +273,23 @@ def cast_to_datetime(x: str) -> str:
 # ---------------------------------------------------------------- other functions
 
 
-def _json_format(node: exp.JSONFormat) -> exp.Expression:
+def _json_format(node: exp.JSONFormat) -> exp.Expr:
     if node.args.get("options") or node.args.get("is_json"):
         raise _unsupported("TO_JSON_STRING with options")
     return _raw(to_json_string(_sql(node.this), _type_of(node.this)))
 
 
-def _safe_convert(node: exp.SafeConvertBytesToString) -> exp.Expression:
+def _safe_convert(node: exp.SafeConvertBytesToString) -> exp.Expr:
     return _raw(safe_convert_bytes_to_string(_sql(node.this)))
 
 
-def _timestamp(node: exp.Timestamp) -> exp.Expression:
+def _timestamp(node: exp.Timestamp) -> exp.Expr:
     if isinstance(node.parent, exp.SafeFunc):
         return node
     return _raw(timestamp_in_zone(_sql(node.this), _zone(node)))
 
 
-def _safe_func(node: exp.SafeFunc) -> exp.Expression:
+def _safe_func(node: exp.SafeFunc) -> exp.Expr:
     inner = node.this
     if not isinstance(inner, exp.Timestamp):
         raise _unsupported(f"SAFE.{inner.sql('bigquery')}")
@@ -308,7 +308,7 @@ def _zone(node: exp.Timestamp) -> str:
 # ---------------------------------------------------------------- structs and arrays
 
 
-def _struct(node: exp.Struct) -> exp.Expression:
+def _struct(node: exp.Struct) -> exp.Expr:
     """STRUCT(x AS `a`, ...) -> {'a': x, ...}; every field must be named."""
     fields = []
     for item in node.expressions:
@@ -324,7 +324,7 @@ def _struct(node: exp.Struct) -> exp.Expression:
     return _raw("{" + ", ".join(fields) + "}")
 
 
-def _array(node: exp.Array) -> exp.Expression:
+def _array(node: exp.Array) -> exp.Expr:
     """ARRAY(SELECT f(e) FROM UNNEST(x) AS e WITH OFFSET AS o ORDER BY o) -> list_transform(x, lambda e: f(e))."""
     if len(node.expressions) != 1 or not isinstance(node.expressions[0], exp.Select):
         raise _unsupported(f"ARRAY {node.sql('bigquery')[:80]}")
@@ -345,9 +345,10 @@ def _array(node: exp.Array) -> exp.Expression:
 def _is_ordered_unnest(select: exp.Select) -> bool:
     """Nothing but `FROM UNNEST(...) AS e WITH OFFSET AS o ORDER BY o`."""
     extra = ("joins", "where", "group", "having", "limit", "offset", "distinct", "qualify", "laterals", "with")
-    if any(select.args.get(key) for key in extra):
+    clause = _from_clause(select)
+    if clause is None or any(select.args.get(key) for key in extra):
         return False
-    offset = _from_clause(select).this.args.get("offset")
+    offset = clause.this.args.get("offset")
     order = select.args.get("order")
     ordered = order.expressions if order is not None else []
     if not isinstance(offset, exp.Identifier) or len(ordered) != 1 or ordered[0].args.get("desc"):
@@ -356,12 +357,12 @@ def _is_ordered_unnest(select: exp.Select) -> bool:
     return isinstance(key, exp.Column) and not key.table and key.name == offset.name
 
 
-def _st_astext(node: exp.Expression) -> exp.Expression:
+def _st_astext(node: exp.Expr) -> exp.Expr:
     """GEOGRAPHY is kept as WKT text in DuckDB, so ST_ASTEXT is the text itself."""
     return _raw(f"CAST({_sql(node.this)} AS VARCHAR)")
 
 
-_RULES: dict[type, Callable[..., exp.Expression]] = {
+_RULES: dict[type, Callable[..., exp.Expr]] = {
     exp.Column: _column,
     exp.Dot: _dot,
     exp.Table: _table,

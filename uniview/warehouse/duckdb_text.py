@@ -162,8 +162,10 @@ def json_text(x: str, source: BQType, depth: int) -> str:
         element = f"__uv_j{depth}"
         items = f"list_transform({x}, lambda {element}: {json_text(element, source.element, depth + 1)})"
         value = f"'[' || array_to_string({items}, ',') || ']'"
-    else:
+    elif isinstance(source, Scalar):
         value = _JSON_SCALARS.get(source.name, _to_json_string_untyped)(x)
+    else:  # RANGE: DuckDB has no such type, so no DuckDB column holds one
+        value = _to_json_string_untyped(x)
     return f"CASE WHEN {x} IS NULL THEN 'null' ELSE {value} END"
 
 
