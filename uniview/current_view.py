@@ -1,27 +1,45 @@
-"""Plan `<table>_current`: the latest row per (`_cdc_database`, primary key) of a family, deletes left out.
+"""Plan `<table>_current`: each key's row as the source table holds it now, per source database.
 
-The view reads the family's unified view, so it has its columns and casts.  Rows are ranked by
-`_cdc_sequence` (the change's place in its source's log), then `_cdc_timestamp`, `_cdc_ingested_at`,
-`_cdc_position`, each descending with NULLs last, and, for changes equal in all of those, a delete
-before an update before an insert before a snapshot row: the ordering is total for every change
-a source log can produce, so the same data always gives the same rows.  NULL keys are one key.
+The view reads every version of the family, each through the unified view's own SELECT
+(uniview.plan.version_select, so it has the unified view's columns and casts) tagged with the
+version's place in the family, and keeps the latest change per (`_cdc_database`, primary key),
+deletes left out.  Changes are ordered by `_cdc_sequence` (the change's place in its source's
+log), then `_cdc_timestamp`, `_cdc_ingested_at`, `_cdc_position`, each descending with NULLs last,
+and, for changes equal in all of those, a delete before an update before an insert before a
+snapshot row: the ordering is total for every change a source log can produce, so the same data
+always gives the same rows.  NULL keys are one key.  On top of that latest change
+(docs/current-state.md states every rule with its reason):
+
+- a TRUNCATE change (the sink lands one per truncate event) leaves out every row of its database
+  that is older than the database's last truncate;
+- the row is read as of its database's newest version (the version of the database's latest
+  change): a column that version lacks is NULL, and a column some version lacks is NULL in rows
+  older than the database's last change in a version without it (the column was added, or dropped
+  and added again, after the row was written: the source shows its default, which is NULL unless a
+  default is declared, and declared defaults are not read yet);
+- a column whose value the source did not send (named in `_cdc_unavailable`) shows the last value
+  the key's earlier changes sent, for the types a source can leave out (STRING, BYTES, JSON,
+  ARRAY, STRUCT).
+
 The primary key comes from the version tables' descriptions (uniview.version_description); every
 version must record the same one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from uniview import landing_layout as layout
 from uniview.errors import PlanError
-from uniview.identifiers import identifier, identifier_path, validate_table
+from uniview.identifiers import identifier, string_literal, validate_table
 from uniview.render import render
 from uniview.schema import TableVersion
 from uniview.types import Array, BQType, Scalar, Struct
 
 #: Types BigQuery cannot PARTITION BY (https://cloud.google.com/bigquery/docs/reference/standard-sql/window-function-calls).
 _UNPARTITIONABLE = ("FLOAT64", "JSON", "GEOGRAPHY")
+#: Types whose value a source can leave out of a change (PostgreSQL's TOAST: text, bytea, json, arrays, composites).
+_CARRIED = ("STRING", "BYTES", "JSON")
 #: A delete wins a tie, then an update, an insert, a snapshot row.
 _OPERATION_RANK = "CASE {operation} WHEN 'DELETE' THEN 0 WHEN 'UPDATE' THEN 1 WHEN 'INSERT' THEN 2 ELSE 3 END"
 _ORDER_COLUMNS = (layout.SEQUENCE, layout.TIMESTAMP, layout.INGESTED_AT, layout.POSITION)
@@ -51,9 +69,16 @@ def family_primary_key(family: str, versions: Sequence[TableVersion]) -> tuple[s
 
 
 def current_view_body(
-    family: str, target_dataset: str, unified_view: str, columns: dict[str, BQType], primary_key: Sequence[str]
+    family: str,
+    versions: Sequence[TableVersion],
+    columns: dict[str, BQType],
+    primary_key: Sequence[str],
+    select: Callable[[TableVersion], str],
+    extra_columns: Sequence[str] = (),
 ) -> str:
-    """The SELECT of `<family>_current` over `target_dataset.unified_view`, whose columns (name -> type) are given."""
+    """The SELECT of `<family>_current` over its `versions`, whose unified columns (name -> type, in order)
+    are given; `select(version)` is the unified view's SELECT of one version, which ends with
+    `extra_columns` (the source column) after the unified ones."""
     validate_table(current_view_name(family), "view")
     spelled = {name.lower(): name for name in columns}
     required = [layout.DATABASE, layout.OPERATION, *_ORDER_COLUMNS]
@@ -64,15 +89,52 @@ def current_view_body(
             "version has; run `uniview migrate-landing` on tables landed by an older uniview"
         )
     key = [_key_column(family, spelled, columns, name) for name in primary_key]
-    order = [f"{identifier(name)} DESC NULLS LAST" for name in _ORDER_COLUMNS]
-    order.append(_OPERATION_RANK.format(operation=identifier(layout.OPERATION)))
+    newest_first = [f"{identifier(name)} DESC NULLS LAST" for name in _ORDER_COLUMNS]
+    newest_first.append(_OPERATION_RANK.format(operation=identifier(layout.OPERATION)))
+    oldest_first = [f"{identifier(name)} ASC NULLS FIRST" for name in _ORDER_COLUMNS]
+    oldest_first.append(_OPERATION_RANK.format(operation=identifier(layout.OPERATION)) + " DESC")
+    has = {name: [n for n, v in enumerate(versions) if _has(v, name)] for name in columns}
+    keys = {name.lower() for name in primary_key}
+    outputs, gone, carried = [], [], []
+    for number, (name, bq_type) in enumerate(columns.items()):
+        value = identifier(name)
+        if not name.lower().startswith(layout.CDC_PREFIX) and name.lower() not in keys:
+            if layout.UNAVAILABLE in spelled and _can_be_left_out(bq_type):
+                carried_name = f"_uniview_carried_{number}"
+                unavailable = f"{string_literal(name)} IN UNNEST({identifier(spelled[layout.UNAVAILABLE])})"
+                carried.append((carried_name, f"IF({unavailable}, NULL, STRUCT({value} AS v))"))
+                value = f"{carried_name}.v"
+            if len(has[name]) < len(versions):
+                gone_name = f"_uniview_gone_{number}"
+                lacking = [str(n) for n in range(len(versions)) if n not in has[name]]
+                gone.append((gone_name, lacking))
+                present = ", ".join(map(str, has[name]))
+                value = (
+                    f"IF(_uniview_newest IN ({present}) AND (_uniview_place > {gone_name} OR {gone_name} IS NULL), "
+                    f"{value}, NULL)"
+                )
+        outputs.append(value if value == identifier(name) else f"{value} AS {identifier(name)}")
+    outputs += [identifier(name) for name in extra_columns]
     return render(
         "current_view.sql.j2",
-        unified=identifier_path(target_dataset, unified_view),
+        outputs=outputs,
         partition=[identifier(layout.DATABASE), *key],
-        order=order,
+        database=identifier(layout.DATABASE),
+        newest_first=newest_first,
+        oldest_first=oldest_first,
         operation=identifier(layout.OPERATION),
+        gone=gone,
+        carried=carried,
+        branches=[(number, select(version)) for number, version in enumerate(versions)],
     )
+
+
+def _has(version: TableVersion, name: str) -> bool:
+    return any(column.name.lower() == name.lower() for column in version.columns)
+
+
+def _can_be_left_out(bq_type: BQType) -> bool:
+    return isinstance(bq_type, (Array, Struct)) or (isinstance(bq_type, Scalar) and bq_type.name in _CARRIED)
 
 
 def _key_column(family: str, spelled: dict[str, str], columns: dict[str, BQType], name: str) -> str:

@@ -307,10 +307,10 @@ def plan_family(
     if options.enforce_query_limits:
         footprint.check_queries()
     planned = FamilyPlan(family, source_dataset, target_dataset, tuple(versions), columns, tuple(views), footprint)
-    return _with_current_view(planned) if options.current else planned
+    return _with_current_view(planned, builder) if options.current else planned
 
 
-def _with_current_view(plan: FamilyPlan) -> FamilyPlan:
+def _with_current_view(plan: FamilyPlan, builder: SelectBuilder) -> FamilyPlan:
     """The plan with its current view, or with the reason it has none: no version records a primary key
     (a note), or the versions disagree or the key cannot be partitioned by (an error)."""
     if not any(version.primary_key for version in plan.versions):
@@ -318,7 +318,13 @@ def _with_current_view(plan: FamilyPlan) -> FamilyPlan:
     types = {column.name: column.type for column in plan.columns}
     try:
         key = family_primary_key(plan.family, plan.versions)
-        body = current_view_body(plan.family, plan.target_dataset, top_view_name(plan.family), types, key)
+        extra = [builder.options.source_column] if builder.options.source_column else []
+        body = current_view_body(plan.family, plan.versions, types, key, builder.select, extra)
+        if len(body) > builder.options.max_view_chars:
+            raise PlanError(
+                f"family {plan.family!r}: its current view would be {len(body):,} characters, more than "
+                f"{builder.options.setting('max_view_chars')} {builder.options.max_view_chars:,}"
+            )
     except PlanError as error:
         return replace(plan, current_error=error)
     return replace(plan, current=ViewDefinition(plan.target_dataset, current_view_name(plan.family), body))

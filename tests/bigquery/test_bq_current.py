@@ -16,16 +16,22 @@ from uniview.plan import GeneratorOptions
 from uniview.refresh import RefreshRequest, refresh
 
 
+def field(name, bq_type):
+    if bq_type.startswith("ARRAY<"):
+        return bigquery.SchemaField(name, bq_type[6:-1], mode="REPEATED")
+    return bigquery.SchemaField(name, bq_type)
+
+
 def load(client, dataset, only=None):
     for name, (columns, description) in tables().items():
         if only and name not in only:
             continue
-        table = bigquery.Table(
-            f"{client.project}.{dataset}.{name}", schema=[bigquery.SchemaField(c, t) for c, t in columns]
-        )
+        table = bigquery.Table(f"{client.project}.{dataset}.{name}", schema=[field(c, t) for c, t in columns])
         table.description = description
         client.create_table(table)
-        errors = client.insert_rows_json(table, rows()[name])
+        errors = client.insert_rows_json(
+            table, [{c: v for c, v in row.items() if v is not None} for row in rows()[name]]
+        )
         assert errors == []
 
 

@@ -88,6 +88,7 @@ def rows() -> dict[str, list[dict]]:
             "_cdc_ingested_at": f"2024-05-01 11:{minute:02d}:00+00",
             "_cdc_database": database,
             "_cdc_sequence": sequence_of(position),
+            "_cdc_unavailable": None,
         }
         if version is V2:
             row["email"] = None

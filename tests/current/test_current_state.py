@@ -1,0 +1,150 @@
+"""`<table>_current` is the source table now: unavailable values carried, rows read as of their database's
+newest version (dropped, added, and dropped-then-added columns), TRUNCATE, composite keys and key updates.
+Each case lands its changes by hand in DuckDB version tables and compares the view with what the source
+table holds after those statements, written out by hand."""
+
+from __future__ import annotations
+
+import duckdb
+from click.testing import CliRunner
+
+from uniview.cli import main
+from uniview.landing_layout import CDC_COLUMNS
+from uniview.sink.sequence import sequence_of
+from uniview.types import parse_type
+from uniview.version_description import version_description
+from uniview.warehouse.duckdb_types import duckdb_type
+from uniview.warehouse.url import duckdb_url
+
+
+def land(path, versions: dict[str, list[tuple[str, str]]], changes: list[tuple], key=("id",)) -> None:
+    """`versions`: {table: [(column, BigQuery type)]} in creation order; `changes`: (table, database,
+    operation, {column: value}, unavailable columns or None), in log order (their position is their index)."""
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("SET TimeZone='UTC'")
+        connection.execute("CREATE SCHEMA IF NOT EXISTS cdc")
+        for table, columns in versions.items():
+            every = columns + list(CDC_COLUMNS)
+            connection.execute(
+                f"CREATE TABLE cdc.{table} ({', '.join(f'{c} {duckdb_type(parse_type(t))}' for c, t in every)})"
+            )
+            description = version_description("t", columns, key).replace("'", "''")
+            connection.execute(f"COMMENT ON TABLE cdc.{table} IS '{description}'")
+        for number, (table, database, operation, values, unavailable) in enumerate(changes):
+            position = f"mysql-bin.000001:{1000 + number}"
+            row = {
+                **values,
+                "_cdc_operation": operation,
+                "_cdc_position": position,
+                "_cdc_database": database,
+                "_cdc_sequence": sequence_of(position),
+                "_cdc_unavailable": unavailable,
+            }
+            names = list(row)
+            connection.execute(
+                f"INSERT INTO cdc.{table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                [row[n] for n in names],
+            )
+
+
+def current(path, columns: str, key=("id",)) -> list[tuple]:
+    result = CliRunner().invoke(
+        main, ["refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", "t", "--current"]
+    )
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(path), read_only=True) as connection:
+        return connection.execute(
+            f"SELECT _cdc_database, {columns} FROM cdc_unified.t_current ORDER BY ALL NULLS FIRST"
+        ).fetchall()
+
+
+def unified_count(path) -> int:
+    with duckdb.connect(str(path), read_only=True) as connection:
+        return connection.execute("SELECT count(*) FROM cdc_unified.t_unified").fetchone()[0]
+
+
+V1 = [("id", "INT64"), ("name", "STRING"), ("doc", "STRING")]
+
+
+def test_an_unavailable_value_shows_the_last_value_its_key_sent_in_its_database(tmp_path):
+    path = tmp_path / "w.duckdb"
+    changes = [
+        ("t_v_a", "db1", "INSERT", {"id": 1, "name": "a", "doc": "big"}, None),
+        ("t_v_a", "db1", "UPDATE", {"id": 1, "name": "a2", "doc": None}, ["doc"]),
+        ("t_v_a", "db1", "UPDATE", {"id": 1, "name": "a3", "doc": None}, ["doc"]),
+        ("t_v_a", "db1", "INSERT", {"id": 2, "name": "b", "doc": "x"}, []),
+        ("t_v_a", "db1", "UPDATE", {"id": 2, "name": "b", "doc": None}, []),  # set to NULL: NULL is a value
+        ("t_v_a", "db1", "UPDATE", {"id": 2, "name": "b2", "doc": None}, ["doc"]),
+        ("t_v_a", "db2", "UPDATE", {"id": 1, "name": "c", "doc": None}, ["doc"]),  # nothing earlier in db2
+        ("t_v_a", "db1", "UPDATE", {"id": 3, "name": None, "doc": "kept"}, ["name"]),
+    ]
+    land(path, {"t_v_a": V1}, changes)
+    assert current(path, "id, name, doc") == [
+        ("db1", 1, "a3", "big"),
+        ("db1", 2, "b2", None),
+        ("db1", 3, None, "kept"),
+        ("db2", 1, "c", None),
+    ]
+
+
+def test_rows_are_read_as_of_their_databases_newest_version(tmp_path):
+    path = tmp_path / "w.duckdb"
+    versions = {
+        "t_v_a": V1,
+        "t_v_b": [("id", "INT64"), ("name", "STRING")],  # DROP COLUMN doc
+        "t_v_c": [("id", "INT64"), ("name", "STRING"), ("doc", "STRING")],  # ADD COLUMN doc again
+        "t_v_d": [("id", "INT64"), ("name", "STRING"), ("doc", "STRING"), ("status", "STRING")],  # ADD status
+    }
+    changes = [
+        ("t_v_a", "db1", "INSERT", {"id": 1, "name": "a", "doc": "old"}, None),
+        ("t_v_a", "db1", "INSERT", {"id": 2, "name": "b", "doc": "old"}, None),
+        ("t_v_a", "db2", "INSERT", {"id": 1, "name": "a", "doc": "kept"}, None),  # db2 never dropped doc
+        ("t_v_b", "db1", "UPDATE", {"id": 2, "name": "b2"}, None),
+        ("t_v_b", "db3", "INSERT", {"id": 1, "name": "z"}, None),  # db3 is at the version without doc
+        ("t_v_a", "db3", "INSERT", {"id": 2, "name": "y", "doc": "late"}, None),  # ... then back at doc's
+        ("t_v_c", "db1", "INSERT", {"id": 3, "name": "c", "doc": "new"}, None),
+        ("t_v_d", "db1", "UPDATE", {"id": 3, "name": "c", "doc": "new", "status": "open"}, None),
+        ("t_v_d", "db1", "INSERT", {"id": 4, "name": "d", "doc": None, "status": "s"}, None),
+    ]
+    land(path, versions, changes)
+    assert current(path, "id, name, doc, status") == [
+        ("db1", 1, "a", None, None),  # written before doc was dropped and added again: the source has NULL
+        ("db1", 2, "b2", None, None),
+        ("db1", 3, "c", "new", "open"),
+        ("db1", 4, "d", None, "s"),
+        ("db2", 1, "a", "kept", None),  # db2 is still at the first version
+        ("db3", 1, "z", None, None),  # written without doc, before doc came back
+        ("db3", 2, "y", "late", None),
+    ]
+    assert unified_count(path) == len(changes)
+
+
+def test_truncate_empties_its_database_and_the_history_keeps_every_row(tmp_path):
+    path = tmp_path / "w.duckdb"
+    changes = [
+        ("t_v_a", "db1", "INSERT", {"id": 1, "name": "a", "doc": None}, None),
+        ("t_v_a", "db1", "INSERT", {"id": 2, "name": "b", "doc": None}, None),
+        ("t_v_a", "db2", "INSERT", {"id": 1, "name": "other", "doc": None}, None),
+        ("t_v_a", "db1", "TRUNCATE", {}, None),
+        ("t_v_a", "db1", "INSERT", {"id": 2, "name": "after", "doc": None}, None),
+    ]
+    land(path, {"t_v_a": V1}, changes)
+    assert current(path, "id, name") == [("db1", 2, "after"), ("db2", 1, "other")]
+    assert unified_count(path) == len(changes)
+
+
+def test_a_composite_key_and_a_key_update(tmp_path):
+    path = tmp_path / "w.duckdb"
+    key = ("a", "b")
+    columns = [("a", "INT64"), ("b", "STRING"), ("v", "STRING")]
+    changes = [
+        ("t_v_a", "db1", "INSERT", {"a": 1, "b": "x", "v": "1x"}, None),
+        ("t_v_a", "db1", "INSERT", {"a": 1, "b": "y", "v": "1y"}, None),
+        ("t_v_a", "db1", "INSERT", {"a": 2, "b": "x", "v": "2x"}, None),
+        # UPDATE ... SET b = 'z' WHERE a = 2: Debezium sends a delete of the old key (and a tombstone) and a create
+        ("t_v_a", "db1", "DELETE", {"a": 2, "b": "x", "v": "2x"}, None),
+        ("t_v_a", "db1", "INSERT", {"a": 2, "b": "z", "v": "2x"}, None),
+        ("t_v_a", "db1", "UPDATE", {"a": 1, "b": "y", "v": "1y-upd"}, None),
+    ]
+    land(path, {"t_v_a": columns}, changes, key)
+    assert current(path, "a, b, v", key) == [("db1", 1, "x", "1x"), ("db1", 1, "y", "1y-upd"), ("db1", 2, "z", "2x")]
