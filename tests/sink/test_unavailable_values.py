@@ -96,9 +96,18 @@ def test_the_envelope_names_unavailable_columns_and_an_old_table_gets_the_column
 
 
 def test_metadata_unavailable_that_is_not_a_list_of_names_is_quarantined(landed):
-    warehouse, _, result = landed
+    warehouse, _, _ = landed
     rows = query(warehouse, "SELECT reason, detail FROM cdc._uniview_quarantine ORDER BY detail")
     assert rows == [
         ("invalid_metadata", 'metadata.unavailable is not a list of column names: ["doc",1]'),
         ("invalid_metadata", "metadata.unavailable is not a list of column names: doc"),
     ]
+
+
+def test_a_truncate_event_is_a_marker_change_with_every_column_null():
+    event = json.loads(EVENTS[1]["value"])
+    event["payload"].update({"op": "t", "before": None, "after": None})
+    out = json.loads(convert_event(json.dumps(event)))
+    assert out["metadata"]["operation"] == "TRUNCATE"
+    assert set(out["data"]) == {c["name"] for c in out["metadata"]["schema"]}
+    assert set(out["data"].values()) == {None}

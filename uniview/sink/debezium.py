@@ -4,7 +4,9 @@
 routing, versioning, typing, quarantine and accounting are those of every record:
 
 - `payload.after` is the row (`payload.before` for `op = d`, landed with operation DELETE);
-  `op` c/u/d/r becomes INSERT/UPDATE/DELETE/SNAPSHOT;
+  `op` c/u/d/r/t becomes INSERT/UPDATE/DELETE/SNAPSHOT/TRUNCATE (a truncate, PostgreSQL's with
+  `skipped.operations=none`, lands as one marker row with every column NULL: `<table>_current`
+  leaves out the database's older rows);
 - `source.db` is the database, `source.table` the table; `_cdc_position` is the PostgreSQL LSN
   (`lsn`) or the MySQL binlog `file:pos:row` (and `_cdc_sequence` their sortable form);
   `_cdc_timestamp` is `source.ts_ms`; the primary key is the message key's fields (Kafka only);
@@ -46,7 +48,7 @@ from uniview.types import decimal_type
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-OPERATIONS = {"c": "INSERT", "u": "UPDATE", "d": "DELETE", "r": "SNAPSHOT"}
+OPERATIONS = {"c": "INSERT", "u": "UPDATE", "d": "DELETE", "r": "SNAPSHOT", "t": "TRUNCATE"}
 #: Debezium's default `unavailable.value.placeholder`.
 UNAVAILABLE_PLACEHOLDER = "__debezium_unavailable_value"
 _EPOCH = datetime(1970, 1, 1)
@@ -292,6 +294,8 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
     if not isinstance(source, dict):  # not an event Debezium writes: read as it is (and quarantined)
         return text
     row = payload.get("before") if payload["op"] == "d" else payload.get("after")
+    if payload["op"] == "t":
+        row = {}  # a truncate carries no row: it lands as a marker whose columns are all NULL
     metadata = {
         "ingestion_method": f"DEBEZIUM_{str(source.get('connector', '')).upper()}",
         "database_name": source.get("db"),
