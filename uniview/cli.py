@@ -11,6 +11,7 @@ import importlib
 import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -124,7 +125,7 @@ def main() -> None:
 @view_options
 @click.option("--json", "as_json", is_flag=True, help='Print {"views": [{"name", "sql"}]}, dependencies first.')
 @fail_cleanly
-def plan(warehouse: str, as_json: bool, **request_options: object) -> None:
+def plan(warehouse: str, as_json: bool, **request_options: Any) -> None:
     """Print the SQL `refresh` would apply, without applying it."""
     from uniview.cli_output import print_plan
     from uniview.refresh import plan_families, stored_fingerprints
@@ -152,7 +153,7 @@ def plan(warehouse: str, as_json: bool, **request_options: object) -> None:
 @main.command()
 @view_options
 @fail_cleanly
-def refresh(warehouse: str, **request_options: object) -> None:
+def refresh(warehouse: str, **request_options: Any) -> None:
     """Create or replace the unified views that differ from what is stored."""
     from uniview.cli_output import print_outcomes
     from uniview.refresh import refresh as run_refresh
@@ -165,7 +166,7 @@ def refresh(warehouse: str, **request_options: object) -> None:
     for outcome in outcomes:
         if outcome.note:
             click.echo(f"uniview: note: {outcome.note}", err=True)
-    exit_on_failures([(outcome.family, outcome.error) for outcome in outcomes if outcome.failed])
+    exit_on_failures([(outcome.family, outcome.error) for outcome in outcomes if outcome.error is not None])
 
 
 @main.command("migrate-landing")
@@ -243,7 +244,7 @@ def consolidate(
     control_dataset: str | None,
     settle: str,
     target_dataset: str | None,
-    **generator: object,
+    **generator: Any,
 ) -> None:
     """Fold old, idle versions into one consolidated table per family (docs/consolidation.md)."""
     from uniview.cli_output import consolidation_report, print_consolidation

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from uniview.consolidation_plan import (
     MOVED,
     PLANNED,
     FoldPlan,
+    FoldRecord,
     check_max_versions,
     choose_versions,
     fold_plan,
@@ -33,6 +36,13 @@ from uniview.plan import GeneratorOptions, UnifiedColumn
 from uniview.refresh import RefreshRequest, refresh
 from uniview.schema import TableVersion, discover_families, version_table_name
 from uniview.warehouse.base import Warehouse
+
+if TYPE_CHECKING:
+    from uniview.warehouse.bigquery_consolidation import BigQueryFolding
+    from uniview.warehouse.duckdb_consolidation import DuckDBFolding
+
+    #: A warehouse's consolidation I/O (folding_for).
+    Folding = DuckDBFolding | BigQueryFolding
 
 #: `UNIVIEW_CONSOLIDATE_KILL_AT=<point>` makes the process SIGKILL itself there (the tests' kill -9).
 KILL_VARIABLE = "UNIVIEW_CONSOLIDATE_KILL_AT"
@@ -88,7 +98,7 @@ def _reach(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def folding_for(warehouse: Warehouse, request: ConsolidationRequest):
+def folding_for(warehouse: Warehouse, request: ConsolidationRequest) -> Folding:
     """The warehouse's consolidation I/O."""
     from uniview.warehouse.duckdb import DuckDBWarehouse
 
@@ -125,11 +135,11 @@ def consolidate(warehouse: Warehouse, request: ConsolidationRequest) -> list[Fam
 
 
 def _consolidate_family(
-    warehouse,
-    folding,
+    warehouse: Warehouse,
+    folding: Folding,
     request: ConsolidationRequest,
     versions: list[TableVersion],
-    last_written: dict,
+    last_written: Mapping[str, datetime | None],
     result: FamilyConsolidation,
 ) -> None:
     family = versions[0].family
@@ -141,7 +151,7 @@ def _consolidate_family(
     if not request.apply:
         return
     if result.plan is not None:
-        _move(warehouse, folding, request, result)
+        _move(warehouse, folding, request, result.plan, result)
         records = folding.folds(request.dataset, family)
     result.retired = folding.settle(request.dataset, records, request.settle)
     if result.plan is not None or result.retired:
@@ -153,7 +163,11 @@ def _consolidate_family(
 
 
 def _plan(
-    folding, request: ConsolidationRequest, versions: list[TableVersion], records: list, last_written: dict
+    folding: Folding,
+    request: ConsolidationRequest,
+    versions: list[TableVersion],
+    records: list[FoldRecord],
+    last_written: Mapping[str, datetime | None],
 ) -> FoldPlan | None:
     """What an interrupted run left `planned`, or the versions chosen now (and folded versions that
     hold rows again), or None."""
@@ -178,8 +192,9 @@ def _with_refolds(versions: list[TableVersion], chosen: list[TableVersion], fold
     return [v for v in versions if v.table_name in names]
 
 
-def _move(warehouse, folding, request: ConsolidationRequest, result: FamilyConsolidation) -> None:
-    plan = result.plan
+def _move(
+    warehouse: Warehouse, folding: Folding, request: ConsolidationRequest, plan: FoldPlan, result: FamilyConsolidation
+) -> None:
     folding.record(
         plan, {v.table_name: version_table_name(plan.family, successor_version(v.version)) for v in plan.versions}
     )
@@ -196,13 +211,13 @@ def _refresh(warehouse: Warehouse, request: RefreshRequest, over_limits_ok: bool
     family over BigQuery's limits cannot succeed and need not: that family has no complete view."""
     try:
         for outcome in refresh(warehouse, request):
-            if outcome.failed and not (over_limits_ok and isinstance(outcome.error, LimitError)):
+            if outcome.error is not None and not (over_limits_ok and isinstance(outcome.error, LimitError)):
                 raise outcome.error
     finally:
         warehouse.close()
 
 
-def _resumed_plan(request: ConsolidationRequest, versions: list[TableVersion], pending) -> FoldPlan:
+def _resumed_plan(request: ConsolidationRequest, versions: list[TableVersion], pending: list[FoldRecord]) -> FoldPlan:
     """The plan an interrupted run recorded: its consolidated table (columns as created, or as the
     family's view has them when the crash came before the table was) and the versions still `planned`."""
     target = pending[0].consolidated_table
@@ -214,7 +229,7 @@ def _resumed_plan(request: ConsolidationRequest, versions: list[TableVersion], p
     return FoldPlan(request.dataset, versions[0].family, target, chosen, columns, len(versions) - len(chosen))
 
 
-def _drop_expired(folding, request: ConsolidationRequest, family: str) -> list[str]:
+def _drop_expired(folding: Folding, request: ConsolidationRequest, family: str) -> list[str]:
     cutoff = datetime.now(UTC) - request.retention
     expired = [r for r in folding.folds(request.dataset, family) if r.recorded_at <= cutoff]
     return folding.drop_folded(request.dataset, expired) if expired else []

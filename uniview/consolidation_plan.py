@@ -115,7 +115,7 @@ def choose_versions(
     if len(versions) <= max_versions:
         return []
     cutoff = now - idle_for
-    idle = [v for v in versions if last_written.get(v.table_name) is None or last_written[v.table_name] <= cutoff]
+    idle = [v for v in versions if (written := last_written.get(v.table_name)) is None or written <= cutoff]
     chosen = idle[: len(versions) + 1 - max_versions]  # the survivors and the consolidated table fit
     return chosen if len(chosen) >= 2 else []
 

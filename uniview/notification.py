@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 from uniview.errors import UniviewError
 from uniview.identifiers import validate_dataset, validate_table
@@ -166,7 +166,16 @@ def _valid(validate: Any, value: str, label: str) -> str:
         raise MalformedMessageError("invalid_name", shorten(str(error), 300)) from None
 
 
+@overload
+def shorten(value: str, limit: int = ...) -> str: ...
+
+
+@overload
+def shorten(value: object, limit: int = ...) -> str | None: ...
+
+
 def shorten(value: object, limit: int = _MAX_ID_CHARS) -> str | None:
+    """`value` as text of at most `limit` characters (and "..."); None stays None."""
     if value is None:
         return None
     text = value if isinstance(value, str) else str(value)

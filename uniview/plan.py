@@ -32,7 +32,7 @@ from uniview.identifiers import (
 from uniview.landing_layout import SOURCE_TABLE
 from uniview.render import render
 from uniview.resolve import POLICIES, Converter, null_of, unify, validate_timezone
-from uniview.schema import TableVersion
+from uniview.schema import Column, TableVersion
 from uniview.sql_check import check_expression_shape, check_statement_shape
 from uniview.types import BQType
 
@@ -191,7 +191,7 @@ def part_view_name(family: str, body: str) -> str:
 
 #: What a listing of stored views says of a part view: nothing more is needed, its name is its SQL's hash.
 PART_FINGERPRINT = "part view: named after its SQL"
-_PART_VIEW = re.compile(r".+_unified_part_[0-9a-f]{%d}" % PART_HASH_LENGTH)
+_PART_VIEW = re.compile(rf".+_unified_part_[0-9a-f]{{{PART_HASH_LENGTH}}}")
 
 
 def is_part_view_name(view_name: str) -> bool:
@@ -203,7 +203,7 @@ def is_family_view(family: str, view_name: str) -> bool:
     """True for the family's top view and its part views (today's hashed names and the older numbered
     ones, so those are dropped too), and for no other family's views."""
     return (
-        re.fullmatch(re.escape(family) + r"_unified(?:_part_(?:\d{3}|[0-9a-f]{%d}))?" % PART_HASH_LENGTH, view_name)
+        re.fullmatch(re.escape(family) + rf"_unified(?:_part_(?:\d{{3}}|[0-9a-f]{{{PART_HASH_LENGTH}}}))?", view_name)
         is not None
     )
 
@@ -246,7 +246,7 @@ class SelectBuilder:
         self.timezone = options.datetime_timezone
         self._items: dict[tuple, str] = {}
 
-    def item(self, column: UnifiedColumn, found) -> str:
+    def item(self, column: UnifiedColumn, found: Column | None) -> str:
         """One select item; versions share most columns, so each distinct item is built once."""
         key = (column.name, None) if found is None else (column.name, found.name, found.type)
         text = self._items.get(key)
@@ -254,7 +254,7 @@ class SelectBuilder:
             text = self._items[key] = self._build_item(column, found)
         return text
 
-    def _build_item(self, column: UnifiedColumn, found) -> str:
+    def _build_item(self, column: UnifiedColumn, found: Column | None) -> str:
         if found is None:
             check_expression_shape(("null", column.type), lambda: null_of(column.type))
             return f"{null_of(column.type)} AS {identifier(column.name)}"
@@ -415,7 +415,7 @@ def _pack(
                 f"of SQL, over the {budget:,}-character view budget: raise {options.setting('max_view_chars')} "
                 f"(BigQuery allows {limits.MAX_VIEW_CHARS}) or narrow the table"
             )
-        if current and layout.length(current_lengths + [length]) > budget:
+        if current and layout.length([*current_lengths, length]) > budget:
             groups.append(current)
             current, current_lengths = [], []
         current.append(index)

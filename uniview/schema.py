@@ -82,23 +82,21 @@ def discover_families(
     TypeParseError naming the table and column.
     """
     wanted = set(families) if families is not None else None
-    columns_by_table: dict[str, list[ColumnRecord]] = defaultdict(list)
-    kept: dict[str, bool] = {}
+    # (table, family, version) -> [(ordinal position, record)]
+    columns_by_table: dict[tuple[str, str, str], list[tuple[int, ColumnRecord]]] = defaultdict(list)
+    kept: dict[str, tuple[str, str] | None] = {}
     for record in records:
-        keep = kept.get(record.table_name)
-        if keep is None:
+        if record.table_name not in kept:
             parts = split_version_table(record.table_name)
-            keep = kept[record.table_name] = parts is not None and (wanted is None or parts[0] in wanted)
-        if not keep:
+            kept[record.table_name] = parts if parts is not None and (wanted is None or parts[0] in wanted) else None
+        parts = kept[record.table_name]
+        if parts is None or record.is_hidden or record.ordinal_position is None:
             continue
-        if record.is_hidden or record.ordinal_position is None:
-            continue
-        columns_by_table[record.table_name].append(record)
+        columns_by_table[(record.table_name, *parts)].append((record.ordinal_position, record))
 
     result: dict[str, list[TableVersion]] = defaultdict(list)
-    for table_name, table_records in columns_by_table.items():
-        family, version = split_version_table(table_name)
-        table_records.sort(key=lambda r: r.ordinal_position)
+    for (table_name, family, version), positioned in columns_by_table.items():
+        table_records = [record for _, record in sorted(positioned, key=lambda item: item[0])]
         columns = tuple(
             Column(r.column_name, parse_type(r.data_type, table=table_name, column=r.column_name))
             for r in table_records

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Union
 
 from uniview.errors import TypeParseError
 from uniview.identifiers import quote
@@ -138,7 +137,7 @@ class Range:
         return f"RANGE<{self.element}>"
 
 
-BQType = Union[Scalar, Array, Struct, Range]
+BQType = Scalar | Array | Struct | Range
 
 INT64 = Scalar("INT64")
 FLOAT64 = Scalar("FLOAT64")
@@ -221,7 +220,7 @@ def _tokenize(text: str) -> list[str]:
         match = _TOKEN.match(text, position)
         if not match:
             raise TypeParseError(f"unexpected character {text[position:].lstrip()[:1]!r}")
-        tokens.append(match.group(match.lastindex))
+        tokens.append(match.group(match.lastindex or 0))
         position = match.end()
     return tokens
 
@@ -318,7 +317,8 @@ class _Parser:
         else:
             raise TypeParseError(f"expected a field name, found {token!r}")
         field_type = self.parse_type()
-        if self.peek() is not None and self.peek().upper() == "NOT":
+        following = self.peek()
+        if following is not None and following.upper() == "NOT":
             self.take()
             if self.take().upper() != "NULL":
                 raise TypeParseError("expected NULL after NOT")
