@@ -58,3 +58,25 @@ def test_cli_reference_is_generated_from_every_command(site: Path) -> None:
         for parameter in command.params:
             for option in parameter.opts:
                 assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", html), f"uniview {name} {option}"
+
+
+def test_the_readmes_links_resolve() -> None:
+    """The README is not part of the site: its relative links (files, folders, anchors into the docs) are
+    checked here, with the anchors the site gives each heading."""
+    from markdown.extensions.toc import slugify  # type: ignore[import-untyped]
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", readme)
+    relative = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert len(relative) >= 20
+    broken = []
+    for link in relative:
+        path, _, anchor = link.partition("#")
+        target = ROOT / path
+        if not target.exists():
+            broken.append(link)
+        elif anchor:
+            headings = re.findall(r"^#+ (.+)$", target.read_text(encoding="utf-8"), re.M)
+            if anchor not in {slugify(heading, "-") for heading in headings}:
+                broken.append(link)
+    assert broken == []
