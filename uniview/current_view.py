@@ -27,12 +27,15 @@ version must record the same one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from uniview import landing_layout as layout
 from uniview.errors import PlanError
 from uniview.identifiers import identifier, string_literal, validate_table
 from uniview.render import render
+from uniview.resolve import convert, null_of
 from uniview.schema import TableVersion
 from uniview.types import Array, BQType, Scalar, Struct
 
@@ -40,6 +43,8 @@ from uniview.types import Array, BQType, Scalar, Struct
 _UNPARTITIONABLE = ("FLOAT64", "JSON", "GEOGRAPHY")
 #: Types whose value a source can leave out of a change (PostgreSQL's TOAST: text, bytea, json, arrays, composites).
 _CARRIED = ("STRING", "BYTES", "JSON")
+#: Scalar types a declared default is cast to from its text.
+_DEFAULT_CASTS = ("INT64", "FLOAT64", "NUMERIC", "BIGNUMERIC", "BOOL", "DATE", "DATETIME", "TIME", "TIMESTAMP")
 #: A delete wins a tie, then an update, an insert, a snapshot row.
 _OPERATION_RANK = "CASE {operation} WHEN 'DELETE' THEN 0 WHEN 'UPDATE' THEN 1 WHEN 'INSERT' THEN 2 ELSE 3 END"
 _ORDER_COLUMNS = (layout.SEQUENCE, layout.TIMESTAMP, layout.INGESTED_AT, layout.POSITION)
@@ -109,9 +114,10 @@ def current_view_body(
                 lacking = [str(n) for n in range(len(versions)) if n not in has[name]]
                 gone.append((gone_name, lacking))
                 present = ", ".join(map(str, has[name]))
+                older = _defaults_case(versions, name, bq_type)
                 value = (
-                    f"IF(_uniview_newest IN ({present}) AND (_uniview_place > {gone_name} OR {gone_name} IS NULL), "
-                    f"{value}, NULL)"
+                    f"IF(_uniview_newest IN ({present}), IF(_uniview_place > {gone_name} OR {gone_name} IS NULL, "
+                    f"{value}, {older}), NULL)"
                 )
         outputs.append(value if value == identifier(name) else f"{value} AS {identifier(name)}")
     outputs += [identifier(name) for name in extra_columns]
@@ -127,6 +133,38 @@ def current_view_body(
         carried=carried,
         branches=[(number, select(version)) for number, version in enumerate(versions)],
     )
+
+
+def _defaults_case(versions: Sequence[TableVersion], name: str, bq_type: BQType) -> str:
+    """What a row older than column `name` shows: the default the database's newest version declares
+    (`_uniview_newest`), cast to the column's unified type; NULL where it declares none or it cannot be
+    written as a literal."""
+    whens = []
+    for number, version in enumerate(versions):
+        recorded = {n.lower(): text for n, text in version.defaults}
+        own = next((c.type.base() for c in version.columns if c.name.lower() == name.lower()), None)
+        if own is None or name.lower() not in recorded:
+            continue
+        literal = _literal(json.loads(recorded[name.lower()]), own)
+        if literal is not None:
+            whens.append(f"WHEN {number} THEN {literal if own == bq_type else convert(literal, own, bq_type)}")
+    return f"CASE _uniview_newest {' '.join(whens)} END" if whens else null_of(bq_type)
+
+
+def _literal(value: Any, bq_type: BQType) -> str | None:
+    """A declared default (as JSON gives it) as a literal of its column's type, or None."""
+    if not isinstance(bq_type, Scalar) or isinstance(value, (dict, list)):
+        return None
+    text = string_literal(value if isinstance(value, str) else json.dumps(value))
+    if bq_type.name == "STRING":
+        return text
+    if bq_type.name == "JSON":
+        return f"PARSE_JSON({text})"
+    if bq_type.name == "BYTES":
+        return f"FROM_BASE64({text})"
+    if bq_type.name in _DEFAULT_CASTS:
+        return f"CAST({text} AS {bq_type.name})"
+    return None
 
 
 def _has(version: TableVersion, name: str) -> bool:

@@ -12,13 +12,15 @@ meanwhile the family goes round again, so concurrent or out-of-order refreshes n
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 
 from uniview.current_view import current_view_name
 from uniview.errors import NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_family
-from uniview.schema import discover_families, split_version_table
+from uniview.schema import TableVersion, discover_families, split_version_table
+from uniview.version_description import described_defaults, described_not_null, described_primary_key
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
 
 #: How often one refresh goes round when versions keep appearing while it applies.
@@ -100,10 +102,17 @@ def plan_families(
     """
     records = warehouse.read_columns(request.dataset, request.tables, request.required_tables)
     primary_keys = None
+    descriptions: dict[str, str | None] | None = None
     if request.options.current:
         tables = sorted({r.table_name for r in records if split_version_table(r.table_name)})
-        primary_keys = warehouse.read_primary_keys(request.dataset, tables)
+        descriptions = warehouse.read_descriptions(request.dataset, tables)
+        if descriptions is None:
+            primary_keys = warehouse.read_primary_keys(request.dataset, tables)
+        else:
+            primary_keys = {table: described_primary_key(text) for table, text in descriptions.items()}
     families = discover_families(records, request.tables, primary_keys)
+    if descriptions:
+        families = {name: [_described(v, descriptions.get(v.table_name)) for v in vs] for name, vs in families.items()}
     missing = [table for table in request.tables or () if table not in families]
     if missing:
         raise NotFoundError(
@@ -122,6 +131,14 @@ def plan_families(
                 raise
             failures.append(FamilyFailure(family, [v.table_name for v in versions], error))
     return plans
+
+
+def _described(version: TableVersion, description: str | None) -> TableVersion:
+    """The version with the declared defaults and NOT NULL columns its description records."""
+    defaults = tuple(
+        (name, json.dumps(value, ensure_ascii=False)) for name, value in described_defaults(description).items()
+    )
+    return replace(version, defaults=defaults, not_null=described_not_null(description))
 
 
 def changes_for(plan: FamilyPlan, stored: dict[str, str]) -> list[ViewChange]:

@@ -53,6 +53,10 @@ class TableVersion:
     columns: tuple[Column, ...]
     #: The primary key the table's description records (None when it records none, or was not read).
     primary_key: tuple[str, ...] | None = None
+    #: The declared defaults (column, value as JSON text) and NOT NULL columns its description records
+    #: (read with --current only: uniview.current_view shows them for rows older than a column).
+    defaults: tuple[tuple[str, str], ...] = ()
+    not_null: tuple[str, ...] = ()
 
 
 def split_version_table(table_name: str) -> tuple[str, str] | None:

@@ -4,29 +4,41 @@ A version table is created with a description (BigQuery's table option, DuckDB's
 holding one JSON object:
 
     {"uniview_source_schema": {"table": "customer", "columns": [["id", "int"], ...],
-                               "primary_key": ["id"]}}
+                               "primary_key": ["id"], "defaults": {"status": "open"},
+                               "not_null": ["id", "status"]}}
 
 `columns` is the declared source schema (name, declared type); `primary_key` is present only
-when the records declared one.  Anything else in a description reads as "nothing recorded".
+when the records declared one; `defaults` (each column's declared default, as the records carry
+its values) and `not_null` (the columns declared NOT NULL) only when some column has one, for
+`<table>_current` to show what the source shows for rows older than a column
+(docs/current-state.md).  Anything else in a description reads as "nothing recorded".
 """
 
 from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 KEY = "uniview_source_schema"
 
 
 def version_description(
-    table: str, columns: Sequence[tuple[str, str | None]], primary_key: Sequence[str] | None
+    table: str,
+    columns: Sequence[tuple[str, str | None]],
+    primary_key: Sequence[str] | None,
+    defaults: Mapping[str, Any] | None = None,
+    not_null: Sequence[str] = (),
 ) -> str:
-    """The description a version table is created with."""
+    """The description a version table is created with (`defaults`: column -> default value)."""
     recorded: dict[str, Any] = {"table": table, "columns": [[name, declared] for name, declared in columns]}
     if primary_key:
         recorded["primary_key"] = list(primary_key)
+    if defaults:
+        recorded["defaults"] = dict(defaults)
+    if not_null:
+        recorded["not_null"] = list(not_null)
     return json.dumps({KEY: recorded}, ensure_ascii=False)
 
 
@@ -52,6 +64,20 @@ def described_primary_key(description: str | None) -> tuple[str, ...] | None:
     if isinstance(names, list) and names and all(isinstance(name, str) for name in names):
         return tuple(names)
     return None
+
+
+def described_defaults(description: str | None) -> dict[str, Any]:
+    """The declared defaults a description records (column -> value as JSON gives it); {} when none."""
+    defaults = (_recorded(description) or {}).get("defaults")
+    if not isinstance(defaults, dict):
+        return {}
+    return {name: value for name, value in defaults.items() if isinstance(name, str) and value is not None}
+
+
+def described_not_null(description: str | None) -> tuple[str, ...]:
+    """The columns a description records as NOT NULL; () when none."""
+    names = (_recorded(description) or {}).get("not_null")
+    return tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else ()
 
 
 def option_text(option_value: str | None) -> str | None:

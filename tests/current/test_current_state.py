@@ -5,6 +5,8 @@ table holds after those statements, written out by hand."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import duckdb
 from click.testing import CliRunner
 
@@ -17,9 +19,10 @@ from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 
 
-def land(path, versions: dict[str, list[tuple[str, str]]], changes: list[tuple], key=("id",)) -> None:
+def land(path, versions: dict[str, list[tuple[str, str]]], changes: list[tuple], key=("id",), defaults=None) -> None:
     """`versions`: {table: [(column, BigQuery type)]} in creation order; `changes`: (table, database,
-    operation, {column: value}, unavailable columns or None), in log order (their position is their index)."""
+    operation, {column: value}, unavailable columns or None), in log order (their position is their index);
+    `defaults`: {table: {column: declared default}}."""
     with duckdb.connect(str(path)) as connection:
         connection.execute("SET TimeZone='UTC'")
         connection.execute("CREATE SCHEMA IF NOT EXISTS cdc")
@@ -28,7 +31,8 @@ def land(path, versions: dict[str, list[tuple[str, str]]], changes: list[tuple],
             connection.execute(
                 f"CREATE TABLE cdc.{table} ({', '.join(f'{c} {duckdb_type(parse_type(t))}' for c, t in every)})"
             )
-            description = version_description("t", columns, key).replace("'", "''")
+            declared = (defaults or {}).get(table)
+            description = version_description("t", columns, key, declared).replace("'", "''")
             connection.execute(f"COMMENT ON TABLE cdc.{table} IS '{description}'")
         for number, (table, database, operation, values, unavailable) in enumerate(changes):
             position = f"mysql-bin.000001:{1000 + number}"
@@ -148,3 +152,30 @@ def test_a_composite_key_and_a_key_update(tmp_path):
     ]
     land(path, {"t_v_a": columns}, changes, key)
     assert current(path, "a, b, v", key) == [("db1", 1, "x", "1x"), ("db1", 1, "y", "1y-upd"), ("db1", 2, "z", "2x")]
+
+
+def test_a_column_added_with_a_default_shows_it_for_older_rows_per_database(tmp_path):
+    path = tmp_path / "w.duckdb"
+    v1 = [("id", "INT64"), ("name", "STRING")]
+    v2 = [*v1, ("status", "STRING"), ("n", "INT64"), ("since", "DATE")]  # ADD COLUMN ... DEFAULT
+    v3 = [*v1, ("status", "STRING"), ("n", "STRING"), ("since", "DATE")]  # n becomes text
+    versions = {"t_v_a": v1, "t_v_b": v2, "t_v_c": v3}
+    defaults = {
+        "t_v_b": {"status": "open", "n": 7, "since": "2024-01-31"},
+        "t_v_c": {"status": "open", "n": "7", "since": "2024-01-31"},
+    }
+    changes = [
+        ("t_v_a", "db1", "INSERT", {"id": 1, "name": "a"}, None),
+        ("t_v_a", "db2", "INSERT", {"id": 1, "name": "a"}, None),
+        ("t_v_a", "db3", "INSERT", {"id": 1, "name": "a"}, None),
+        ("t_v_b", "db1", "INSERT", {"id": 2, "name": "b", "status": "closed", "n": 1, "since": None}, None),
+        ("t_v_c", "db3", "INSERT", {"id": 2, "name": "b", "status": None, "n": "x", "since": None}, None),
+    ]
+    land(path, versions, changes, defaults=defaults)
+    assert current(path, "id, name, status, n, since") == [
+        ("db1", 1, "a", "open", "7", date(2024, 1, 31)),  # older than the column: its default
+        ("db1", 2, "b", "closed", "1", None),  # written with the column: its value, NULL included
+        ("db2", 1, "a", None, None, None),  # db2 is still at the version without the columns
+        ("db3", 1, "a", "open", "7", date(2024, 1, 31)),
+        ("db3", 2, "b", None, "x", None),
+    ]

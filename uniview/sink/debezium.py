@@ -316,7 +316,7 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             typed = None
         if typed is not None:
-            metadata["schema"] = [{"name": name, "type": bq} for name, bq, _ in typed]
+            metadata["schema"] = [_schema_entry(f, *column) for f, column in zip(fields, typed, strict=True)]
             forms = _DEFAULT_FORMS if placeholder is None else placeholder_forms(placeholder)
             unavailable = [name for name, _, _ in typed if _is_unavailable(row.get(name), forms)]
             data = {
@@ -325,6 +325,18 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
             if unavailable:
                 metadata["unavailable"] = unavailable
     return _record_text({"data": data, "metadata": metadata})
+
+
+def _schema_entry(field: dict, name: str, bq_type: str, convert: Callable[[Any], Any]) -> dict[str, Any]:
+    """One metadata.schema entry: the column's name and type, its default (the connectors put a column's
+    literal default in the value schema; a volatile one such as now() is not there) converted like its
+    values, and `nullable: false` for a column that is not optional."""
+    entry: dict[str, Any] = {"name": name, "type": bq_type}
+    if field.get("default") is not None:
+        entry["default"] = _converted(convert, field["default"])
+    if field.get("optional") is False:
+        entry["nullable"] = False
+    return entry
 
 
 def _is_kcat_message(event: dict) -> bool:

@@ -201,7 +201,13 @@ class Landing(ABC):
 
 def source_schema_comment(route: VersionRoute) -> str:
     """The description a version table is created with (uniview.version_description)."""
-    return version_description(route.table, [(c.name, c.declared_type) for c in route.columns], route.primary_key)
+    return version_description(
+        route.table,
+        [(c.name, c.declared_type) for c in route.columns],
+        route.primary_key,
+        {c.name: json.loads(c.default) for c in route.columns if c.default is not None},
+        [c.name for c in route.columns if not c.nullable],
+    )
 
 
 def known_version(description: str | None, columns: Sequence[tuple[str, BQType]]) -> KnownVersion:

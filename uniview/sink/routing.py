@@ -49,6 +49,9 @@ class LandingColumn:
     name: str
     declared_type: str | None
     bq_type: BQType
+    #: As SourceColumn's: the declared default (JSON text) and nullability, recorded in the description.
+    default: str | None = field(default=None, compare=False)
+    nullable: bool = field(default=True, compare=False)
 
     @property
     def label(self) -> str:
@@ -267,7 +270,11 @@ def parse_schema(schema_text: str) -> tuple[SourceColumn, ...]:
         if name.lower().startswith(CDC_PREFIX):
             raise SchemaError(f"column {name!r}: the {CDC_PREFIX} prefix is reserved for CDC metadata columns")
         seen.add(name.lower())
-        columns.append(SourceColumn(name, item["type"]))
+        nullable = item.get("nullable", True)
+        if not isinstance(nullable, bool):
+            raise SchemaError(f"metadata.schema entry {name!r}: nullable must be true or false")
+        default = json.dumps(item["default"], ensure_ascii=False) if item.get("default") is not None else None
+        columns.append(SourceColumn(name, item["type"], default, nullable))
     return tuple(columns)
 
 
@@ -357,7 +364,9 @@ def _map_columns(columns: tuple[SourceColumn, ...], warnings: list[str]) -> tupl
         mapping = bigquery_type(column.declared_type)
         if mapping.warning and f"column {column.name!r}: {mapping.warning}" not in warnings:
             warnings.append(f"column {column.name!r}: {mapping.warning}")
-        landed.append(LandingColumn(column.name, column.declared_type, mapping.bq_type))
+        landed.append(
+            LandingColumn(column.name, column.declared_type, mapping.bq_type, column.default, column.nullable)
+        )
     return tuple(landed)
 
 

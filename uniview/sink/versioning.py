@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from uniview.schema import VERSION_ID
 
@@ -32,6 +32,10 @@ class SourceColumn:
 
     name: str
     declared_type: str
+    #: The column's default as JSON text (None: none declared), and whether it may be NULL: what the
+    #: version table's description records for `<table>_current`; neither is part of the version.
+    default: str | None = field(default=None, compare=False)
+    nullable: bool = field(default=True, compare=False)
 
     @property
     def normalized_type(self) -> str:

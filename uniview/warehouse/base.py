@@ -67,6 +67,11 @@ class Warehouse(ABC):
     def read_primary_keys(self, dataset: str, tables: Collection[str]) -> dict[str, tuple[str, ...] | None]:
         """{table: the primary key its description records, or None} for the version `tables` of `dataset`."""
 
+    def read_descriptions(self, dataset: str, tables: Collection[str]) -> dict[str, str | None] | None:
+        """{table: its description text, or None} for the version `tables` of `dataset`, or None when this
+        warehouse does not read them (then only read_primary_keys is used)."""
+        return None
+
     @abstractmethod
     def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
         """{view name: fingerprint} of the views in `dataset` whose name starts with `name_prefix`.

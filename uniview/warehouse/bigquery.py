@@ -165,7 +165,11 @@ class BigQueryWarehouse(Warehouse):
         return records
 
     def read_primary_keys(self, dataset: str, tables: Collection[str]) -> dict[str, tuple[str, ...] | None]:
-        """From the tables' descriptions (one INFORMATION_SCHEMA.TABLE_OPTIONS query); a table it does not
+        """From the tables' descriptions (read_descriptions)."""
+        return {table: described_primary_key(text) for table, text in self.read_descriptions(dataset, tables).items()}
+
+    def read_descriptions(self, dataset: str, tables: Collection[str]) -> dict[str, str | None]:
+        """The tables' descriptions (one INFORMATION_SCHEMA.TABLE_OPTIONS query); a table it does not
         list yet is read with `tables.get`."""
         from google.cloud import bigquery
 
@@ -176,10 +180,10 @@ class BigQueryWarehouse(Warehouse):
             f"read the table descriptions of {dataset}", sql, [bigquery.ArrayQueryParameter("tables", "STRING", wanted)]
         )
         found = {row["table_name"]: option_text(row["option_value"]) for row in rows}
-        keys = {table: described_primary_key(found.get(table)) for table in wanted}
+        texts = {table: found.get(table) for table in wanted}
         for table in [t for t in wanted if t not in found][:MAX_TABLES_GOT]:
-            keys[table] = described_primary_key(self._get_table(dataset, table).description)
-        return keys
+            texts[table] = self._get_table(dataset, table).description
+        return texts
 
     def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
         """Views found with `tables.list`; a few are read with `tables.get` (no query job), many with

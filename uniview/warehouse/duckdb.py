@@ -147,10 +147,14 @@ class DuckDBWarehouse(Warehouse):
 
     def read_primary_keys(self, dataset: str, tables: Collection[str]) -> dict[str, tuple[str, ...] | None]:
         """From the tables' comments, where the sink records them (uniview.version_description)."""
+        return {table: described_primary_key(text) for table, text in self.read_descriptions(dataset, tables).items()}
+
+    def read_descriptions(self, dataset: str, tables: Collection[str]) -> dict[str, str | None]:
+        """The tables' comments, where the sink records their source schema (uniview.version_description)."""
         connection, schema = self._existing_schema(dataset)
         rows = _guarded(self.url, lambda: connection.execute(_TABLE_COMMENTS_SQL, [schema]).fetchall())
         comments = dict(rows)
-        return {table: described_primary_key(comments.get(table)) for table in tables}
+        return {table: comments.get(table) for table in tables}
 
     def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
         """{view: fingerprint} of the views in `dataset` whose name starts with `name_prefix` (exactly)."""
