@@ -52,7 +52,7 @@ def staged_value(field: str, bq_type: BQType) -> str:
 def route_inserts(project: str, batch: StagedBatch, staging: Sequence[str | None]) -> list[Insert]:
     """For each route, one INSERT per staging table that holds its rows (`staging[n]` for chunk n)."""
     inserts = []
-    for chunk, table in zip(batch.chunks, staging):
+    for chunk, table in zip(batch.chunks, staging, strict=True):
         if table is None:
             continue
         for index in chunk.routes:

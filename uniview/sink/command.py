@@ -32,7 +32,8 @@ class OneLineError(click.ClickException):
 
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
-        self.exit_code = exit_code
+        # click declares exit_code a ClassVar yet reads it from the instance; this error's code is per instance.
+        self.exit_code = exit_code  # type: ignore[misc]
 
     def show(self, file: Any = None) -> None:
         click.echo(f"{_PROG}: error: {self.format_message()}", err=True)

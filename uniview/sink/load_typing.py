@@ -22,7 +22,7 @@ The functions called are DuckDB's: `typed_column(data_of(line), "id", INT64, lin
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -56,12 +56,12 @@ _LENIENT_JSON = r"[A-DF-Za-df-z]|" + _TRAILING_COMMA
 class TypedColumn:
     """One column of a record: its `text`, its landing `value` (NULL when it does not fit), whether it `fits`."""
 
-    text: exp.Expression
-    value: exp.Expression
-    fits: exp.Expression
+    text: exp.Expr
+    value: exp.Expr
+    fits: exp.Expr
 
     @property
-    def misfit(self) -> exp.Expression:
+    def misfit(self) -> exp.Expr:
         """A value that is there but does not fit its type."""
         return exp.not_(self.fits.copy())
 
@@ -70,19 +70,19 @@ class TypedColumn:
 Path = tuple[str, ...]
 
 
-def data_of(line: exp.Expression, path: Path = ("data",)) -> exp.Expression:
+def data_of(line: exp.Expr, path: Path = ("data",)) -> exp.Expr:
     """The data object of a record `line` as JSON text.  A query computes it once per row, and the values,
     kind and keys are read from it rather than from the whole line (which also holds the metadata)."""
     return function_call("json_extract", line.copy(), exp.Literal.string(_pointer(path)))
 
 
 def typed_column(
-    data: exp.Expression,
+    data: exp.Expr,
     name: str,
     bq_type: BQType,
-    line: exp.Expression,
+    line: exp.Expr,
     data_path: Path = ("data",),
-    text: exp.Expression | None = None,
+    text: exp.Expr | None = None,
 ) -> TypedColumn:
     """The column `name` of the data object `data` (data_of), typed as `bq_type`.  Decimals of more than
     15 digits are read from the record `line` itself, where `data` is at `data_path` (data_of writes a
@@ -92,14 +92,14 @@ def typed_column(
     return TypedColumn(at.text(), typed_value(at, bq_type), fits(at, bq_type))
 
 
-def computed(column: TypedColumn, bq_type: BQType, text: exp.Expression, value: exp.Expression) -> TypedColumn:
+def computed(column: TypedColumn, bq_type: BQType, text: exp.Expr, value: exp.Expr) -> TypedColumn:
     """`column` as a query that has computed its text and value as the columns `text` and `value` reads it:
     a scalar fits when its value is there wherever its text is; a STRUCT or ARRAY still checks its fields."""
     fits_now = column.fits if isinstance(bq_type, (Array, Struct)) else _scalar_fits(text, value)
     return TypedColumn(text, value, fits_now)
 
 
-def value_texts(data: exp.Expression, names: Sequence[str]) -> exp.Expression:
+def value_texts(data: exp.Expr, names: Sequence[str]) -> exp.Expr:
     """The texts of the columns `names` of `data` as one list, from one parse."""
     pointers = exp.Array(expressions=[exp.Literal.string(_pointer((name,))) for name in names])
     return function_call("json_extract_string", data.copy(), pointers)
@@ -111,11 +111,11 @@ class DataObject:
     `keys` in the order written.  A query may compute both once per row and judge from the computed
     columns: DataObject(exp.column("kind"), exp.column("keys"))."""
 
-    kind: exp.Expression
-    keys: exp.Expression
+    kind: exp.Expr
+    keys: exp.Expr
 
 
-def data_object(data: exp.Expression) -> DataObject:
+def data_object(data: exp.Expr) -> DataObject:
     """The kind and keys of `data` (data_of)."""
     return DataObject(function_call("json_type", data.copy()), function_call("json_keys", data.copy()))
 
@@ -126,15 +126,15 @@ class Verdict:
     quarantine documents: data missing or not an object, a key named twice, keys the schema does not
     have, values that do not fit (named in the schema's order)."""
 
-    reason: exp.Expression
-    detail: exp.Expression
+    reason: exp.Expr
+    detail: exp.Expr
 
 
 def data_verdict(
     data: DataObject,
     columns: Sequence[LandingColumn],
     typed: Sequence[TypedColumn],
-    reason: exp.Expression | None = None,
+    reason: exp.Expr | None = None,
 ) -> Verdict:
     """The verdict on a record's `data`, whose `columns` are typed as `typed`.  `reason`: the column a query
     computed the verdict's reason in; the detail then reads it, so a row that can be written is judged once."""
@@ -159,7 +159,7 @@ def data_verdict(
         exp.Lambda(this=exp.not_(function_call("list_contains", names.copy(), exp.column(key))), expressions=[key]),
     )
     misfits = [column.misfit for column in typed]
-    labels = [_when(misfit, exp.Literal.string(column.label)) for misfit, column in zip(misfits, columns)]
+    labels = [_when(misfit, exp.Literal.string(column.label)) for misfit, column in zip(misfits, columns, strict=True)]
     any_misfit = exp.or_(*[misfit.copy() for misfit in misfits]) if misfits else exp.false()
     text = exp.Literal.string
     judged = (
@@ -170,7 +170,7 @@ def data_verdict(
     )
     given = judged if reason is None else reason
 
-    def is_reason(name: str) -> exp.Expression:
+    def is_reason(name: str) -> exp.Expr:
         return exp.EQ(this=given.copy(), expression=text(name))
 
     detail = (
@@ -193,7 +193,7 @@ def data_verdict(
     return Verdict(judged, detail)
 
 
-def value_text(document: exp.Expression, path: Path) -> exp.Expression:
+def value_text(document: exp.Expr, path: Path) -> exp.Expr:
     """The text of the value at `path` in `document` (a JSON pointer, so any key is addressed exactly)."""
     return function_call("json_extract_string", document.copy(), exp.Literal.string(_pointer(path)))
 
@@ -204,15 +204,15 @@ class _At:
     parsed with its type's exact decimals when it holds any (a JSON number's text has been through a
     double, so a decimal of more than 15 digits is read from there instead)."""
 
-    document: exp.Expression
+    document: exp.Expr
     path: Path
-    exact: exp.Expression | None = None
-    given_text: exp.Expression | None = None
+    exact: exp.Expr | None = None
+    given_text: exp.Expr | None = None
 
-    def text(self) -> exp.Expression:
+    def text(self) -> exp.Expr:
         return value_text(self.document, self.path) if self.given_text is None else self.given_text.copy()
 
-    def kind_is(self, kind: str) -> exp.Expression:
+    def kind_is(self, kind: str) -> exp.Expr:
         """The value is a JSON OBJECT or ARRAY (a string holding JSON text is neither)."""
         return exp.EQ(
             this=function_call("json_type", self.document.copy(), exp.Literal.string(_pointer(self.path))),
@@ -223,7 +223,7 @@ class _At:
         exact = None if self.exact is None else exp.func("struct_extract", self.exact.copy(), exp.Literal.string(name))
         return _At(self.document, (*self.path, name), exact)
 
-    def each_element(self, body) -> exp.Expression:
+    def each_element(self, body: Callable[[_At], exp.Expr]) -> exp.Expr:
         """list_transform over the array's elements, `body(element's _At)` for each."""
         array = function_call("json_extract", self.document.copy(), exp.Literal.string(_pointer(self.path)))
         elements = function_call("json_extract", array, exp.Literal.string("$[*]"))
@@ -233,7 +233,7 @@ class _At:
         return exp.func("list_transform", elements, each)
 
 
-def typed_value(at: _At, bq_type: BQType) -> exp.Expression:
+def typed_value(at: _At, bq_type: BQType) -> exp.Expr:
     """The landing value at `at` as `bq_type`; NULL when it does not fit."""
     if isinstance(bq_type, Struct):
         fields = [
@@ -246,11 +246,12 @@ def typed_value(at: _At, bq_type: BQType) -> exp.Expression:
     if not isinstance(bq_type, Scalar):
         raise TypeParseError(f"{bq_type} cannot be landed by the sink")
     if patterns.read_from_line(bq_type):
+        assert at.exact is not None, "_exact_values reads every decimal read from the line"
         return _guarded(at.text(), patterns.NUMBER, at.exact)
     return _typed_scalar(bq_type, at.text())
 
 
-def fits(at: _At, bq_type: BQType) -> exp.Expression:
+def fits(at: _At, bq_type: BQType) -> exp.Expr:
     """TRUE when the value at `at` is absent, JSON null, or fits `bq_type` (a STRUCT or ARRAY when every
     field and element in it fits)."""
     absent = exp.Is(this=at.text(), expression=exp.null())
@@ -265,7 +266,7 @@ def fits(at: _At, bq_type: BQType) -> exp.Expression:
     return _scalar_fits(at.text(), typed_value(at, bq_type))
 
 
-def _scalar_fits(text: exp.Expression, value: exp.Expression) -> exp.Expression:
+def _scalar_fits(text: exp.Expr, value: exp.Expr) -> exp.Expr:
     """A scalar fits when its value is there wherever its text is."""
     return exp.or_(
         exp.Is(this=text.copy(), expression=exp.null()), exp.not_(exp.Is(this=value.copy(), expression=exp.null()))
@@ -276,7 +277,7 @@ def _pointer(path: Path) -> str:
     return "".join("/" + key.replace("~", "~0").replace("/", "~1") for key in path)
 
 
-def _exact_values(record: exp.Expression, path: Path, bq_type: BQType) -> exp.Expression | None:
+def _exact_values(record: exp.Expr, path: Path, bq_type: BQType) -> exp.Expr | None:
     """The value at `path` parsed by json_transform with the exact decimals in `bq_type` (None when it has
     none): json_transform keeps every digit of a JSON number."""
     structure = _structure(bq_type)
@@ -305,7 +306,7 @@ def _structure(bq_type: BQType) -> object | None:
     return None
 
 
-def _typed_scalar(bq_type: Scalar, text: exp.Expression) -> exp.Expression:
+def _typed_scalar(bq_type: Scalar, text: exp.Expr) -> exp.Expr:
     name = bq_type.name
     if name in DEFAULT_DECIMAL_PARAMETERS:
         if patterns.parsed_decimal(bq_type) is None:  # wider than any decimal the warehouse parses: landed as text
@@ -327,7 +328,7 @@ def _typed_scalar(bq_type: Scalar, text: exp.Expression) -> exp.Expression:
     return cast if pattern is None else _guarded(text, pattern, cast)
 
 
-def _boolean(text: exp.Expression) -> exp.Expression:
+def _boolean(text: exp.Expr) -> exp.Expr:
     lowered = exp.Lower(this=text.copy())
     return (
         exp.Case()
@@ -337,7 +338,7 @@ def _boolean(text: exp.Expression) -> exp.Expression:
     )
 
 
-def _single_json_value(text: exp.Expression) -> exp.Expression:
+def _single_json_value(text: exp.Expr) -> exp.Expr:
     """The text is one strict JSON document: wrapped in brackets, it is an array of exactly one element, and
     outside its strings there is no NaN, Infinity or trailing comma (which DuckDB's parser lets through)."""
     wrapped = exp.DPipe(
@@ -356,7 +357,7 @@ def _single_json_value(text: exp.Expression) -> exp.Expression:
     )
 
 
-def trailing_comma(text: exp.Expression) -> exp.Expression:
+def trailing_comma(text: exp.Expr) -> exp.Expr:
     """The JSON text has a comma before a closing bracket outside its strings, which JSON refuses and DuckDB's
     parser lets through.  Its strings are blanked out only in a text that has such a comma at all."""
     return (
@@ -366,7 +367,7 @@ def trailing_comma(text: exp.Expression) -> exp.Expression:
     )
 
 
-def _strings_blanked(text: exp.Expression) -> exp.Expression:
+def _strings_blanked(text: exp.Expr) -> exp.Expr:
     return exp.RegexpReplace(
         this=text.copy(),
         expression=exp.Literal.string(_JSON_STRING),
@@ -375,23 +376,23 @@ def _strings_blanked(text: exp.Expression) -> exp.Expression:
     )
 
 
-def _guarded(text: exp.Expression, pattern: str, value: exp.Expression) -> exp.Expression:
+def _guarded(text: exp.Expr, pattern: str, value: exp.Expr) -> exp.Expr:
     return _when(_matches(text, pattern), value)
 
 
-def _matches(text: exp.Expression, pattern: str) -> exp.Expression:
+def _matches(text: exp.Expr, pattern: str) -> exp.Expr:
     return exp.RegexpLike(this=text.copy(), expression=exp.Literal.string(pattern))
 
 
-def _try_cast(text: exp.Expression, to: str) -> exp.Expression:
+def _try_cast(text: exp.Expr, to: str) -> exp.Expr:
     return exp.TryCast(this=text.copy(), to=exp.DataType.build(to, dialect="duckdb"))
 
 
-def function_call(name: str, *arguments: exp.Expression) -> exp.Expression:
+def function_call(name: str, *arguments: exp.Expr) -> exp.Expr:
     """A call of the warehouse's function `name` as written (sqlglot may otherwise render a JSON function as
     an operator)."""
     return exp.Anonymous(this=name, expressions=list(arguments))
 
 
-def _when(condition: exp.Expression, value: exp.Expression) -> exp.Expression:
+def _when(condition: exp.Expr, value: exp.Expr) -> exp.Expr:
     return exp.Case().when(condition, value.copy())

@@ -59,13 +59,13 @@ class PubSubNotifier(Notifier):
     def __init__(self, project: str, topic: str) -> None:
         self.project, self.topic = project, topic
         self.target = f"pubsub://{project}/{topic}"
-        self._publisher = None
+        self._publisher: Any = None  # a google.cloud.pubsub_v1.PublisherClient (untyped), made on first use
 
     def send(self, notification: Notification) -> None:
         if self._publisher is None:
-            from google.cloud import pubsub_v1
+            from google.cloud.pubsub_v1 import PublisherClient
 
-            self._publisher = pubsub_v1.PublisherClient()
+            self._publisher = PublisherClient()
         path = self._publisher.topic_path(self.project, self.topic)
         self._publisher.publish(path, notification.data()).result(timeout=TIMEOUT_SECONDS)
 
@@ -101,17 +101,19 @@ class InlineNotifier(Notifier):
         from uniview.refresh import RefreshRequest, refresh
         from uniview.warehouse import open_warehouse
 
+        table, version_table = notification.table, notification.table_name
         request = RefreshRequest(
             notification.dataset,
-            tables=(notification.table,),
+            tables=None if table is None else (table,),  # a notification of the whole dataset: every family
             target_dataset=self.target_dataset,
             options=self.options or GeneratorOptions(),
-            required_tables=(notification.table_name,),
+            required_tables=() if version_table is None else (version_table,),
         )
         with open_warehouse(self.warehouse_url) as warehouse:
-            (outcome,) = refresh(warehouse, request)
-        if outcome.error is not None:
-            raise outcome.error
+            outcomes = refresh(warehouse, request)
+        for outcome in outcomes:
+            if outcome.error is not None:
+                raise outcome.error
 
 
 def make_notifier(target: str, warehouse_url: str, options: Any = None, target_dataset: str | None = None) -> Notifier:

@@ -65,29 +65,25 @@ def sequence_column(position: Column) -> Column:
     )
 
 
-def sequence_sql(position: exp.Expression) -> exp.Expression:
+def sequence_sql(position: exp.Expr) -> exp.Expr:
     """The SQL expression of `sequence_of` over a position (sqlglot, for a warehouse's load step)."""
 
-    def call(name: str, *arguments) -> exp.Expression:
+    def call(name: str, *arguments: exp.Expr | str | int) -> exp.Expr:
         return function_call(
             name,
             *[
-                a
-                if isinstance(a, exp.Expression)
-                else exp.Literal.string(a)
-                if isinstance(a, str)
-                else exp.Literal.number(a)
+                a if isinstance(a, exp.Expr) else exp.Literal.string(a) if isinstance(a, str) else exp.Literal.number(a)
                 for a in arguments
             ],
         )
 
-    def group(pattern: str, number: int) -> exp.Expression:
+    def group(pattern: str, number: int) -> exp.Expr:
         return call("regexp_extract", position.copy(), pattern, number)
 
-    def padded(value: exp.Expression) -> exp.Expression:
+    def padded(value: exp.Expr) -> exp.Expr:
         return call("lpad", value, WIDTH, "0")
 
-    def hexadecimal(number: int) -> exp.Expression:
+    def hexadecimal(number: int) -> exp.Expr:
         return exp.cast(
             exp.DPipe(this=exp.Literal.string("0x"), expression=group(LSN_TEXT, number)),
             exp.DataType.build("UBIGINT", dialect="duckdb"),

@@ -60,7 +60,7 @@ def chunk_shapes(shapes: Sequence[Shape], max_columns: int | None = None) -> lis
     MAX_STAGED_COLUMNS) slots, unless one shape alone needs more; at least one group."""
     max_columns = max_columns or MAX_STAGED_COLUMNS
     chunks: list[list[int]] = [[]]
-    widest: Counter = Counter()
+    widest: Counter[BQType] = Counter()
     for index, shape in enumerate(shapes):
         mix = Counter(column.bq_type for column in shape)
         joined = widest | mix

@@ -19,9 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from uniview.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 KAFKA_SCHEME = "kafka://"
 _BROKER = re.compile(r"[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}")
@@ -83,9 +87,9 @@ class KafkaInput:
             )
         return cls(",".join(brokers), topics=topics)
 
-    def reader_options(self, extra: Mapping[str, str] = ()) -> dict[str, str]:
+    def reader_options(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The options of Spark's Kafka source for this input, the user's `extra` options on top."""
-        extra = dict(extra)
+        extra = dict(extra or {})
         clashing = sorted(set(extra) & _RESERVED_OPTIONS)
         if clashing:
             raise ConfigError(f"--kafka-option {', '.join(clashing)} is set by uniview from --input")
@@ -102,7 +106,7 @@ def _check_pattern(pattern: str) -> None:
         raise ConfigError(f"invalid Kafka topic pattern {pattern!r}: {error}") from None
 
 
-def kafka_lines(frame):
+def kafka_lines(frame: DataFrame) -> DataFrame:
     """Spark's Kafka rows -> the sink's lines (value, key, source_file = kafka://topic/partition/offset)."""
     from pyspark.sql import functions as F
 

@@ -86,7 +86,7 @@ def parse_may_fail(bq_type: BQType) -> bool:
 
 def typed_value(bq_type: BQType, carried: Column) -> Column:
     """The landing value of one column from its carrier value; NULL when the value does not fit."""
-    if isinstance(bq_type, (Array, Struct)) or parse_may_fail(bq_type):
+    if not isinstance(bq_type, Scalar) or parse_may_fail(bq_type):  # nested (RANGE is refused before)
         return carried
     name = bq_type.name
     if name in ("NUMERIC", "BIGNUMERIC"):

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
 
 from uniview.errors import UniviewError
 
@@ -52,7 +53,7 @@ def stop_requests(on_request: Callable[[], None] | None = None) -> Iterator[Stop
         yield request
         return
 
-    def repeat() -> None:
+    def repeat(on_request: Callable[[], None]) -> None:
         while not ended.is_set():
             try:
                 on_request()
@@ -60,12 +61,12 @@ def stop_requests(on_request: Callable[[], None] | None = None) -> Iterator[Stop
                 return
             ended.wait(ON_REQUEST_SECONDS)
 
-    def request_stop(signum, frame):
+    def request_stop(signum: int, frame: FrameType | None) -> None:
         if request:
             raise KeyboardInterrupt
         request.signal_name = signal.Signals(signum).name
         if on_request is not None:
-            threading.Thread(target=repeat, name="uniview-stop", daemon=True).start()
+            threading.Thread(target=repeat, args=(on_request,), name="uniview-stop", daemon=True).start()
 
     previous = {number: signal.signal(number, request_stop) for number in STOP_SIGNALS}
     try:
