@@ -3,8 +3,11 @@
 import json
 from datetime import UTC
 
+import pytest
+
+from uniview.errors import WarehouseError
 from uniview.sink import reasons
-from uniview.sink.routing import KnownVersion, RecordKey, parse_schema, plan_routes
+from uniview.sink.routing import KnownVersion, RecordKey, VersionRoute, parse_schema, plan_routes, redirected
 from uniview.sink.versioning import SourceColumn, compute_version
 from uniview.types import Scalar
 
@@ -133,3 +136,15 @@ def test_two_primary_keys_for_one_new_version_reject_both_and_an_existing_key_wi
     plan = plan_routes([first, second], None, "uniview", lambda tables: known)
     assert plan.decisions[first].route == 0 and plan.routes[0].primary_key == ("ID",)
     assert plan.decisions[second].reason == reasons.VERSION_CONFLICT
+
+
+def test_a_route_follows_its_folded_versions_to_the_last_successor():
+    route = VersionRoute("shop", "customer", "v1", (), exists=True)
+    folded = {("shop", "customer_v_v1"): "customer_v_v2", ("shop", "customer_v_v2"): "customer_v_v3"}
+    assert redirected(route, folded) == VersionRoute("shop", "customer", "v3", (), exists=False)
+
+
+def test_a_successor_that_is_not_a_version_table_is_one_clear_error():
+    route = VersionRoute("shop", "customer", "v1", (), exists=True)
+    with pytest.raises(WarehouseError, match="'customer_v1', which is not a version table"):
+        redirected(route, {("shop", "customer_v_v1"): "customer_v1"})

@@ -191,11 +191,11 @@ class Landing(ABC):
         """`land` for a landing that `types_in_load`: route, type and judge the lines in the load step."""
         raise NotImplementedError(f"{type(self).__name__} does not type in its load step")
 
-    def interrupt(self) -> None:
+    def interrupt(self) -> None:  # noqa: B027 (a hook: a landing that cannot stop a batch keeps this no-op)
         """Stop the batch being landed, from another thread, if the landing can (nothing is written then);
         a landing that cannot lets it complete."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a hook: a landing that keeps no connection keeps this no-op)
         """Release resources (no connection is kept between calls)."""
 
 

@@ -17,6 +17,7 @@ import json
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -137,7 +138,7 @@ class BigQueryLanding(Landing):
         for dataset, table in sorted(set(tables) - set(known)):
             found = self._call(
                 f"get table {dataset}.{table}",
-                lambda: self._client.get_table(f"{self.project}.{dataset}.{table}"),
+                partial(self._client.get_table, f"{self.project}.{dataset}.{table}"),
                 missing_ok=True,
             )
             if found is not None:
@@ -182,7 +183,7 @@ class BigQueryLanding(Landing):
             lambda: list(self._client.list_tables(f"{self.project}.{self.control_dataset}")),
         ):
             if table.table_id.startswith(prefix):
-                self._call(f"drop {table.table_id}", lambda: self._client.delete_table(table, not_found_ok=True))
+                self._call(f"drop {table.table_id}", partial(self._client.delete_table, table, not_found_ok=True))
 
     def land(self, batch: StagedBatch) -> BatchCounts:
         """Stage, count, create the tables, promote part by part, record: see the module's protocol."""
@@ -219,12 +220,8 @@ class BigQueryLanding(Landing):
         finally:
             for name in staging:
                 if name is not None:
-                    self._call(
-                        f"drop {name}",
-                        lambda: self._client.delete_table(
-                            f"{self.project}.{self.control_dataset}.{name}", not_found_ok=True
-                        ),
-                    )
+                    path = f"{self.project}.{self.control_dataset}.{name}"
+                    self._call(f"drop {name}", partial(self._client.delete_table, path, not_found_ok=True))
         return counts
 
     def _inserts(self, batch: StagedBatch, sources: list[str | None], quarantined: set[str]) -> list:

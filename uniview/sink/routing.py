@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from uniview.errors import IdentifierError, UniviewError
+from uniview.errors import IdentifierError, UniviewError, WarehouseError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.landing_layout import CDC_PREFIX
 from uniview.schema import version_table_name
@@ -100,8 +100,14 @@ def redirected(route: VersionRoute, folded: Mapping[tuple[str, str], str]) -> Ve
     from uniview.schema import split_version_table
 
     while (route.dataset, route.table_name) in folded:
-        _, version = split_version_table(folded[(route.dataset, route.table_name)])
-        route = replace(route, version=version, exists=False)
+        successor = folded[(route.dataset, route.table_name)]
+        parts = split_version_table(successor)
+        if parts is None:
+            raise WarehouseError(
+                f"the consolidation registry gives {successor!r}, which is not a version table, as the "
+                f"successor of {route.dataset}.{route.table_name}"
+            )
+        route = replace(route, version=parts[1], exists=False)
     return route
 
 
@@ -180,7 +186,7 @@ def plan_routes(
 
 
 def _earliest(candidates: list[_Candidate], first_seen: Mapping[RecordKey, datetime | None]) -> tuple[int, float]:
-    times = [first_seen[c.key].timestamp() for c in candidates if first_seen.get(c.key) is not None]
+    times = [seen.timestamp() for c in candidates if (seen := first_seen.get(c.key)) is not None]
     return (0, min(times)) if times else (1, 0.0)
 
 
@@ -213,9 +219,12 @@ def _resolve(key: RecordKey, dataset: str | None, fallback: str) -> Decision | _
             version=key.table_version,
             detail=f"table_version {key.table_version!r} is not 1-16 lowercase letters or digits",
         )
-    if key.table_version is None and columns is None:
+    if key.table_version is not None:
+        version = key.table_version
+    elif columns is not None:
+        version = compute_version(key.table_name, columns)
+    else:
         return Decision(target, reason=MISSING_SCHEMA, detail="no metadata.table_version and no metadata.schema")
-    version = key.table_version or compute_version(key.table_name, columns)
     try:
         validate_table(version_table_name(key.table_name, version), "version table")
         primary_key = parse_primary_key(key.primary_key_text, columns)
