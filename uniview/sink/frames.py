@@ -13,7 +13,7 @@ warehouses rename them when loading.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -245,7 +245,7 @@ def local_frame(spark: SparkSession, rows: Sequence[tuple], schema: T.StructType
 def _shape_layout(columns: Shape, positions: list[int | None]) -> tuple[list, list, list, list]:
     """A decision row's `_slot_keys`, `_slot_labels`, `_names` and `_slot_positions` for one shape."""
 
-    def each(value) -> list:
+    def each(value: Callable[[LandingColumn], str]) -> list:
         return [None if position is None else value(columns[position]) for position in positions]
 
     return each(lambda c: c.name), each(lambda c: c.label), [c.name for c in columns], positions

@@ -24,7 +24,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -248,7 +248,7 @@ class Sink:
             try:
                 self.process(lines, BatchKey(f"batch:{uuid.uuid4().hex}", 0))
             except (Py4JError, CapturedException, WarehouseError):  # cancelled, when a stop was asked for
-                if stop:
+                if stop.signal_name is not None:
                     raise Interrupted(stop.signal_name) from None
                 raise
 
@@ -426,7 +426,10 @@ def _recorded_batch(query: StreamingQuery) -> int:
 
 def trigger_seconds(spark: SparkSession, interval: str) -> float:
     """A --trigger-interval in seconds, as Spark reads it ("10 seconds", "1 minute", "500 milliseconds")."""
-    return spark._jvm.org.apache.spark.sql.streaming.Trigger.ProcessingTime(interval).intervalMs() / 1000
+    jvm = spark._jvm
+    if jvm is None:  # a Spark Connect session has no JVM in this process
+        raise ConfigError("the sink needs a local Spark session (Spark Connect is not supported)")
+    return jvm.org.apache.spark.sql.streaming.Trigger.ProcessingTime(interval).intervalMs() / 1000
 
 
 def stage_batch(
@@ -453,12 +456,12 @@ def stage_batch(
             staged_frame(routed, shapes, group, frame_slots, number == 0, key.label, now),
             slot_fields(frame_slots),
         )
-        for number, (group, frame_slots) in enumerate(zip(groups, slots))
+        for number, (group, frame_slots) in enumerate(zip(groups, slots, strict=True))
     ]
     return StagedBatch(key, read, plan.routes, chunks, notify), plan
 
 
-def _load_input(load, path: str) -> DataFrame:
+def _load_input(load: Callable[[], DataFrame], path: str) -> DataFrame:
     try:
         return load()
     except AnalysisException as error:

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+from pyspark.sql import DataFrame
 
 from uniview.errors import WarehouseError
 from uniview.landing_layout import ADDED_BY_SINK, CDC_COLUMNS
@@ -52,7 +53,7 @@ from uniview.sink.reasons import SKIPPED
 from uniview.sink.routing import KnownVersion, VersionRoute, distinct_shapes, redirected, route_shapes
 from uniview.types import parse_type
 from uniview.warehouse.duckdb import record_created_tables_of
-from uniview.warehouse.duckdb_connection import open_connection, qualified
+from uniview.warehouse.duckdb_connection import open_connection, qualified, scalar
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
 from uniview.warehouse.duckdb_connection import string_literal as literal
 from uniview.warehouse.duckdb_folds import retired_tables
@@ -85,7 +86,7 @@ def path(catalog: str, schema: str, table: str | None = None) -> str:
 
 
 def catalog_of(connection: duckdb.DuckDBPyConnection) -> str:
-    return connection.execute("SELECT current_database()").fetchone()[0]
+    return str(scalar(connection, "SELECT current_database()"))
 
 
 class DuckDBLanding(Landing):
@@ -153,7 +154,9 @@ class DuckDBLanding(Landing):
             shutil.rmtree(self._staging, ignore_errors=True)
 
 
-def _known_versions(connection, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
+def _known_versions(
+    connection: duckdb.DuckDBPyConnection, tables: Collection[tuple[str, str]]
+) -> Mapping[tuple[str, str], KnownVersion]:
     """Two catalog reads however many tables are asked for."""
     wanted = set(tables)
     found = {
@@ -174,7 +177,7 @@ def _known_versions(connection, tables: Collection[tuple[str, str]]) -> Mapping[
     return {key: known_version(comment, tuple(columns[key])) for key, comment in found.items()}
 
 
-def _stage(frame, directory: Path) -> str | None:
+def _stage(frame: DataFrame, directory: Path) -> str | None:
     """Write `frame` as Parquet; the glob of its files, or None when it wrote none."""
     frame.write.mode("overwrite").option("parquet.block.size", STAGED_ROW_GROUP_BYTES).parquet(str(directory))
     return str(directory / "*.parquet") if any(directory.glob("*.parquet")) else None
@@ -190,10 +193,11 @@ def _bound_memory(connection: duckdb.DuckDBPyConnection, spill: Path, limit: str
 
 
 def _ledger_entry(connection: duckdb.DuckDBPyConnection, key: BatchKey) -> BatchCounts | None:
-    exists = connection.execute(
+    exists = scalar(
+        connection,
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-        "AND schema_name = 'main' AND table_name = '_uniview_batches'"
-    ).fetchone()[0]
+        "AND schema_name = 'main' AND table_name = '_uniview_batches'",
+    )
     if not exists:
         return None
     row = connection.execute(
@@ -252,7 +256,9 @@ def _load(
     return counts
 
 
-def _load_lines(connection, catalog: str, batch: LineBatch, files: str | None) -> BatchCounts:
+def _load_lines(
+    connection: duckdb.DuckDBPyConnection, catalog: str, batch: LineBatch, files: str | None
+) -> BatchCounts:
     """Route the batch's lines, write each route's rows and quarantine every line that cannot be written."""
     source = f"read_parquet({literal(files)})" if files else _NO_LINES
     lines = envelopes(source, batch.rewritten)
@@ -260,13 +266,19 @@ def _load_lines(connection, catalog: str, batch: LineBatch, files: str | None) -
     plan = batch.route(keys, lambda tables: _known_versions(connection, tables))
     connection.execute(decisions_table(DECISIONS), [decisions_json(plan)])
     connection.execute(f"CREATE TEMPORARY TABLE {ROUTED} AS {routed_lines(lines, DECISIONS, batch.fallback_dataset)}")
-    counts = BatchCounts(read=connection.execute(f"SELECT count(*) FROM {ROUTED}").fetchone()[0])
+    counts = BatchCounts(read=scalar(connection, f"SELECT count(*) FROM {ROUTED}"))
     _load_routes(connection, catalog, batch, plan.routes, counts)
     _load_quarantine(connection, catalog, batch, counts)
     return counts
 
 
-def _load_routes(connection, catalog: str, batch: LineBatch, routes: list[VersionRoute], counts: BatchCounts) -> None:
+def _load_routes(
+    connection: duckdb.DuckDBPyConnection,
+    catalog: str,
+    batch: LineBatch,
+    routes: list[VersionRoute],
+    counts: BatchCounts,
+) -> None:
     """Type the records of each shape of route (one statement for a version that lands in a thousand
     datasets): write those that fit, creating the version tables that are missing first, and quarantine
     the others in their route's dataset."""
@@ -308,7 +320,9 @@ def _load_routes(connection, catalog: str, batch: LineBatch, routes: list[Versio
             )
 
 
-def _load_quarantine(connection, catalog: str, batch: LineBatch, counts: BatchCounts) -> None:
+def _load_quarantine(
+    connection: duckdb.DuckDBPyConnection, catalog: str, batch: LineBatch, counts: BatchCounts
+) -> None:
     """Quarantine the lines rejected before typing (their envelope, their routing, their metadata), each in
     its dataset's quarantine table; tombstones are counted, not stored."""
     by_dataset = connection.execute(
@@ -335,7 +349,7 @@ def _quarantine_values(batch: LineBatch, raw_line: str, reason: str, detail: str
     )
 
 
-def _create_version_table(connection, catalog: str, route: VersionRoute) -> None:
+def _create_version_table(connection: duckdb.DuckDBPyConnection, catalog: str, route: VersionRoute) -> None:
     """Create the version table: declared types, then the CDC columns, described by its source schema."""
     definitions = [f"{quote(c.name)} {duckdb_type(c.bq_type)}" for c in route.columns]
     definitions += [f"{name} {duckdb_type(parse_type(bq))}" for name, bq in CDC_COLUMNS]
@@ -345,7 +359,7 @@ def _create_version_table(connection, catalog: str, route: VersionRoute) -> None
     connection.execute(f"COMMENT ON TABLE {target} IS {literal(source_schema_comment(route))}")
 
 
-def _add_sink_columns(connection, table: str) -> None:
+def _add_sink_columns(connection: duckdb.DuckDBPyConnection, table: str) -> None:
     """Add the CDC columns an older version table lacks that the sink adds itself (landing_layout.ADDED_BY_SINK)."""
     for name, bq_type in CDC_COLUMNS:
         if name in ADDED_BY_SINK:
@@ -354,13 +368,13 @@ def _add_sink_columns(connection, table: str) -> None:
             )
 
 
-def _ensure_quarantine(connection, catalog: str, dataset: str) -> None:
+def _ensure_quarantine(connection: duckdb.DuckDBPyConnection, catalog: str, dataset: str) -> None:
     definitions = ", ".join(f"{name} {duckdb_type(parse_type(bq))}" for name, bq in QUARANTINE_COLUMNS)
     connection.execute(f"CREATE SCHEMA IF NOT EXISTS {path(catalog, dataset)}")
     connection.execute(f"CREATE TABLE IF NOT EXISTS {path(catalog, dataset, QUARANTINE_TABLE)} ({definitions})")
 
 
-def _record_pending(connection, catalog: str, created: Iterable[Notification]) -> None:
+def _record_pending(connection: duckdb.DuckDBPyConnection, catalog: str, created: Iterable[Notification]) -> None:
     for notification in created:
         connection.execute(
             f"INSERT INTO {path(catalog, 'main', PENDING_TABLE)} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -376,10 +390,11 @@ class DuckDBPendingStore(PendingStore):
 
     def pending(self) -> list[Notification]:
         with self._landing.connect(read_only=True) as connection:
-            exists = connection.execute(
+            exists = scalar(
+                connection,
                 "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-                "AND schema_name = 'main' AND table_name = '_uniview_pending_notifications'"
-            ).fetchone()[0]
+                "AND schema_name = 'main' AND table_name = '_uniview_pending_notifications'",
+            )
             if not exists:
                 return []
             rows = connection.execute(

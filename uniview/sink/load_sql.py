@@ -121,7 +121,7 @@ def decisions_json(plan: RoutingPlan) -> str:
     return json.dumps(
         [
             {
-                **{f"key_{name}": value for name, value in zip(KEY_COLUMNS, astuple(key))},
+                **{f"key_{name}": value for name, value in zip(KEY_COLUMNS, astuple(key), strict=True)},
                 "dataset": d.dataset,
                 "route": d.route,
                 "reject": d.reason,
@@ -182,14 +182,14 @@ def typed_records(records: str, columns: Sequence[LandingColumn]) -> str:
     for a row with a reason."""
     line, data = exp.column("value"), exp.column("data")
     texts = [exp.Bracket(this=exp.column("texts"), expressions=[exp.Literal.number(j)]) for j in range(len(columns))]
-    typed = [typed_column(data, c.name, c.bq_type, line, text=text) for c, text in zip(columns, texts)]
+    typed = [typed_column(data, c.name, c.bq_type, line, text=text) for c, text in zip(columns, texts, strict=True)]
     values = ", ".join(
         f"{text.sql('duckdb')} AS r{j}, {c.value.sql('duckdb')} AS t{j}"
-        for j, (text, c) in enumerate(zip(texts, typed))
+        for j, (text, c) in enumerate(zip(texts, typed, strict=True))
     )
     judged = [
         computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"))
-        for j, (c, column) in enumerate(zip(typed, columns))
+        for j, (c, column) in enumerate(zip(typed, columns, strict=True))
     ]
     verdict = data_verdict(
         DataObject(exp.column("kind"), exp.column("keys")), columns, judged, reason=exp.column("reason")
