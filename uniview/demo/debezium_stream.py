@@ -31,7 +31,8 @@ _V1 = [
     _DECIMAL,
     {"type": "int64", "optional": True, "name": "io.debezium.time.Timestamp", "version": 1, "field": "created_at"},
 ]
-_V2 = _V1 + [
+_V2 = [
+    *_V1,
     {
         "type": "string",
         "optional": True,
@@ -39,7 +40,7 @@ _V2 = _V1 + [
         "version": 1,
         "parameters": {"allowed": "free,pro"},
         "field": "plan",
-    }
+    },
 ]
 #: (database, op, id, email, balance in cents, plan or None for version 1)
 CHANGES = (

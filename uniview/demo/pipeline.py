@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -23,7 +24,11 @@ from uniview.local.function_server import function_server
 from uniview.local.processes import QUICK_JIT, use_this_python_for_spark_workers
 from uniview.local.pubsub_emulator import find_emulator_jar, pubsub_emulator
 from uniview.schema import split_version_table
+from uniview.warehouse.duckdb_connection import scalar
 from uniview.warehouse.url import duckdb_url
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 DATASET = "shop"
 TARGET_DATASET = f"{DATASET}_unified"
@@ -128,7 +133,7 @@ def _subscribe_function(function_url: str) -> None:
         )
 
 
-def new_spark_session(jars: Sequence[str] = ()):
+def new_spark_session(jars: Sequence[str] = ()) -> SparkSession:
     from pyspark.sql import SparkSession
 
     from uniview.sink.job import JVM_OPTIONS
@@ -181,7 +186,7 @@ def _covered(connection: duckdb.DuckDBPyConnection, family: str, tables: list[st
 
 
 def _has_rows(connection: duckdb.DuckDBPyConnection, table: str) -> bool:
-    return connection.execute(f'SELECT count(*) > 0 FROM "{DATASET}"."{table}"').fetchone()[0]
+    return bool(scalar(connection, f'SELECT count(*) > 0 FROM "{DATASET}"."{table}"'))
 
 
 def wait_for_views(paths: DemoPaths, timeout: float = 60.0) -> dict[str, list[str]]:

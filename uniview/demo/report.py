@@ -10,6 +10,7 @@ from rich.table import Table
 
 from uniview.demo.pipeline import CURRENT_FAMILIES, DATASET, SOURCE_COLUMN, TARGET_DATASET
 from uniview.plan import FamilyPlan, UnifiedColumn
+from uniview.warehouse.duckdb_connection import scalar
 
 SAMPLE_ROWS_PER_VERSION = 2
 
@@ -25,7 +26,7 @@ def versions_table(connection: duckdb.DuckDBPyConnection, plans: list[FamilyPlan
     table = _table("Version tables per family (creation order)", "family", "version table", "columns", "rows")
     for plan in plans:
         for version in plan.versions:
-            rows = connection.execute(f'SELECT count(*) FROM "{DATASET}"."{version.table_name}"').fetchone()[0]
+            rows = scalar(connection, f'SELECT count(*) FROM "{DATASET}"."{version.table_name}"')
             table.add_row(plan.family, version.table_name, str(len(version.columns)), str(rows))
         table.add_section()
     return table
@@ -107,9 +108,11 @@ def history_and_current_tables(connection: duckdb.DuckDBPyConnection, family: st
 
 def quarantine_table(connection: duckdb.DuckDBPyConnection) -> Table:
     table = _table(f"Quarantine ({DATASET}._uniview_quarantine)", "reason", "records", "example")
-    exists = connection.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = '_uniview_quarantine'", [DATASET]
-    ).fetchone()[0]
+    exists = scalar(
+        connection,
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = '_uniview_quarantine'",
+        [DATASET],
+    )
     if exists:
         for reason, count, example in connection.execute(
             f'SELECT reason, count(*), min(left(raw_line, 60)) FROM "{DATASET}"._uniview_quarantine GROUP BY reason ORDER BY reason'

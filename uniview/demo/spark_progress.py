@@ -5,12 +5,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+if TYPE_CHECKING:
+    from pyspark import StatusTracker
+    from pyspark.sql import SparkSession
 
-def _active_tasks(tracker) -> tuple[int, int]:
+
+def _active_tasks(tracker: StatusTracker) -> tuple[int, int]:
     """(completed, total) tasks over the stages running now."""
     done = total = 0
     for stage_id in tracker.getActiveStageIds():
@@ -22,7 +27,7 @@ def _active_tasks(tracker) -> tuple[int, int]:
 
 
 @contextmanager
-def spark_progress(spark, console: Console, label: str) -> Iterator[None]:
+def spark_progress(spark: SparkSession, console: Console, label: str) -> Iterator[None]:
     """A live bar of the active stages' tasks until the block ends."""
     tracker = spark.sparkContext.statusTracker()
     stop = threading.Event()

@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime
 import sys
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import grpc
 from local_bigquery.grpc import write
@@ -49,7 +51,7 @@ _emulator_value = write._value
 _emulator_insert = write._insert
 
 
-def _value(schema, value):
+def _value(schema: Any, value: Any) -> Any:
     if value is not None and schema.mode != "REPEATED" and schema.type in _PACKED and str(value).lstrip("-").isdigit():
         return _PACKED[schema.type](int(value))
     return _emulator_value(schema, value)
@@ -58,7 +60,7 @@ def _value(schema, value):
 _committing = threading.local()
 
 
-def _insert(stream, rows):
+def _insert(stream: Any, rows: Any) -> Any:
     errors = _emulator_insert(stream, rows)
     if errors and getattr(_committing, "active", False):
         raise StorageError(
@@ -68,8 +70,8 @@ def _insert(stream, rows):
     return errors
 
 
-def _all_or_fail(handler):
-    def strict(request):
+def _all_or_fail(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def strict(request: Any) -> Any:
         _committing.active = True
         try:
             return handler(request)

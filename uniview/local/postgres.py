@@ -13,13 +13,16 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from uniview.errors import UniviewError
 from uniview.local.processes import free_port
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,8 @@ def find_bin_dir() -> Path | None:
     """Where initdb and pg_ctl are: $UNIVIEW_PG_BIN, PATH, or /usr/lib/postgresql/<newest>/bin."""
     configured = os.environ.get("UNIVIEW_PG_BIN")
     candidates = [configured] if configured else []
-    if shutil.which("initdb"):
-        candidates.append(str(Path(shutil.which("initdb")).parent))
+    if initdb := shutil.which("initdb"):
+        candidates.append(str(Path(initdb).parent))
     candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name), reverse=True)
     for candidate in candidates:
         if candidate and (Path(candidate) / "initdb").is_file() and (Path(candidate) / "pg_ctl").is_file():
@@ -128,7 +131,7 @@ def _run(command: list[str], log_path: Path) -> None:
         )
 
 
-def wait_until(predicate, timeout: float, what: str, interval: float = 0.2):
+def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.2) -> T:
     """Poll `predicate()` until it returns a truthy value; UniviewError after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
