@@ -95,7 +95,12 @@ def parse_envelopes(lines: DataFrame, with_data: bool = True) -> DataFrame:
     The quarantine keeps the line as read (ORIGINAL_LINE when the value was rewritten)."""
     options = {"columnNameOfCorruptRecord": _CORRUPT}
     original = F.col(ORIGINAL_LINE) if ORIGINAL_LINE in lines.columns else F.col("value")
-    columns = [original.alias("_line"), "value", F.col("value").isNull().alias("_null_value"), "source_file"]
+    columns: list[Column | str] = [
+        original.alias("_line"),
+        "value",
+        F.col("value").isNull().alias("_null_value"),
+        "source_file",
+    ]
     metadata_only = F.from_json("value", _METADATA_ENVELOPE_SCHEMA, options)
     if with_data:
         parsed = lines.select(*columns, F.from_json("value", ENVELOPE_SCHEMA, options).alias("m"))
