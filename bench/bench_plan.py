@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         f"opening the DuckDB file and reading its metadata alone {shell['shell_metadata_read_seconds']} s"
     )
     write_results("plan", {"families": results, "shell": shell})
-    return results + [shell]
+    return [*results, shell]
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,9 +95,11 @@ def generate(
     versions = schemas(tables, versions_per_table)
     declared = [json.dumps([{"name": n, "type": t} for n, t in columns]) for _, _, columns in versions]
     directory.mkdir(parents=True, exist_ok=True)
-    handles = [open(directory / f"part-{i:03d}.json", "w", encoding="utf-8") for i in range(files)]
     lines = 0
-    try:
+    with ExitStack() as stack:
+        handles = [
+            stack.enter_context(open(directory / f"part-{i:03d}.json", "w", encoding="utf-8")) for i in range(files)
+        ]
         for n in range(records):
             index = n % len(versions)
             table, version, columns = versions[index]
@@ -110,9 +113,6 @@ def generate(
             if n % 20_000 == 19_999:
                 handles[n % files].write("not a record\n")
                 lines += 1
-    finally:
-        for handle in handles:
-            handle.close()
     return lines
 
 

@@ -166,8 +166,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args(argv)
-    counts = sorted(set([1, *args.databases]))
-    emulated = sorted(set([1, *args.emulator_databases])) if args.emulator_databases else []
+    counts = sorted({1, *args.databases})
+    emulated = sorted({1, *args.emulator_databases}) if args.emulator_databases else []
     workdir = Path(tempfile.mkdtemp(prefix="bench-tenants-"))
     try:
         for n in sorted(set(counts + emulated)):

@@ -125,7 +125,7 @@ def test_plan_json_lists_dependencies_first(tmp_path):
     assert cli("refresh", *args).exit_code == 0
     assert query(path, "SELECT count(*), count(DISTINCT column_number_0) FROM s_unified.events_unified") == [(12, 12)]
     # A larger budget needs no parts: the top view is replaced and the parts are dropped.
-    parts = [name for name in names[:-1]]
+    parts = list(names[:-1])
     with open_warehouse(duckdb_url(path)) as warehouse:
         (outcome,) = refresh(warehouse, RefreshRequest("s", ("events",)))
     assert outcome.replaced == ["s_unified.events_unified"] and outcome.dropped == sorted(parts)

@@ -76,7 +76,7 @@ def matrix_cases(policy, table):
     lines = [line.split() for line in table.strip().splitlines()]
     header = lines[0]
     for row in lines[1:]:
-        for column, expected in zip(header, row[1:]):
+        for column, expected in zip(header, row[1:], strict=True):
             yield pytest.param(policy, CODES[row[0]], CODES[column], CODES[expected], id=f"{policy}-{row[0]}-{column}")
 
 

@@ -63,7 +63,7 @@ class Module:
         types = "\n".join(path.read_text() for path in sorted(directory.rglob("*.d.ts")))
         return cls(
             {name: (base, body) for name, base, body in _CLASS.findall(code)},
-            {name: body for name, body in _TO_HCL.findall(code)},
+            dict(_TO_HCL.findall(code)),
             {
                 name: {member: optional == "?" for member, optional in _MEMBER.findall(body)}
                 for name, body in _INTERFACE.findall(types)

@@ -17,7 +17,7 @@ SMALL_PARTS = GeneratorOptions(max_view_chars=1_000)
 def create_versions(run_sql, dataset, versions, rows_per_version=1):
     """Create the version tables (one script job) with one row each: id = the version's index."""
     statements = []
-    for index, version in enumerate(versions):
+    for version in versions:
         columns = ", ".join(f"`{c.name}` {c.type.sql()}" for c in version.columns)
         statements.append(f"CREATE TABLE `{dataset}`.`{version.table_name}` ({columns})")
     run_sql(";\n".join(statements))

@@ -85,7 +85,7 @@ CASES: list[Case] = [
     data_case("duplicate-keys", "duplicate_field", '{"dataset": "hostile", "dataset": "cdc", "all": true}'),
     data_case("nan", "not_json", '{"dataset": "hostile", "all": NaN}'),
     data_case("deep-nesting", "not_json", "[" * 4000 + "]" * 4000),
-    data_case("homoglyph-dataset", "invalid_name", {"dataset": "hostіle", "all": True}),
+    data_case("homoglyph-dataset", "invalid_name", {"dataset": "hostіle", "all": True}),  # noqa: RUF001 (a Cyrillic letter in a Latin name is the case)
     data_case(
         "name-too-long", "invalid_name", {"dataset": DATASET, "table": {"name": "c" * 1020, "version": "abcdef"}}
     ),

@@ -14,6 +14,7 @@ import threading
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from sink_support import record, write_ndjson
@@ -60,13 +61,13 @@ class _Receiver(BaseHTTPRequestHandler):
     """Takes the sink's push notifications and looks, at that moment, at the table each one names."""
 
     client = None
-    seen: list = []
+    seen: ClassVar[list] = []  # one list for every request the server handles
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         message = json.loads(base64.b64decode(body["message"]["data"]))
         table = f"{message['dataset']}.{message['table']['name']}_v_{message['table']['version']}"
-        rows = list(self.client.query(f"SELECT count(*) FROM {table}").result())[0][0]
+        rows = next(iter(self.client.query(f"SELECT count(*) FROM {table}").result()))[0]
         self.seen.append((table, rows))
         self.send_response(204)
         self.end_headers()

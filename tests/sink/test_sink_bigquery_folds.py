@@ -68,7 +68,7 @@ def test_rows_of_folded_versions_land_under_successors_even_when_the_fold_races_
     assert raced.counts.total_written == 4 and not stale  # the stale read happened, and the guard caught it
 
     for table in retired:
-        assert list(client.query(f"SELECT COUNT(*) FROM `{dataset}.{table}`").result())[0][0] == 0
+        assert next(iter(client.query(f"SELECT COUNT(*) FROM `{dataset}.{table}`").result()))[0] == 0
     with BigQueryWarehouse("test-project") as warehouse:
         (outcome,) = refresh(warehouse, RefreshRequest(dataset=dataset, tables=("customer",)))
     assert not outcome.failed and not set(retired) & set(outcome.versions)

@@ -34,7 +34,7 @@ def test_no_rows_is_an_empty_frame(spark):
 
 
 def test_a_row_that_does_not_fit_the_schema_fails_instead_of_vanishing(spark):
-    with pytest.raises(Exception, match="(?i)malformed|parse|FAILFAST"):
+    with pytest.raises(Exception, match=r"(?i)malformed|parse|FAILFAST"):
         local_frame(spark, [("x", "not a number", [], [])], SCHEMA).collect()
 
 

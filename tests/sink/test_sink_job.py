@@ -167,7 +167,7 @@ def test_quarantine_rows_keep_the_line_file_and_detail(mixed):
         "SELECT raw_line, detail, source_file, table_name, table_version FROM shop._uniview_quarantine "
         "WHERE reason = 'type_mismatch' ORDER BY raw_line",
     )
-    lines = {line: reason for line, reason in BAD_LINES}
+    lines = dict(BAD_LINES)
     assert all(lines[raw] == "type_mismatch" for raw, *_ in rows) and len(rows) == 5
     by_line = {raw: (detail, source, table, version) for raw, detail, source, table, version in rows}
     abc = json.dumps(record("customer", {"id": "abc", "first_name": "x"}, CUSTOMER_V1))

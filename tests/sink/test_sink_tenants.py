@@ -4,6 +4,7 @@ tables of the older landing layout are refused until `uniview migrate-landing` a
 from __future__ import annotations
 
 import json
+import re
 
 import duckdb
 import pytest
@@ -148,8 +149,10 @@ def test_a_table_of_the_older_layout_stops_the_batch_until_it_is_migrated(spark,
     options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc")
     with pytest.raises(
         UniviewError,
-        match="lacks _cdc_database, _cdc_sequence; nothing was written. Run `uniview "
-        "migrate-landing --dataset cdc --apply`",
+        match=re.escape(
+            "lacks _cdc_database, _cdc_sequence; nothing was written. Run `uniview "
+            "migrate-landing --dataset cdc --apply`"
+        ),
     ):
         run(spark, options)
     assert query(warehouse, f'SELECT count(*) FROM cdc."{TABLE}"') == [(1,)]

@@ -86,7 +86,7 @@ def plans(terraform_bin, workspace) -> dict[str, Plan]:
     examples = workspace / "terraform" / "examples"
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:  # separate plan files, no state written
         documents = pool.map(lambda item: plan_json(terraform_bin, examples, *item), VARIABLE_SETS.items())
-        planned = {name: Plan(document) for name, document in zip(VARIABLE_SETS, documents)}
+        planned = {name: Plan(document) for name, document in zip(VARIABLE_SETS, documents, strict=True)}
     lock = (examples / ".terraform.lock.hcl").read_text()
     google = re.search(r'provider "registry.terraform.io/hashicorp/google" \{\n  version\s+= "([\d.]+)"', lock)
     assert google and google.group(1) == (workspace / "google-version").read_text(), lock

@@ -43,11 +43,13 @@ def test_a_locked_file_raises_transient_error_after_the_bounded_wait(db):
     holder = hold(db, 60)
     try:
         started = time.monotonic()
-        with pytest.raises(
-            TransientWarehouseError, match=rf"locked by process {holder.pid}; gave up after waiting 0.5 s"
+        with (
+            pytest.raises(
+                TransientWarehouseError, match=rf"locked by process {holder.pid}; gave up after waiting 0.5 s"
+            ),
+            DuckDBWarehouse(db, lock_timeout=0.5) as warehouse,
         ):
-            with DuckDBWarehouse(db, lock_timeout=0.5) as warehouse:
-                warehouse.read_columns("cdc")
+            warehouse.read_columns("cdc")
         waited = time.monotonic() - started
         assert 0.5 <= waited < 5
     finally:

@@ -64,7 +64,7 @@ def same(actual, expected):
 def check(con, column_type, cases, expression, mode="typed", zone="UTC"):
     literals = [literal for literal, _ in cases]
     actual = evaluate(con, column_type, literals, expression, mode, zone)
-    mismatches = [(lit, exp, act) for (lit, exp), act in zip(cases, actual) if not same(act, exp)]
+    mismatches = [(lit, exp, act) for (lit, exp), act in zip(cases, actual, strict=True) if not same(act, exp)]
     assert not mismatches, mismatches
 
 
