@@ -138,7 +138,7 @@ def mysql_connector(
     (`<name>.schema-history`), and its schema-change events, which carry each DDL statement, go to the
     topic `<name>` (`include.schema.changes`).  Decimals are exact, times keep microseconds, and an
     unsigned BIGINT is a decimal (it may not fit a signed 64-bit integer).  `server_id` must differ from
-    the server's and from every other replica's.
+    the server's and from every other replica's.  `TRUNCATE TABLE` is published as a truncate event.
     """
     settings: dict[str, object] = {
         "name": name,
@@ -158,6 +158,7 @@ def mysql_connector(
         "time.precision.mode": "adaptive_time_microseconds",
         "bigint.unsigned.handling.mode": "precise",
         "snapshot.mode": "initial",
+        "skipped.operations": "none",  # TRUNCATE TABLE is published (op "t"); Debezium skips it by default
         "key.converter.schemas.enable": str(schemas_enable).lower(),
         "value.converter.schemas.enable": str(schemas_enable).lower(),
     }
@@ -202,13 +203,18 @@ def debezium_connect(
         yield url
 
 
+def connector_status(url: str, name: str) -> dict:
+    """Kafka Connect's status of a connector: its state and its tasks' (with the trace of a failed one)."""
+    with urllib.request.urlopen(f"{url}/connectors/{name}/status", timeout=5) as response:
+        return json.load(response)
+
+
 def _wait_running(url: str, name: str, timeout: float, log_path: Path) -> None:
     deadline = time.monotonic() + timeout
     state = "unknown"
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(f"{url}/connectors/{name}/status", timeout=5) as response:
-                status = json.load(response)
+            status = connector_status(url, name)
         except (urllib.error.URLError, OSError, ValueError):
             time.sleep(0.2)
             continue
