@@ -166,6 +166,21 @@ variable "current_views" {
   default     = false
 }
 
+variable "renames" {
+  description = "Declared column renames, in order (UNIVIEW_RENAMES; docs/current-state.md#renames): versions written before a rename expose the old column under the new name. [] = none."
+  type = list(object({
+    table = string
+    from  = string
+    to    = string
+  }))
+  default = []
+
+  validation {
+    condition     = alltrue([for r in var.renames : can(regex("^[A-Za-z_][A-Za-z0-9_]{0,299}$", r.from)) && can(regex("^[A-Za-z_][A-Za-z0-9_]{0,299}$", r.to)) && lower(r.from) != lower(r.to)])
+    error_message = "each rename needs from and to column names (letters, digits, underscores, not starting with a digit) that differ."
+  }
+}
+
 variable "source_column" {
   description = "Name of an extra column in every unified view holding the version table a row came from (UNIVIEW_SOURCE_COLUMN). null = no such column."
   type        = string

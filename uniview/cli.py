@@ -108,10 +108,11 @@ def build_request(
     datetime_timezone: str | None,
     source_column: str | None,
     current: bool = False,
+    renames: str | None = None,
 ) -> RefreshRequest:
     if bool(tables) == all_families:
         raise click.UsageError("give either --table NAME (repeatable) or --all")
-    options = make_generator_options(policy, max_view_chars, datetime_timezone, source_column, current)
+    options = make_generator_options(policy, max_view_chars, datetime_timezone, source_column, current, renames)
     return RefreshRequest(dataset=dataset, tables=tables or None, target_dataset=target_dataset, options=options)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import click
 
 from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY, GeneratorOptions
+from uniview.renames import read_renames_file
 from uniview.resolve import POLICIES
 
 
@@ -39,6 +40,13 @@ def generator_options(command: Callable) -> Callable:
             is_flag=True,
             help="Also keep <table>_current: the latest row per (_cdc_database, primary key), deletes left out.",
         ),
+        click.option(
+            "--renames",
+            default=None,
+            metavar="FILE",
+            help="Declared column renames (JSON, docs/current-state.md#renames): old versions' columns read under "
+            "their new names.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -46,13 +54,20 @@ def generator_options(command: Callable) -> Callable:
 
 
 def make_generator_options(
-    policy: str, max_view_chars: int, datetime_timezone: str | None, source_column: str | None, current: bool = False
+    policy: str,
+    max_view_chars: int,
+    datetime_timezone: str | None,
+    source_column: str | None,
+    current: bool = False,
+    renames: str | None = None,
 ) -> GeneratorOptions:
+    """GeneratorOptions from the command line's options (`renames`: the path of a renames document)."""
     return GeneratorOptions(
         policy=policy,
         max_view_chars=max_view_chars,
         datetime_timezone=datetime_timezone,
         source_column=source_column,
         current=current,
+        renames=read_renames_file(renames),
         caller="cli",
     )

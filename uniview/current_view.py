@@ -1,9 +1,9 @@
 """Plan `<table>_current`: each key's row as the source table holds it now, per source database.
 
-The view reads every version of the family, each through the unified view's own SELECT
-(uniview.plan.version_select, so it has the unified view's columns and casts) tagged with the
-version's place in the family, and keeps the latest change per (`_cdc_database`, primary key),
-deletes left out.  Changes are ordered by `_cdc_sequence` (the change's place in its source's
+The view reads the family's unified view, so it has its columns and casts; with `--current` the
+unified view names each row's version table (the source column, by default `_cdc_version_table`:
+VERSION_COLUMN), which the view maps to the version's place in the family.  It keeps the latest
+change per (`_cdc_database`, primary key), deletes left out.  Changes are ordered by `_cdc_sequence` (the change's place in its source's
 log), then `_cdc_timestamp`, `_cdc_ingested_at`, `_cdc_position`, each descending with NULLs last,
 and, for changes equal in all of those, a delete before an update before an insert before a
 snapshot row: the ordering is total for every change a source log can produce, so the same data
@@ -28,12 +28,12 @@ version must record the same one.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from uniview import landing_layout as layout
 from uniview.errors import PlanError
-from uniview.identifiers import identifier, string_literal, validate_table
+from uniview.identifiers import identifier, identifier_path, string_literal, validate_table
 from uniview.render import render
 from uniview.resolve import convert, null_of
 from uniview.schema import TableVersion
@@ -47,6 +47,8 @@ _CARRIED = ("STRING", "BYTES", "JSON")
 _DEFAULT_CASTS = ("INT64", "FLOAT64", "NUMERIC", "BIGNUMERIC", "BOOL", "DATE", "DATETIME", "TIME", "TIMESTAMP")
 #: A delete wins a tie, then an update, an insert, a snapshot row.
 _OPERATION_RANK = "CASE {operation} WHEN 'DELETE' THEN 0 WHEN 'UPDATE' THEN 1 WHEN 'INSERT' THEN 2 ELSE 3 END"
+#: The unified view's column naming each row's version table when --current is on and --source-column is not.
+VERSION_COLUMN = "_cdc_version_table"
 _ORDER_COLUMNS = (layout.SEQUENCE, layout.TIMESTAMP, layout.INGESTED_AT, layout.POSITION)
 
 
@@ -75,15 +77,15 @@ def family_primary_key(family: str, versions: Sequence[TableVersion]) -> tuple[s
 
 def current_view_body(
     family: str,
-    versions: Sequence[TableVersion],
+    target_dataset: str,
+    unified_view: str,
     columns: dict[str, BQType],
     primary_key: Sequence[str],
-    select: Callable[[TableVersion], str],
-    extra_columns: Sequence[str] = (),
+    versions: Sequence[TableVersion],
+    version_column: str,
 ) -> str:
-    """The SELECT of `<family>_current` over its `versions`, whose unified columns (name -> type, in order)
-    are given; `select(version)` is the unified view's SELECT of one version, which ends with
-    `extra_columns` (the source column) after the unified ones."""
+    """The SELECT of `<family>_current` over `target_dataset.unified_view`, whose columns (name -> type, in
+    order) are given and which names each row's version table in `version_column`."""
     validate_table(current_view_name(family), "view")
     spelled = {name.lower(): name for name in columns}
     required = [layout.DATABASE, layout.OPERATION, *_ORDER_COLUMNS]
@@ -98,31 +100,32 @@ def current_view_body(
     newest_first.append(_OPERATION_RANK.format(operation=identifier(layout.OPERATION)))
     oldest_first = [f"{identifier(name)} ASC NULLS FIRST" for name in _ORDER_COLUMNS]
     oldest_first.append(_OPERATION_RANK.format(operation=identifier(layout.OPERATION)) + " DESC")
-    has = {name: [n for n, v in enumerate(versions) if _has(v, name)] for name in columns}
     keys = {name.lower() for name in primary_key}
     outputs, gone, carried = [], [], []
     for number, (name, bq_type) in enumerate(columns.items()):
         value = identifier(name)
-        if not name.lower().startswith(layout.CDC_PREFIX) and name.lower() not in keys:
+        if not name.lower().startswith(layout.CDC_PREFIX) and name.lower() not in keys and name != version_column:
             if layout.UNAVAILABLE in spelled and _can_be_left_out(bq_type):
                 carried_name = f"_uniview_carried_{number}"
                 unavailable = f"{string_literal(name)} IN UNNEST({identifier(spelled[layout.UNAVAILABLE])})"
                 carried.append((carried_name, f"IF({unavailable}, NULL, STRUCT({value} AS v))"))
                 value = f"{carried_name}.v"
-            if len(has[name]) < len(versions):
+            has = [n for n, version in enumerate(versions) if _has(version, name)]
+            if len(has) < len(versions):
                 gone_name = f"_uniview_gone_{number}"
-                lacking = [str(n) for n in range(len(versions)) if n not in has[name]]
-                gone.append((gone_name, lacking))
-                present = ", ".join(map(str, has[name]))
+                lacking = [n for n in range(len(versions)) if n not in has]
+                gone.append((gone_name, _among("_uniview_version", lacking)))
                 older = _defaults_case(versions, name, bq_type)
                 value = (
-                    f"IF(_uniview_newest IN ({present}), IF(_uniview_place > {gone_name} OR {gone_name} IS NULL, "
-                    f"{value}, {older}), NULL)"
+                    f"IF({_among('_uniview_newest', has)} OR _uniview_newest IS NULL, "
+                    f"IF(_uniview_place > {gone_name} OR {gone_name} IS NULL, {value}, {older}), NULL)"
                 )
         outputs.append(value if value == identifier(name) else f"{value} AS {identifier(name)}")
-    outputs += [identifier(name) for name in extra_columns]
+    outputs.append(identifier(version_column))
+    cases = " ".join(f"WHEN {string_literal(v.table_name)} THEN {n}" for n, v in enumerate(versions))
     return render(
         "current_view.sql.j2",
+        unified=identifier_path(target_dataset, unified_view),
         outputs=outputs,
         partition=[identifier(layout.DATABASE), *key],
         database=identifier(layout.DATABASE),
@@ -131,8 +134,20 @@ def current_view_body(
         operation=identifier(layout.OPERATION),
         gone=gone,
         carried=carried,
-        branches=[(number, select(version)) for number, version in enumerate(versions)],
+        version=f"CASE {identifier(version_column)} {cases} END",
     )
+
+
+def _among(expression: str, numbers: Sequence[int]) -> str:
+    """`expression` is one of `numbers`, written as ranges (versions gain and lose columns in runs)."""
+    runs: list[list[int]] = []
+    for n in sorted(numbers):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    tests = [f"{expression} = {a}" if a == b else f"{expression} BETWEEN {a} AND {b}" for a, b in runs]
+    return "(" + " OR ".join(tests) + ")" if tests else "FALSE"
 
 
 def _defaults_case(versions: Sequence[TableVersion], name: str, bq_type: BQType) -> str:

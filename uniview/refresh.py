@@ -19,6 +19,7 @@ from uniview.current_view import current_view_name
 from uniview.errors import NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_family
+from uniview.renames import apply_renames
 from uniview.schema import TableVersion, discover_families, split_version_table
 from uniview.version_description import described_defaults, described_not_null, described_primary_key
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
@@ -113,6 +114,8 @@ def plan_families(
     families = discover_families(records, request.tables, primary_keys)
     if descriptions:
         families = {name: [_described(v, descriptions.get(v.table_name)) for v in vs] for name, vs in families.items()}
+    if request.options.renames:
+        families = {name: apply_renames(versions, request.options.renames) for name, versions in families.items()}
     missing = [table for table in request.tables or () if table not in families]
     if missing:
         raise NotFoundError(

@@ -40,6 +40,8 @@ class ColumnRecord:
 class Column:
     name: str
     type: BQType
+    #: The column's name in its table when the views expose it under another (uniview.renames).
+    stored: str | None = None
 
 
 @dataclass(frozen=True)

@@ -363,3 +363,15 @@ def test_variable_rejects(evaluator: Evaluator, name: str, value: object) -> Non
     assert result.returncode != 0
     assert "Invalid value for variable" in result.stderr
     assert f'variable "{name}"' in result.stderr
+
+
+def test_renames_reach_the_function_as_a_renames_document(evaluator: Evaluator) -> None:
+    from uniview.renames import Rename, parse_renames
+
+    assert "UNIVIEW_RENAMES" not in evaluator.value("local.function_env")
+    renames = [{"table": "customer", "from": "memo", "to": "note"}, {"table": "customer", "from": "note", "to": "memo"}]
+    text = evaluator.value("local.function_env", renames=renames)["UNIVIEW_RENAMES"]
+    assert parse_renames(text, "UNIVIEW_RENAMES") == (
+        Rename("customer", "memo", "note"),
+        Rename("customer", "note", "memo"),
+    )

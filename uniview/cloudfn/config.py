@@ -7,6 +7,7 @@ UNIVIEW_MAX_VIEW_CHARS              split views beyond this many characters; def
 UNIVIEW_DATETIME_TIMEZONE           IANA zone DATETIME is read in when it becomes TIMESTAMP
 UNIVIEW_SOURCE_COLUMN               add a column naming each row's version table
 UNIVIEW_CURRENT                     "true": also keep <table>_current; default false
+UNIVIEW_RENAMES                     declared column renames: a renames document (JSON, uniview.renames)
 UNIVIEW_MAX_EVENT_AGE_SECONDS       drop events older than this; default 86400
 UNIVIEW_CONSOLIDATE_IDLE_FOR        consolidate on dataset-wide (scheduled) events: versions idle this long
 UNIVIEW_CONSOLIDATE_MAX_VERSIONS    fold until a family keeps at most this many tables; default 500
@@ -37,6 +38,7 @@ ENV_VARS: tuple[str, ...] = (
     "UNIVIEW_DATETIME_TIMEZONE",
     "UNIVIEW_SOURCE_COLUMN",
     "UNIVIEW_CURRENT",
+    "UNIVIEW_RENAMES",
     "UNIVIEW_MAX_EVENT_AGE_SECONDS",
     "UNIVIEW_CONSOLIDATE_IDLE_FOR",
     "UNIVIEW_CONSOLIDATE_MAX_VERSIONS",
@@ -76,7 +78,8 @@ def load_config(environ: Mapping[str, str]) -> FunctionConfig:
         "UNIVIEW_MAX_EVENT_AGE_SECONDS",
         values["UNIVIEW_MAX_EVENT_AGE_SECONDS"] or str(DEFAULT_MAX_EVENT_AGE_SECONDS),
     )
-    options = _checked(problems, _generator_options, values)
+    renames = _checked(problems, _renames, values["UNIVIEW_RENAMES"])
+    options = _checked(problems, _generator_options, values, renames or ())
     consolidation = _checked(problems, _consolidation, values)
     if problems:
         raise ConfigError("invalid Cloud Function configuration: " + "; ".join(problems))
@@ -188,7 +191,14 @@ def _flag(text: str | None) -> Any:
     return {"true": True, "false": False}.get(text.strip().lower(), text)
 
 
-def _generator_options(values: Mapping[str, str]) -> Any:
+def _renames(text: str) -> tuple:
+    """UNIVIEW_RENAMES: a renames document (uniview.renames); unset: none."""
+    from uniview.renames import parse_renames
+
+    return parse_renames(text, "UNIVIEW_RENAMES") if text else ()
+
+
+def _generator_options(values: Mapping[str, str], renames: tuple) -> Any:
     """GeneratorOptions from the variables, built once: it validates every setting and names each bad
     one by its variable."""
     from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY, GeneratorOptions
@@ -202,5 +212,6 @@ def _generator_options(values: Mapping[str, str]) -> Any:
         datetime_timezone=values["UNIVIEW_DATETIME_TIMEZONE"] or None,
         source_column=values["UNIVIEW_SOURCE_COLUMN"] or None,
         current=_flag(values["UNIVIEW_CURRENT"]),
+        renames=renames,
         caller="function",
     )

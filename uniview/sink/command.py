@@ -160,6 +160,7 @@ def sink_command(
     datetime_timezone: str | None,
     source_column: str | None,
     current: bool,
+    renames: str | None,
     **options: Any,
 ) -> None:
     """Land NDJSON CDC records in typed, hash-versioned tables; quarantine bad records; notify.
@@ -169,7 +170,7 @@ def sink_command(
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
     try:
-        generator = make_generator_options(policy, max_view_chars, datetime_timezone, source_column, current)
+        generator = make_generator_options(policy, max_view_chars, datetime_timezone, source_column, current, renames)
         sink_options = SinkOptions(
             input=input_path, generator_options=generator, target_dataset=target_dataset, **options
         )
