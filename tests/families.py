@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
+from functools import cache
 
 from uniview.schema import Column, TableVersion
 from uniview.types import parse_type
@@ -19,21 +21,60 @@ CONFLICTING = {
 }
 
 
+#: Every column changes type and neither of its types is the unified one (STRING): every version casts it.
+ALL_CONFLICTING_BASE_TYPES = ["INT64", "FLOAT64", "DATE", "TIMESTAMP", "NUMERIC", "BOOL", "TIME"]
+ALL_CONFLICTING = {
+    "INT64": "FLOAT64",
+    "FLOAT64": "INT64",
+    "DATE": "DATETIME",
+    "TIMESTAMP": "DATE",
+    "NUMERIC": "FLOAT64",
+    "BOOL": "INT64",
+    "TIME": "DATETIME",
+}
+
+
 def synthetic_family(
-    versions: int, columns: int, conflict_share: float = 0.2, seed: int = 7, family: str = "events"
+    versions: int,
+    columns: int,
+    conflict_share: float = 0.2,
+    seed: int = 7,
+    family: str = "events",
+    base_types: Sequence[str] = BASE_TYPES,
+    conflicting_types: Mapping[str, str] = CONFLICTING,
 ) -> list[TableVersion]:
-    """`versions` tables of `columns` columns; `conflict_share` of the columns change type across versions."""
+    """`versions` tables of `columns` columns; `conflict_share` of the columns change type across versions
+    (every other version has the column's conflicting type)."""
     rng = random.Random(seed)
-    types = [rng.choice(BASE_TYPES) for _ in range(columns)]
+    types = [rng.choice(base_types) for _ in range(columns)]
     conflicting = set(rng.sample(range(columns), int(columns * conflict_share)))
+    parsed = {name: parse_type(name) for name in {*base_types, *conflicting_types.values()}}
+    # Like discovery from a warehouse: equal columns are one Column, equal lists of them one tuple.
+    column_of = cache(Column)
+    shapes: dict[tuple[str, ...], tuple[Column, ...]] = {}
     result = []
     for index in range(versions):
-        cols = tuple(
-            Column(f"column_{c}", parse_type(CONFLICTING[types[c]] if c in conflicting and index % 2 else types[c]))
-            for c in range(columns)
+        names = tuple(
+            conflicting_types[types[c]] if c in conflicting and index % 2 else types[c] for c in range(columns)
         )
+        cols = shapes.get(names)
+        if cols is None:
+            cols = shapes[names] = tuple(column_of(f"column_{c}", parsed[name]) for c, name in enumerate(names))
         result.append(TableVersion(f"{family}_v_{index:06d}", family, f"{index:06d}", float(index), cols))
     return result
+
+
+def all_conflicting_family(versions: int, columns: int, family: str = "events") -> list[TableVersion]:
+    """The worst case for the view's size: every column changes type, so every version casts every column
+    (900 x 300 resolved to 11.73 MB with every branch naming its columns: over the 11 MB budget)."""
+    return synthetic_family(
+        versions,
+        columns,
+        conflict_share=1.0,
+        family=family,
+        base_types=ALL_CONFLICTING_BASE_TYPES,
+        conflicting_types=ALL_CONFLICTING,
+    )
 
 
 def nested_family(columns: int, fields: int = 4) -> list[TableVersion]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from bigquery_limits import LimitEnforcer
-from families import nested_family, synthetic_family
+from families import all_conflicting_family, nested_family, synthetic_family
 from google.api_core.exceptions import BadRequest
 
 from uniview import limits
@@ -55,9 +55,9 @@ def test_a_family_that_cannot_fit_names_the_limit_and_the_way_out():
 
 
 def test_the_resolved_size_is_checked_even_when_tables_would_fit():
-    # 900 versions of 700 columns: under 1,000 tables, but far over 12 MB resolved.
+    # 900 versions of 700 columns, every one cast: under 1,000 tables, but far over 12 MB resolved.
     with pytest.raises(LimitError, match=r"resolve to [\d,]+ bytes of SQL, over 11,000,000"):
-        plan_family("cdc", "cdc_unified", synthetic_family(900, 700), GeneratorOptions())
+        plan_family("cdc", "cdc_unified", all_conflicting_family(900, 700), GeneratorOptions())
 
 
 def test_nested_fields_count_toward_the_column_limit():
@@ -80,20 +80,20 @@ def test_pack_scripts_keeps_order_and_every_job_within_the_limit():
 
 def test_the_enforcer_fails_where_bigquery_would():
     enforcer = LimitEnforcer()
-    with pytest.raises(BadRequest, match="maximum standard SQL query length is 1024.00K"):
+    with pytest.raises(BadRequest, match=r"maximum standard SQL query length is 1024\.00K"):
         enforcer.check_job("SELECT '" + "x" * 1_024_001 + "'")
     with pytest.raises(BadRequest, match="View definition is too long"):
         enforcer.check_job("CREATE OR REPLACE VIEW d.v AS\nSELECT '" + "x" * 256_001 + "' AS x")
     for n in range(60):
         enforcer.check_job(f"CREATE OR REPLACE VIEW d.p{n} AS\nSELECT '{'x' * 210_000}' AS x FROM d.t{n} AS v")
-    with pytest.raises(BadRequest, match="maximum resolved query length is 12.00M"):  # views resolve when created
+    with pytest.raises(BadRequest, match=r"maximum resolved query length is 12\.00M"):  # views resolve when created
         enforcer.check_job(
             "CREATE OR REPLACE VIEW d.top AS\n" + "\nUNION ALL\n".join(f"SELECT * FROM d.p{n}" for n in range(60))
         )
     enforcer.check_job(
         "CREATE OR REPLACE VIEW d.top AS\n" + "\nUNION ALL\n".join(f"SELECT * FROM d.p{n}" for n in range(57))
     )
-    with pytest.raises(BadRequest, match="maximum resolved query length is 12.00M"):
+    with pytest.raises(BadRequest, match=r"maximum resolved query length is 12\.00M"):
         enforcer.check_job("SELECT * FROM d.top CROSS JOIN d.p57")
     tables = LimitEnforcer()
     tables.check_job(

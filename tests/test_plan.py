@@ -129,7 +129,7 @@ def wide_family(count, columns=30):
 
 
 def test_split_keeps_every_view_within_budget_and_every_version_reachable():
-    versions = wide_family(60)
+    versions = wide_family(90)
     options = GeneratorOptions(max_view_chars=20_000)
     plan = plan_family("ds", "ds_unified", versions, options)
     parts, top = plan.views[:-1], plan.top_view
@@ -186,23 +186,23 @@ def test_source_column_must_not_clash_with_a_data_column():
 @pytest.mark.parametrize(
     "options",
     [
-        dict(policy="strict"),
-        dict(max_view_chars=999),
-        dict(max_view_chars=256_001),
-        dict(datetime_timezone="Nowhere/Land"),
-        dict(source_column="bad name"),
-        dict(source_column="1x"),
-        dict(datetime_timezone="localtime"),
-        dict(datetime_timezone="posix/Europe/Paris"),
-        dict(datetime_timezone="right/UTC"),
-        dict(datetime_timezone="Factory"),
-        dict(source_column="_PARTITIONTIME"),
-        dict(source_column="_table_x"),
-        dict(source_column="_FILE_x"),
-        dict(source_column="__ROOT__x"),
-        dict(source_column="_ROW_TIMESTAMPx"),
-        dict(source_column="_COLIDENTIFIERx"),
-        dict(source_column="x" * 301),
+        {"policy": "strict"},
+        {"max_view_chars": 999},
+        {"max_view_chars": 256_001},
+        {"datetime_timezone": "Nowhere/Land"},
+        {"source_column": "bad name"},
+        {"source_column": "1x"},
+        {"datetime_timezone": "localtime"},
+        {"datetime_timezone": "posix/Europe/Paris"},
+        {"datetime_timezone": "right/UTC"},
+        {"datetime_timezone": "Factory"},
+        {"source_column": "_PARTITIONTIME"},
+        {"source_column": "_table_x"},
+        {"source_column": "_FILE_x"},
+        {"source_column": "__ROOT__x"},
+        {"source_column": "_ROW_TIMESTAMPx"},
+        {"source_column": "_COLIDENTIFIERx"},
+        {"source_column": "x" * 301},
     ],
 )
 def test_invalid_options_are_config_errors(options):

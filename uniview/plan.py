@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 
 from uniview import limits
-from uniview.current_view import VERSION_COLUMN, current_view_body, current_view_name, family_primary_key
+from uniview.current_view import current_view_body, current_view_name, family_primary_key
 from uniview.errors import ConfigError, PlanError
 from uniview.identifiers import (
     identifier,
@@ -30,7 +30,6 @@ from uniview.identifiers import (
     validate_table,
 )
 from uniview.landing_layout import SOURCE_TABLE
-from uniview.renames import Rename
 from uniview.render import render
 from uniview.resolve import POLICIES, Converter, null_of, unify, validate_timezone
 from uniview.schema import Column, TableVersion
@@ -48,7 +47,6 @@ SETTING_NAMES = {
     "datetime_timezone": ("--datetime-timezone", "UNIVIEW_DATETIME_TIMEZONE"),
     "source_column": ("--source-column", "UNIVIEW_SOURCE_COLUMN"),
     "current": ("--current", "UNIVIEW_CURRENT"),
-    "renames": ("--renames", "UNIVIEW_RENAMES"),
 }
 CALLERS = ("cli", "function")
 PART_HASH_LENGTH = 12
@@ -65,8 +63,6 @@ class GeneratorOptions:
     source_column: str | None = None
     #: Also keep `<table>_current`, the latest row per primary key (uniview.current_view).
     current: bool = False
-    #: Declared column renames (uniview.renames), applied to the versions before they are planned.
-    renames: tuple[Rename, ...] = ()
     #: BigQuery's query-time limits (resources, resolved size) are enforced; benchmarks lift them.
     enforce_query_limits: bool = True
     caller: str = field(default="cli", compare=False)
@@ -214,15 +210,23 @@ def is_family_view(family: str, view_name: str) -> bool:
 
 def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[UnifiedColumn, ...]:
     """The column superset in first-appearance order, each with its unified type."""
-    spelling: dict[str, str] = {}
+    # Versions often share one column list (discovery gives equal lists one tuple): each is read once, in
+    # order of first appearance for the order and the types, of last appearance for the newest spelling.
+    first_seen: dict[int, tuple[Column, ...]] = {}
+    last_seen: dict[int, int] = {}
+    for index, version in enumerate(versions):
+        first_seen.setdefault(id(version.columns), version.columns)
+        last_seen[id(version.columns)] = index
     types: dict[str, dict[BQType, None]] = {}  # the distinct types of each column, in order of appearance
-    for version in versions:
-        for column in version.columns:
+    for columns in first_seen.values():
+        for column in columns:
             key = column.name.lower()
-            if key == SOURCE_TABLE:
-                continue  # a consolidated table's bookkeeping, not a column of the family
-            spelling[key] = column.name
-            types.setdefault(key, {})[column.type] = None
+            if key != SOURCE_TABLE:  # a consolidated table's bookkeeping, not a column of the family
+                types.setdefault(key, {})[column.type] = None
+    spelling: dict[str, str] = {}
+    for columns_id in sorted(last_seen, key=last_seen.__getitem__):
+        for column in first_seen[columns_id]:
+            spelling[column.name.lower()] = column.name
     return tuple(
         UnifiedColumn(spelling[key], unify(column_types, policy), tuple(column_types))
         for key, column_types in types.items()
@@ -232,15 +236,34 @@ def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[Unifie
 def table_alias(version: TableVersion) -> str:
     """A short alias for the version's table that no column of it is named like: a column named like
     its table (or alias) would otherwise read as a STRUCT of the whole row."""
-    taken = {name.lower() for column in version.columns for name in (column.name, column.stored) if name}
+    return _alias({column.name.lower() for column in version.columns})
+
+
+def _alias(taken: Collection[str]) -> str:
     alias = "v"
     while alias in taken:
         alias += "_"
     return alias
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """The select items of one list of version columns: naming the unified columns, and bare."""
+
+    columns: tuple[Column, ...]
+    named: list[str]
+    bare: list[str]
+    alias: str
+    has_source_table: bool
+
+
 class SelectBuilder:
-    """Builds each version's SELECT; checks every distinct expression shape with sqlglot once."""
+    """Builds each version's SELECT; checks every distinct expression shape with sqlglot once.
+
+    BigQuery matches the branches of a UNION ALL by position and takes the columns' names from the first
+    one, so only a view's first branch names its columns (`CAST(id AS STRING) AS id`); every later branch
+    is bare: the same expressions without aliases, on one line.  Each
+    distinct item is built once, and the items of each distinct list of columns once."""
 
     def __init__(self, source_dataset: str, columns: Sequence[UnifiedColumn], options: GeneratorOptions) -> None:
         self.source_dataset = source_dataset
@@ -248,40 +271,61 @@ class SelectBuilder:
         self.options = options
         self.converter = Converter(options.datetime_timezone)
         self.timezone = options.datetime_timezone
-        self._items: dict[tuple, str] = {}
+        self._keys = [column.name.lower() for column in columns]
+        self._items: dict[tuple, tuple[str, str]] = {}
+        self._shapes: dict[int, _Shape] = {}
 
-    def item(self, column: UnifiedColumn, found: Column | None) -> str:
-        """One select item; versions share most columns, so each distinct item is built once."""
-        key = (column.name, None) if found is None else (column.name, found.name, found.type, found.stored)
-        text = self._items.get(key)
-        if text is None:
-            text = self._items[key] = self._build_item(column, found)
-        return text
+    def item(self, column: UnifiedColumn, found: Column | None, named: bool = True) -> str:
+        """One select item, naming the column or bare."""
+        named_item, bare_item = self._item_pair(column, found)
+        return named_item if named else bare_item
 
-    def _build_item(self, column: UnifiedColumn, found: Column | None) -> str:
+    def _item_pair(self, column: UnifiedColumn, found: Column | None) -> tuple[str, str]:
+        key = (column.name, None) if found is None else (column.name, found.name, found.type)
+        pair = self._items.get(key)
+        if pair is None:
+            pair = self._items[key] = self._build_item(column, found)
+        return pair
+
+    def _build_item(self, column: UnifiedColumn, found: Column | None) -> tuple[str, str]:
+        """The item naming the unified column, and the bare expression."""
         if found is None:
             check_expression_shape(("null", column.type), lambda: null_of(column.type))
-            return f"{null_of(column.type)} AS {identifier(column.name)}"
+            value = null_of(column.type)
+            return f"{value} AS {identifier(column.name)}", value
         source = found.type.base()
-        stored = found.stored or found.name  # a renamed column is read by its name in the table
-        name = identifier(stored)
+        name = identifier(found.name)
         if source == column.type:
-            return name if stored == column.name else f"{name} AS {identifier(column.name)}"
+            return (name if found.name == column.name else f"{name} AS {identifier(column.name)}"), name
         check_expression_shape(
             ("convert", source, column.type, self.timezone),
             lambda: self.converter.convert("__uniview_column__", source, column.type),
         )
-        return f"{self.converter.convert(name, source, column.type)} AS {identifier(column.name)}"
+        value = self.converter.convert(name, source, column.type)
+        return f"{value} AS {identifier(column.name)}", value
 
-    def select(self, version: TableVersion) -> str:
-        """The SELECT that reads one version in the unified shape."""
-        own = {column.name.lower(): column for column in version.columns}
-        items = [self.item(column, own.get(column.name.lower())) for column in self.columns]
+    def _shape(self, columns: tuple[Column, ...]) -> _Shape:
+        shape = self._shapes.get(id(columns))
+        if shape is None or shape.columns is not columns:
+            own = {column.name.lower(): column for column in columns}
+            pairs = [
+                self._item_pair(column, own.get(key)) for column, key in zip(self.columns, self._keys, strict=True)
+            ]
+            named, bare = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
+            shape = _Shape(columns, named, bare, _alias(own), SOURCE_TABLE in own)
+            self._shapes[id(columns)] = shape
+        return shape
+
+    def select(self, version: TableVersion, named: bool = True) -> str:
+        """The SELECT that reads one version in the unified shape: naming its columns (a view's first
+        branch, or a SELECT on its own), or bare (a later branch of a UNION ALL)."""
+        shape = self._shape(version.columns)
+        items = shape.named if named else shape.bare
         if self.options.source_column:
-            source = identifier(SOURCE_TABLE) if SOURCE_TABLE in own else string_literal(version.table_name)
-            items.append(f"{source} AS {identifier(self.options.source_column)}")
+            source = identifier(SOURCE_TABLE) if shape.has_source_table else string_literal(version.table_name)
+            items = [*items, f"{source} AS {identifier(self.options.source_column)}" if named else source]
         source = identifier_path(self.source_dataset, version.table_name)
-        return render("version_select.sql.j2", items=items, source=source, alias=table_alias(version))
+        return render("version_select.sql.j2", named=named, items=items, source=source, alias=shape.alias)
 
 
 def version_select(
@@ -299,25 +343,22 @@ def plan_family(
     validate_dataset(target_dataset, "target dataset")
     if not versions:
         raise PlanError("a family needs at least one version table")
-    if options.current and options.source_column is None:  # the current view reads each row's version table
-        options = replace(options, source_column=VERSION_COLUMN)
     family = versions[0].family
     validate_table(top_view_name(family), "view")
     check_statement_shape()
     columns = unify_columns(versions, options.policy)
     _check_source_column(family, columns, options)
     builder = SelectBuilder(source_dataset, columns, options)
-    branches = [builder.select(version) for version in versions]
-    views = _split_into_views(family, target_dataset, versions, branches, options)
+    views = _split_into_views(family, target_dataset, versions, builder, options)
     footprint = _footprint(family, len(versions), views, _column_count(columns, options))
     footprint.check_definition(options.max_view_chars)
     if options.enforce_query_limits:
         footprint.check_queries()
     planned = FamilyPlan(family, source_dataset, target_dataset, tuple(versions), columns, tuple(views), footprint)
-    return _with_current_view(planned, options) if options.current else planned
+    return _with_current_view(planned, builder) if options.current else planned
 
 
-def _with_current_view(plan: FamilyPlan, options: GeneratorOptions) -> FamilyPlan:
+def _with_current_view(plan: FamilyPlan, builder: SelectBuilder) -> FamilyPlan:
     """The plan with its current view, or with the reason it has none: no version records a primary key
     (a note), or the versions disagree or the key cannot be partitioned by (an error)."""
     if not any(version.primary_key for version in plan.versions):
@@ -325,13 +366,12 @@ def _with_current_view(plan: FamilyPlan, options: GeneratorOptions) -> FamilyPla
     types = {column.name: column.type for column in plan.columns}
     try:
         key = family_primary_key(plan.family, plan.versions)
-        version_column = options.source_column or VERSION_COLUMN
-        top = top_view_name(plan.family)
-        body = current_view_body(plan.family, plan.target_dataset, top, types, key, plan.versions, version_column)
-        if len(body) > options.max_view_chars:
+        extra = [builder.options.source_column] if builder.options.source_column else []
+        body = current_view_body(plan.family, plan.versions, types, key, builder.select, extra)
+        if len(body) > builder.options.max_view_chars:
             raise PlanError(
                 f"family {plan.family!r}: its current view would be {len(body):,} characters, more than "
-                f"{options.setting('max_view_chars')} {options.max_view_chars:,}"
+                f"{builder.options.setting('max_view_chars')} {builder.options.max_view_chars:,}"
             )
     except PlanError as error:
         return replace(plan, current_error=error)
@@ -382,17 +422,32 @@ class _UnionLayout:
 
 
 def _split_into_views(
-    family: str, target_dataset: str, versions: Sequence[TableVersion], branches: list[str], options: GeneratorOptions
+    family: str,
+    target_dataset: str,
+    versions: Sequence[TableVersion],
+    builder: SelectBuilder,
+    options: GeneratorOptions,
 ) -> list[ViewDefinition]:
+    """One view when the family fits the budget, else part views and a top view over them; the first
+    branch of each view names the columns, the others are bare."""
     layout = _UnionLayout.measure()
     budget = options.max_view_chars
-    lengths = [len(branch) for branch in branches]
-    if layout.length(lengths) <= budget:
-        return [ViewDefinition(target_dataset, top_view_name(family), render("union_view.sql.j2", branches=branches))]
-    groups = _pack(family, versions, lengths, layout, options)
+    bare = [builder.select(version, named=False) for version in versions]
+    named: dict[int, str] = {}
+
+    def first(index: int) -> str:
+        if index not in named:
+            named[index] = builder.select(versions[index], named=True)
+        return named[index]
+
+    lengths = [len(branch) for branch in bare]
+    if layout.length([len(first(0)), *lengths[1:]]) <= budget:
+        body = render("union_view.sql.j2", branches=[first(0), *bare[1:]])
+        return [ViewDefinition(target_dataset, top_view_name(family), body)]
+    groups = _pack(family, versions, lengths, lambda index: len(first(index)), layout, options)
     parts = []
     for group in groups:
-        body = render("union_view.sql.j2", branches=[branches[i] for i in group])
+        body = render("union_view.sql.j2", branches=[first(group[0]), *(bare[i] for i in group[1:])])
         parts.append(ViewDefinition(target_dataset, part_view_name(family, body), body))
     top_branches = [render("part_select.sql.j2", part=identifier_path(target_dataset, part.name)) for part in parts]
     top = ViewDefinition(target_dataset, top_view_name(family), render("union_view.sql.j2", branches=top_branches))
@@ -408,25 +463,30 @@ def _pack(
     family: str,
     versions: Sequence[TableVersion],
     lengths: Sequence[int],
+    first_length: Callable[[int], int],
     layout: _UnionLayout,
     options: GeneratorOptions,
 ) -> list[list[int]]:
-    """Greedy, in creation order: consecutive versions fill a part until the next one would not fit."""
+    """Greedy, in creation order: consecutive versions fill a part until the next one would not fit.
+    `lengths` are the bare branches'; a part's first branch names the columns (`first_length`)."""
     budget = options.max_view_chars
     groups: list[list[int]] = []
     current: list[int] = []
     current_lengths: list[int] = []
     for index, length in enumerate(lengths):
-        if layout.length([length]) > budget:
+        if current and layout.length([*current_lengths, length]) <= budget:
+            current.append(index)
+            current_lengths.append(length)
+            continue
+        opening = first_length(index)
+        if layout.length([opening]) > budget:
             raise limits.LimitError(
-                f"version table {versions[index].table_name!r} alone needs {layout.length([length]):,} characters "
+                f"version table {versions[index].table_name!r} alone needs {layout.length([opening]):,} characters "
                 f"of SQL, over the {budget:,}-character view budget: raise {options.setting('max_view_chars')} "
                 f"(BigQuery allows {limits.MAX_VIEW_CHARS}) or narrow the table"
             )
-        if current and layout.length([*current_lengths, length]) > budget:
+        if current:
             groups.append(current)
-            current, current_lengths = [], []
-        current.append(index)
-        current_lengths.append(length)
+        current, current_lengths = [index], [opening]
     groups.append(current)
     return groups

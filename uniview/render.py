@@ -39,6 +39,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=False,
         trim_blocks=False,
         lstrip_blocks=False,
+        auto_reload=False,  # the templates ship with the code: no stat of the file on every render
     )
 
 

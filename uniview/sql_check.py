@@ -43,11 +43,13 @@ def check_expression_shape(shape: Hashable, make: Callable[[], str]) -> None:
 
 
 def check_statement_shape() -> None:
-    """Parse the statements the templates lay out (a view over two branches, a top view over parts)."""
+    """Parse the statements the templates lay out (a view over a first branch naming its columns and
+    bare later ones, a top view over parts)."""
     if "statement" in _checked:
         return
-    branch = render("version_select.sql.j2", items=["a", "CAST(b AS STRING) AS b"], source="d.t", alias="v")
-    body = render("union_view.sql.j2", branches=[branch, branch])
+    first = render("version_select.sql.j2", named=True, items=["a", "CAST(b AS STRING) AS b"], source="d.t", alias="v")
+    later = render("version_select.sql.j2", named=False, items=["a", "CAST(b AS STRING)"], source="d.t", alias="v")
+    body = render("union_view.sql.j2", branches=[first, later, later])
     for statement in (
         render("create_view.sql.j2", view="d.v", description="'x'", body=body),
         render(

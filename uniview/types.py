@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from uniview.errors import TypeParseError
 from uniview.identifiers import quote
@@ -184,31 +185,25 @@ def decimal_parameters(bq_type: Scalar) -> tuple[int, int]:
 def parse_type(text: str, *, table: str | None = None, column: str | None = None) -> BQType:
     """Parse one BigQuery data_type string; raise TypeParseError naming the table and column.
 
-    A family of hundreds of versions repeats a few dozen type strings: each is parsed once."""
-    parsed = _PARSED.get(text)
-    if parsed is not None:
-        return parsed
-    parsed = _parse_type(text, table=table, column=column)
-    if len(_PARSED) < _PARSED_LIMIT:
-        _PARSED[text] = parsed
-    return parsed
-
-
-_PARSED: dict[str, BQType] = {}
-_PARSED_LIMIT = 65_536
-
-
-def _parse_type(text: str, *, table: str | None = None, column: str | None = None) -> BQType:
+    A family of hundreds of versions repeats a few dozen type strings: each is parsed once per process."""
     try:
-        tokens = _tokenize(text)
-        parser = _Parser(tokens)
-        parsed = parser.parse_type()
-        parser.expect_end()
-        return parsed
+        if not isinstance(text, str):
+            raise TypeParseError("not a string")
+        return _parse_type_text(text)
     except TypeParseError as error:
         where = ".".join(part for part in (table, column) if part)
         prefix = f"column {where}: " if where else ""
         raise TypeParseError(f"{prefix}cannot parse data type {text!r}: {error}") from None
+
+
+@lru_cache(maxsize=65_536)
+def _parse_type_text(text: str) -> BQType:
+    """The type `text` spells (types are immutable values, so one parse serves every column of that type)."""
+    tokens = _tokenize(text)
+    parser = _Parser(tokens)
+    parsed = parser.parse_type()
+    parser.expect_end()
+    return parsed
 
 
 def _tokenize(text: str) -> list[str]:

@@ -8,11 +8,5 @@ SELECT
   CAST(NULL AS STRING) AS email
 FROM cdc.customer_v_abc AS v
 UNION ALL
-SELECT
-  id,
-  first_name,
-  last_name,
-  CAST(NULL AS STRING) AS full_name,
-  email
-FROM cdc.customer_v_def AS v
+SELECT id,first_name,last_name,CAST(NULL AS STRING),email FROM cdc.customer_v_def AS v
 

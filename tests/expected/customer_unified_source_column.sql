@@ -9,12 +9,5 @@ SELECT
   'customer_v_abc' AS _uniview_source
 FROM cdc.customer_v_abc AS v
 UNION ALL
-SELECT
-  id,
-  first_name,
-  last_name,
-  CAST(NULL AS STRING) AS full_name,
-  email,
-  'customer_v_def' AS _uniview_source
-FROM cdc.customer_v_def AS v
+SELECT id,first_name,last_name,CAST(NULL AS STRING),email,'customer_v_def' FROM cdc.customer_v_def AS v
 

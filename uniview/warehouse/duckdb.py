@@ -27,7 +27,7 @@ import duckdb
 from uniview.errors import ConfigError, NotFoundError, TransientWarehouseError, TypeParseError, WarehouseError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.render import render
-from uniview.schema import ColumnRecord, split_version_table
+from uniview.schema import ColumnRecord, collector_paused, split_version_table
 from uniview.types import BQType, parse_type
 from uniview.version_description import described_primary_key
 from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
@@ -119,13 +119,21 @@ class DuckDBWarehouse(Warehouse):
             order.pop(table, None)  # folded into a consolidated table and empty: no row to show
         wanted = set(families) if families is not None else None
         self._check_required(schema, order, wanted, required_tables)
-        rows = _guarded(self.url, lambda: connection.execute(_COLUMNS_SQL, [schema]).fetchall())
-        kept = {table: _in_families(table, wanted) for table in order}
-        return [
-            ColumnRecord(table, column, position, _bigquery_type(table, column, data_type), float(order[table]))
-            for table, column, position, data_type in rows
-            if kept.get(table)
-        ]
+        created = {table: float(rank) for table, rank in order.items() if _in_families(table, wanted)}
+        mapped = _TYPE_TEXT  # 270,000 rows of a wide family name a few dozen types: each is mapped once
+        with collector_paused():
+            rows = _guarded(self.url, lambda: connection.execute(_COLUMNS_SQL, [schema]).fetchall())
+            return [
+                ColumnRecord(
+                    table,
+                    column,
+                    position,
+                    mapped.get(data_type) or _bigquery_type(table, column, data_type),
+                    created[table],
+                )
+                for table, column, position, data_type in rows
+                if table in created
+            ]
 
     def _check_not_catalog_name(self, dataset: str) -> None:
         """DuckDB names a file's catalog after the file: a schema of that name is ambiguous in every query."""
@@ -315,7 +323,8 @@ def record_created_tables_of(
     changes = {}
     for dataset in wanted:
         new = [name for name in present[dataset] if name not in recorded[dataset]]
-        gone = [name for name in recorded[dataset] if name not in set(present[dataset])]
+        still_there = set(present[dataset])
+        gone = [name for name in recorded[dataset] if name not in still_there]
         if new or gone:
             changes[dataset] = (new, gone)
     if changes:
