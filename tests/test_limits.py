@@ -6,6 +6,8 @@ BigQuery emulator tests put in front of every job, so the planner and BigQuery's
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from bigquery_limits import LimitEnforcer
 from families import all_conflicting_family, nested_family, synthetic_family
@@ -44,6 +46,45 @@ def test_900_by_300_has_room_to_spare():
     plan = plan_family("cdc", "cdc_unified", synthetic_family(900, 300), GeneratorOptions())
     assert plan.footprint.resolved_bytes < 0.5 * limits.MAX_RESOLVED_BYTES
     assert len(plan.views) < 30
+
+
+def resolved(plan, query: str) -> str:
+    """`query` with every view it reaches replaced by the view's SQL, as BigQuery expands it before running it."""
+    bodies = {f"{view.dataset}.{view.name}": view.body for view in plan.all_views}
+
+    def expand(sql: str) -> str:
+        return _REFERENCE.sub(lambda m: f"FROM ({expand(bodies[m[1]])})" if m[1] in bodies else m[0], sql)
+
+    return expand(query)
+
+
+_REFERENCE = re.compile(r"\bFROM ([\w-]+\.[\w-]+)")
+
+
+def test_900_versions_whose_every_column_changes_type_fit_every_limit():
+    """Every version casts each of its 300 columns: named in every branch, as before, the family resolved to
+    11.73 MB, over the 11 MB the view may take of BigQuery's 12 MB.  Only each view's first branch names the
+    columns now; every figure is counted as BigQuery counts it and held to its limit."""
+    plan = plan_family("cdc", "cdc_unified", all_conflicting_family(900, 300), GeneratorOptions())
+    query = f"SELECT * FROM {plan.target_dataset}.{plan.top_view.name}"
+    expanded = resolved(plan, query)
+    # Resolved: the reader's query with every view expanded, within 12 MB less the reader's own 1 MB.
+    assert len(expanded.encode()) <= limits.MAX_RESOLVED_BYTES - limits.RESOLVED_RESERVE_BYTES
+    assert len(expanded.encode()) < 8_000_000  # the planner's own figure (every view's body) bounds it
+    assert len(expanded.encode()) <= plan.footprint.resolved_bytes + len(query) < 1.01 * len(expanded.encode())
+    # Tables and views one query references, within 1,000 (the reader's reserve of 10 kept free).
+    tables = set(re.findall(r"\bFROM (cdc\.[\w-]+)", expanded))
+    assert len(tables) == 900 and plan.footprint.resources == len(tables) + len(plan.views)
+    assert len(tables) + len(plan.views) <= limits.MAX_QUERY_RESOURCES - limits.RESOURCES_RESERVE
+    # Each view's SQL within 256K (and the budget), each DDL job within 1,024K characters.
+    assert all(len(view.body) <= 250_000 < limits.MAX_VIEW_CHARS for view in plan.views)
+    statements = [change_statement("test-project", ViewChange(v.dataset, v.name, v.body)) for v in plan.views]
+    assert all(len(job) <= limits.MAX_QUERY_CHARS for job in pack_scripts(statements))
+    # Columns: 300 of 10,000; views two levels deep.
+    assert plan.footprint.columns == 300 <= limits.MAX_COLUMNS and plan.footprint.nesting == 2
+    # Every version is read, casting every column, and the whole family passes the enforcer's own count.
+    assert expanded.count("CAST(") == 900 * 300
+    enforce(plan)
 
 
 def test_a_family_that_cannot_fit_names_the_limit_and_the_way_out():

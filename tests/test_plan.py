@@ -142,6 +142,50 @@ def test_split_keeps_every_view_within_budget_and_every_version_reachable():
     assert _tables_in(top.body) == [f"ds_unified.{p.name}" for p in parts]
 
 
+def test_only_each_views_first_branch_names_the_columns():
+    """BigQuery matches UNION ALL branches by position and names the columns after the first branch: each part
+    view's first branch names every unified column, the later ones are bare expressions, one per column, and
+    the top view reads the parts with SELECT *, so every view has the plan's columns in the plan's order."""
+    versions = wide_family(90)
+    plan = plan_family("ds", "ds_unified", versions, GeneratorOptions(max_view_chars=20_000, source_column="_src"))
+    names = [c.name for c in plan.columns] + ["_src"]
+    assert len(plan.parts) >= 3
+    branches = 0
+    for view in plan.parts:
+        first, *later = _selects(view.body)
+        assert [e.alias_or_name for e in first.expressions] == names
+        assert later and all(len(select.expressions) == len(names) for select in later)
+        assert not any(isinstance(e, sqlglot.exp.Alias) for select in later for e in select.expressions)
+        assert len(re.findall(r"^SELECT \S.* FROM ds\.wide_v_\d+ AS v$", view.body, flags=re.M)) == len(later)
+        branches += 1 + len(later)
+    assert branches == len(versions)
+    assert all(select.is_star for select in _selects(plan.top_view.body))
+
+
+def test_a_later_branch_reads_another_spelling_bare():
+    versions = [
+        version("t", "a", 1, [("email", "STRING"), ("id", "INT64")]),
+        version("t", "b", 2, [("Email", "STRING"), ("ID", "STRING"), ("zip", "DATE")]),
+    ]
+    body = plan_family("ds", "ds_unified", versions, GeneratorOptions()).top_view.body
+    assert "  email AS Email,\n  CAST(id AS STRING) AS ID,\n  CAST(NULL AS DATE) AS zip\n" in body
+    assert body.endswith("\nSELECT Email,ID,zip FROM ds.t_v_b AS v\n")
+
+
+def _selects(body):
+    """The SELECTs a view UNION ALLs, in order."""
+    tree = sqlglot.parse_one(body, read="bigquery")
+    return [tree] if isinstance(tree, sqlglot.exp.Select) else [*_selects_of(tree)]
+
+
+def _selects_of(node):
+    if isinstance(node, sqlglot.exp.Union):
+        yield from _selects_of(node.this)
+        yield from _selects_of(node.expression)
+    else:
+        yield node
+
+
 def test_unsplit_view_just_fits_its_budget():
     versions = wide_family(3)
     length = len(plan_family("ds", "ds_unified", versions, GeneratorOptions()).top_view.body)
