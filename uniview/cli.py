@@ -170,6 +170,53 @@ def refresh(warehouse: str, **request_options: Any) -> None:
     exit_on_failures([(outcome.family, outcome.error) for outcome in outcomes if outcome.error is not None])
 
 
+@main.command()
+@view_options
+@click.option("--json", "as_json", is_flag=True, help="Print every family as JSON, worst first, with a summary.")
+@click.option(
+    "--fail-on",
+    "fail_on",
+    multiple=True,
+    metavar="KIND=VALUE",
+    help="Exit with code 3 when a family crosses it: stale=DURATION (newest _cdc_ingested_at older than that), "
+    "headroom=PERCENT (less free to a BigQuery limit, or over one), pending=DURATION (a version no view reads, "
+    "or a notification not delivered, for longer). Repeatable or comma-separated, e.g. stale=6h,headroom=15.",
+)
+@click.option("--limit", "shown", type=int, default=50, show_default=True, help="Families shown in the terminal.")
+@click.option(
+    "--pending-file",
+    default=None,
+    metavar="FILE",
+    help="BigQuery: a local copy of the sink's uniview_pending_notifications.json (under its checkpoint "
+    "directory); DuckDB keeps them in the warehouse file.",
+)
+@fail_cleanly
+def status(
+    warehouse: str, as_json: bool, fail_on: tuple[str, ...], shown: int, pending_file: str | None, **options: Any
+) -> None:
+    """Show each family's versions, unread version tables, headroom to BigQuery's limits, freshness,
+    quarantine and pending notifications, worst first (docs/operations-runbook.md)."""
+    from uniview.status import THRESHOLD_EXIT_CODE, family_statuses, parse_fail_on
+    from uniview.status_collect import collect
+    from uniview.status_output import print_status, status_document
+    from uniview.warehouse import open_warehouse
+
+    thresholds = parse_fail_on(fail_on)
+    request = build_request(**options)
+    with open_warehouse(warehouse) as connection:
+        inputs = collect(connection, request, pending_file)
+    statuses = family_statuses(inputs, request.options, thresholds)
+    if as_json:
+        click.echo(json.dumps(status_document(statuses, thresholds, inputs.now), indent=2, ensure_ascii=False))
+    else:
+        print_status(statuses, inputs.now, shown)
+    crossing = [s for s in statuses if s.crossed]
+    for family in crossing:
+        click.echo(f"uniview: {family.family}: crosses --fail-on {', '.join(family.crossed)}", err=True)
+    if crossing:
+        sys.exit(THRESHOLD_EXIT_CODE)
+
+
 @main.command("migrate-landing")
 @click.option(
     "--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE", help="duckdb:///file.duckdb or bigquery://PROJECT."

@@ -112,6 +112,20 @@ class FamilyFootprint:
             f"referenced, {resolved:.0%} of the resolved-SQL budget); " + consolidate_advice(self.family)
         )
 
+    def usage(self) -> dict[str, float]:
+        """The share of each limit the family uses, for `uniview status`: tables per query and resolved SQL
+        against what a reader's query leaves (the reserves above), columns, and the widest view."""
+        return {
+            "tables per query": self.resources / (MAX_QUERY_RESOURCES - RESOURCES_RESERVE),
+            "resolved SQL": self.resolved_bytes / (MAX_RESOLVED_BYTES - RESOLVED_RESERVE_BYTES),
+            "columns": self.columns / MAX_COLUMNS,
+            "view size": max(self.view_chars) / MAX_VIEW_CHARS,
+        }
+
+    def headroom(self) -> dict[str, float]:
+        """Percent of each limit still free (negative when over it), by the names usage() gives."""
+        return {name: round(100 * (1 - used), 1) for name, used in self.usage().items()}
+
     def check_queries(self) -> None:
         """LimitError for a view every query of which BigQuery would refuse: too large resolved, too many tables."""
         resolved_limit = MAX_RESOLVED_BYTES - RESOLVED_RESERVE_BYTES

@@ -1,0 +1,59 @@
+"""A dataset with a family in every state `uniview status` tells apart, written with the landing's
+own layout (uniview.landing_layout) so the reads run on what the sink writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from uniview.landing_layout import CDC_COLUMNS
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+#: Columns of the family near the columns limit: 8,500 of BigQuery's 10,000 with the CDC columns.
+WIDE_COLUMNS = 8_500 - len(CDC_COLUMNS)
+#: Versions of the family over the tables-per-query limit: 991 tables and the view, over 990.
+OVER_VERSIONS = 991
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    columns: tuple[tuple[str, str], ...]  # BigQuery types, CDC columns excluded
+    rows: tuple[tuple[str, datetime], ...] = ()  # (_cdc_database, _cdc_ingested_at)
+
+
+def ago(**span: float) -> datetime:
+    return NOW - timedelta(**span)
+
+
+ID = (("id", "INT64"),)
+
+#: family -> (tables refreshed before the status, tables landed after the refresh)
+FAMILIES: dict[str, tuple[list[Table], list[Table]]] = {
+    "customer": ([Table("customer_v_a1", ID, (("db1", ago(minutes=5)), ("db2", ago(minutes=7))))], []),
+    "orders": (
+        [Table("orders_v_a1", ID, (("db1", ago(hours=5)),))],
+        [Table("orders_v_b2", (("id", "STRING"),), (("db2", ago(hours=3)),))],
+    ),
+    "wide": (
+        [Table("wide_v_a1", tuple((f"c{i}", "INT64") for i in range(WIDE_COLUMNS)), (("db1", ago(minutes=1)),))],
+        [],
+    ),
+    "legacy": ([Table("legacy_v_a1", ID, (("db9", ago(days=3)),))], []),
+    "payments": ([Table("payments_v_a1", ID, (("db1", ago(minutes=2)),))], []),
+    "invoices": ([Table("invoices_v_a1", ID, (("db1", ago(minutes=2)),))], []),
+}
+#: quarantined (table_name, reason, when)
+QUARANTINE = [
+    ("payments", "type_mismatch", ago(hours=1)),
+    ("payments", "type_mismatch", ago(hours=2)),
+    ("payments", "unparseable", ago(days=5)),
+    ("payments", "unparseable", ago(days=9)),  # older than a week: not counted
+    (None, "missing_metadata", ago(hours=1)),
+]
+#: pending notifications (table, version, since)
+PENDING = [("invoices", "b7", ago(hours=2))]
+
+
+def over_limit_tables() -> list[Table]:
+    return [Table(f"hub_v_h{i:04d}", ID, (("db1", ago(minutes=30)),) if i == 0 else ()) for i in range(OVER_VERSIONS)]
