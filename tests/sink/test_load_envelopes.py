@@ -105,7 +105,7 @@ def both(spark):
     }
     connection = duckdb.connect()
     connection.execute("SET TimeZone = 'UTC'")
-    source = "(SELECT unnest(?) AS value, 'file' AS source_file)"
+    source = "(SELECT unnest(?) AS value, 'file' AS source_file, NULL::BLOB AS _bytes)"
     columns = ", ".join(f'"{name}"' for name in METADATA_FIELDS)
     by_sql = {
         row[0]: row[1:]

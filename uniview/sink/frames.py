@@ -80,26 +80,67 @@ QUARANTINE_COLUMNS = (
     ("table_version", "STRING"),
     ("batch", "STRING"),
     ("quarantined_at", "TIMESTAMP"),
+    # The line exactly as read (NULL when larger than the warehouse takes in a row: MAX_RAW_BYTES), its length
+    # in bytes and its SHA-256 (hex): docs/bad-records.md turns them back into the input.
+    ("raw_bytes", "BYTES"),
+    ("raw_size", "INT64"),
+    ("raw_sha256", "STRING"),
 )
+#: The largest line BigQuery's quarantine keeps: a Storage Write API request, one row at least, must be under
+#: 10 MB, and the row holds the line twice (raw_line, raw_bytes).  A larger line is quarantined as too_large,
+#: with its size, SHA-256 and source_file but not its bytes.
+MAX_RAW_BYTES = 4 * 1024 * 1024
 
 
 #: A column of lines whose `value` was rewritten (Debezium): the text as read, kept for the quarantine.
 ORIGINAL_LINE = "_original_line"
+#: A column of lines: the bytes of a line that is not UTF-8, exactly as read (NULL for every other line, whose
+#: text is its bytes).  Such a line's `value` is its text with U+FFFD for each invalid sequence.
+LINE_BYTES = "_bytes"
 
 
-def parse_envelopes(lines: DataFrame, with_data: bool = True) -> DataFrame:
+def checked_lines(lines: DataFrame) -> DataFrame:
+    """`lines` (value, ...) with LINE_BYTES, and `value` made valid UTF-8 where it was not.  Spark's text and
+    Kafka sources hand on a line's bytes as they are, which a Parquet reader (DuckDB) refuses as a string and
+    a JSON parser would read with U+FFFD in place of the bytes: the sink quarantines such a line as not_utf8
+    and keeps its bytes."""
+    raw = F.col("value").cast("binary")
+    decoded = F.decode(raw, "UTF-8")  # Java's decoder: U+FFFD for each malformed sequence
+    not_utf8 = F.encode(decoded, "UTF-8") != raw
+    others = [F.col(name) for name in lines.columns if name not in ("value", LINE_BYTES)]
+    return lines.select(
+        F.when(not_utf8, decoded).otherwise(F.col("value")).alias("value"),
+        *others,
+        F.when(not_utf8, raw).alias(LINE_BYTES),
+    )
+
+
+def raw_bytes(line: Column, line_bytes: Column) -> Column:
+    """The bytes of a line as read: its text's UTF-8 bytes, or LINE_BYTES for a line that is not UTF-8."""
+    return F.coalesce(line_bytes, F.encode(line, "UTF-8"))
+
+
+#: The details of the not_utf8 and too_large reasons (the latter followed by the line's size in bytes).
+NOT_UTF8_DETAIL = "the line is not valid UTF-8 (raw_bytes keeps it as read)"
+TOO_LARGE_DETAIL = "the line is too large to keep in the quarantine (raw_size, raw_sha256 and source_file name it): "
+
+
+def parse_envelopes(lines: DataFrame, with_data: bool = True, max_line_bytes: int | None = None) -> DataFrame:
     """(value, source_file) lines -> envelope columns plus `_reason` for lines that are not records.
     `_data` is the data object as a map (NULL when data is missing or not an object, and on every row
     when not `with_data`: the routing pass needs only the metadata, which parses the same either way),
     `_value` the line the envelope was parsed from (for the columns parsed exactly, see _parse_exact).
-    The quarantine keeps the line as read (ORIGINAL_LINE when the value was rewritten)."""
+    The quarantine keeps the line as read (ORIGINAL_LINE when the value was rewritten, and its bytes:
+    LINE_BYTES); a line of more than `max_line_bytes` bytes is too_large."""
     options = {"columnNameOfCorruptRecord": _CORRUPT}
     original = F.col(ORIGINAL_LINE) if ORIGINAL_LINE in lines.columns else F.col("value")
+    line_bytes = F.col(LINE_BYTES) if LINE_BYTES in lines.columns else F.lit(None).cast("binary")
     columns: list[Column | str] = [
         original.alias("_line"),
         "value",
         F.col("value").isNull().alias("_null_value"),
         "source_file",
+        line_bytes.alias("_line_bytes"),
     ]
     metadata_only = F.from_json("value", _METADATA_ENVELOPE_SCHEMA, options)
     if with_data:
@@ -116,8 +157,11 @@ def parse_envelopes(lines: DataFrame, with_data: bool = True) -> DataFrame:
         envelope = lines.select(*columns, metadata_only.alias("e"), F.lit(None).cast(_DATA_TYPE).alias("_data"))
     meta = F.col("e.metadata")
     unparseable = F.col("e").isNull() | F.col(f"e.{_CORRUPT}").isNotNull()
+    size = F.coalesce(F.octet_length("_line_bytes"), F.octet_length("_line"))
+    too_large = F.lit(False) if max_line_bytes is None else size > max_line_bytes
     return envelope.select(
         "_line",
+        "_line_bytes",
         F.col("value").alias("_value"),
         F.col("source_file").alias("_source_file"),
         "_data",
@@ -138,10 +182,14 @@ def parse_envelopes(lines: DataFrame, with_data: bool = True) -> DataFrame:
         ),
         F.when(meta["timestamp"].rlike(METADATA_TIMESTAMP), utc_timestamp(meta["timestamp"])).alias("_cdc_timestamp"),
         F.when(F.col("_null_value"), F.lit(reasons.TOMBSTONE))
+        .when(F.col("_line_bytes").isNotNull(), F.lit(reasons.NOT_UTF8))
+        .when(too_large, F.lit(reasons.TOO_LARGE))
         .when(unparseable, F.lit(reasons.UNPARSEABLE))
         .when(meta.isNull(), F.lit(reasons.MISSING_METADATA))
         .alias("_reason"),
         F.when(F.col("_null_value"), F.lit("a message with a null value (tombstone)"))
+        .when(F.col("_line_bytes").isNotNull(), F.lit(NOT_UTF8_DETAIL))
+        .when(too_large, F.concat(F.lit(TOO_LARGE_DETAIL), size.cast("string"), F.lit(" bytes")))
         .when(unparseable, F.lit("the line is not a JSON object"))
         .when(meta.isNull(), F.lit("no metadata object"))
         .alias("_envelope_detail"),
@@ -214,6 +262,7 @@ def attach_decisions(
     )
     return joined.select(
         "_line",
+        "_line_bytes",
         "_value",
         "_source_file",
         "_data",
@@ -294,12 +343,15 @@ def staged_frame(
     misfits = typed.select("*", flags.alias("_misfits"))
     judged = misfits.select("*", F.coalesce(F.col("_reason"), _data_reason()).alias("_final_reason"))
     bad = F.col("_final_reason").isNotNull()
+    keep = F.col("_final_reason") != F.lit(reasons.TOO_LARGE)
+    with_raw = judged.select("*", F.when(bad, raw_bytes(F.col("_line"), F.col("_line_bytes"))).alias("_raw"))
     detail = F.when(bad, F.coalesce(F.col("_detail"), _data_detail(len(slots))))
-    return judged.select(
+    return with_raw.select(
         F.coalesce("_route", F.lit(-1)).alias("_route"),
         F.col("_final_reason").alias("_reason"),
         detail.alias("_detail"),
-        *[slot.column for slot in slots],
+        # a quarantined row's values are not written: left out, they keep a too_large line out of the staging row
+        *[F.when(~bad, F.col(slot.column)).alias(slot.column) for slot in slots],
         "_cdc_ingestion_method",
         "_cdc_operation",
         "_cdc_position",
@@ -308,7 +360,7 @@ def staged_frame(
         "_cdc_database",
         "_cdc_sequence",
         "_cdc_unavailable",
-        F.when(bad, F.col("_line")).alias("raw_line"),
+        F.when(bad & keep, F.col("_line")).alias("raw_line"),
         F.col("_final_reason").alias("reason"),
         detail.alias("detail"),
         F.when(bad, F.col("_source_file")).alias("source_file"),
@@ -316,6 +368,9 @@ def staged_frame(
         F.col("_resolved_version").alias("table_version"),
         F.lit(batch).alias("batch"),
         F.lit(at).cast("timestamp").alias("quarantined_at"),
+        F.when(bad & keep, F.col("_raw")).alias("raw_bytes"),
+        F.when(bad, F.octet_length("_raw").cast("long")).alias("raw_size"),
+        F.when(bad, F.sha2(F.col("_raw"), 256)).alias("raw_sha256"),
         "_dataset",
     )
 

@@ -39,7 +39,15 @@ from pyspark.sql.streaming import StreamingQuery
 from uniview.errors import ConfigError, UniviewError, WarehouseError
 from uniview.identifiers import validate_dataset
 from uniview.sink.debezium import debezium_lines
-from uniview.sink.frames import ORIGINAL_LINE, attach_decisions, distinct_keys, parse_envelopes, staged_frame
+from uniview.sink.frames import (
+    LINE_BYTES,
+    ORIGINAL_LINE,
+    attach_decisions,
+    checked_lines,
+    distinct_keys,
+    parse_envelopes,
+    staged_frame,
+)
 from uniview.sink.landing import BatchCounts, BatchKey, Landing, LineBatch, StagedBatch, StagedChunk
 from uniview.sink.notify import Notification, Notifier, make_notifier
 from uniview.sink.pending import FlushResult, flush
@@ -377,18 +385,20 @@ class Sink:
         return counts
 
     def _land(self, lines: DataFrame, key: BatchKey) -> BatchCounts:
+        lines = checked_lines(lines)
         if self.options.format == "debezium":
             lines = debezium_lines(lines, self.options.unavailable_placeholder)
         if self.landing.types_in_load:
             rewritten = ORIGINAL_LINE in lines.columns
-            staged = lines.select("value", "source_file", *([ORIGINAL_LINE] if rewritten else []))
+            staged = lines.select("value", "source_file", LINE_BYTES, *([ORIGINAL_LINE] if rewritten else []))
             return self.landing.land_lines(
                 LineBatch(key, staged, rewritten, self._route, self.options.quarantine_dataset, self.notifier.enabled)
             )
-        envelopes = parse_envelopes(lines)
+        limit = self.landing.max_line_bytes
+        envelopes = parse_envelopes(lines, max_line_bytes=limit)
         if self.options.cache:
             envelopes = envelopes.persist(StorageLevel.MEMORY_AND_DISK)
-        routing = envelopes if self.options.cache else parse_envelopes(lines, with_data=False)
+        routing = envelopes if self.options.cache else parse_envelopes(lines, with_data=False, max_line_bytes=limit)
         try:
             batch, plan = stage_batch(
                 self.spark, envelopes, key, self.options, self.landing.known_versions, self.notifier.enabled, routing

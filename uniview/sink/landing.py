@@ -173,6 +173,8 @@ class Landing(ABC):
     url: str
     pending: PendingStore
     types_in_load: bool = False
+    #: The largest line this warehouse's quarantine keeps (None: any); a larger line is quarantined as too_large.
+    max_line_bytes: int | None = None
 
     @abstractmethod
     def known_versions(self, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:

@@ -36,7 +36,7 @@ from uniview.sink.bigquery_promotion import (
     step_record,
 )
 from uniview.sink.failpoints import reach
-from uniview.sink.frames import QUARANTINE_COLUMNS
+from uniview.sink.frames import MAX_RAW_BYTES, QUARANTINE_COLUMNS
 from uniview.sink.landing import (
     LEDGER_TABLE,
     QUARANTINE_TABLE,
@@ -107,6 +107,8 @@ def _staging_prefix(key: BatchKey) -> str:
 class BigQueryLanding(Landing):
     """Version tables and quarantine tables in the datasets of `project`."""
 
+    max_line_bytes = MAX_RAW_BYTES
+
     def __init__(
         self,
         project: str,
@@ -130,6 +132,8 @@ class BigQueryLanding(Landing):
         #: batches of a stream ask BigQuery only about tables they have not seen yet.
         self._known: dict[tuple[str, str], KnownVersion] = {}
         self._existing: set[tuple[str, str]] = set()
+        #: The datasets whose quarantine table has every column of QUARANTINE_COLUMNS.
+        self._current_quarantines: set[str] = set()
 
     def known_versions(self, tables: Collection[tuple[str, str]]) -> Mapping[tuple[str, str], KnownVersion]:
         from uniview.warehouse.bigquery_schema import field_type
@@ -385,7 +389,26 @@ class BigQueryLanding(Landing):
         return created
 
     def create_quarantine_table(self, dataset: str) -> bool:
-        return self._ensure_table(dataset, QUARANTINE_TABLE, quarantine_table_schema(), None)
+        created = self._ensure_table(dataset, QUARANTINE_TABLE, quarantine_table_schema(), None)
+        if not created and dataset not in self._current_quarantines:
+            self._add_quarantine_columns(dataset)
+        self._current_quarantines.add(dataset)
+        return created
+
+    def _add_quarantine_columns(self, dataset: str) -> None:
+        """Give a quarantine table made by an earlier release the columns added since (raw_bytes, ...)."""
+        table = self._call(
+            f"get table {dataset}.{QUARANTINE_TABLE}",
+            lambda: self._client.get_table(f"{self.project}.{dataset}.{QUARANTINE_TABLE}"),
+        )
+        present = {field.name for field in table.schema}
+        missing = [(name, bq) for name, bq in QUARANTINE_COLUMNS if name not in present]
+        if missing:
+            clauses = ", ".join(f"ADD COLUMN IF NOT EXISTS {name} {bq}" for name, bq in missing)
+            self._script(
+                f"add {', '.join(name for name, _ in missing)} to {dataset}.{QUARANTINE_TABLE}",
+                f"ALTER TABLE {quote_path(self.project, dataset, QUARANTINE_TABLE)} {clauses}",
+            )
 
     def _ensure_table(self, dataset: str, table: str, schema: list[dict], description: str | None) -> bool:
         """Create the dataset and table if missing; True when the table did not exist."""

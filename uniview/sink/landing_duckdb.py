@@ -37,6 +37,7 @@ from uniview.sink.landing import (
     source_schema_comment,
 )
 from uniview.sink.load_sql import (
+    RAW_BYTES,
     RAW_LINE,
     decisions_json,
     decisions_table,
@@ -68,7 +69,10 @@ DECISIONS, ROUTED, TYPED = "_uniview_decisions", "_uniview_routed", "_uniview_ty
 #: ones keep the load's working set small (about 300 MB on two threads) and spread it over the threads.
 STAGED_ROW_GROUP_BYTES = 4 * 1024 * 1024
 #: An empty batch's lines (Spark staged no file).
-_NO_LINES = "(SELECT NULL::VARCHAR AS value, NULL::VARCHAR AS source_file, NULL::VARCHAR AS _original_line LIMIT 0)"
+_NO_LINES = (
+    "(SELECT NULL::VARCHAR AS value, NULL::VARCHAR AS source_file, NULL::BLOB AS _bytes, "
+    "NULL::VARCHAR AS _original_line LIMIT 0)"
+)
 #: DuckDB's memory while it loads a batch, unless --load-memory says otherwise (its lines take about 1 KB
 #: each in memory, so an unbounded load grows with the batch); past it, the lines spill to disk.
 LOAD_MEMORY_LIMIT = "1GB"
@@ -315,7 +319,7 @@ def _load_routes(
             _ensure_quarantine(connection, catalog, dataset)
             connection.execute(
                 f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
-                f"SELECT {_quarantine_values(batch, 'raw_line', 'reason', 'detail')} FROM {TYPED} "
+                f"SELECT {_quarantine_values(batch, 'raw_line', 'raw_bytes', 'reason', 'detail')} FROM {TYPED} "
                 f"WHERE reason IS NOT NULL AND _route IN ({', '.join(map(str, sorted(set(indexes))))})"
             )
 
@@ -333,7 +337,7 @@ def _load_quarantine(
         _ensure_quarantine(connection, catalog, dataset)
         connection.execute(
             f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
-            f"SELECT {_quarantine_values(batch, RAW_LINE, '_reason', '_detail')} FROM {ROUTED} "
+            f"SELECT {_quarantine_values(batch, RAW_LINE, RAW_BYTES, '_reason', '_detail')} FROM {ROUTED} "
             f"WHERE _reason IS NOT NULL AND {kept} AND _dataset = ?",
             [dataset],
         )
@@ -341,11 +345,12 @@ def _load_quarantine(
         counts.count_reason(reason, rows)
 
 
-def _quarantine_values(batch: LineBatch, raw_line: str, reason: str, detail: str) -> str:
-    """The select list of a quarantine row (QUARANTINE_COLUMNS' order) from a ROUTED or TYPED row."""
+def _quarantine_values(batch: LineBatch, raw_line: str, raw_bytes: str, reason: str, detail: str) -> str:
+    """The select list of a quarantine row (QUARANTINE_COLUMNS' order) from a ROUTED or TYPED row.  DuckDB keeps
+    a line of any size (up to its 4 GB per value, past Spark's 2 GB per line)."""
     return (
         f"{raw_line}, {reason}, {detail}, source_file, table_name, _version, {literal(batch.key.label)}, "
-        "current_timestamp"
+        f"current_timestamp, {raw_bytes}, octet_length({raw_bytes}), sha256({raw_bytes})"
     )
 
 
@@ -371,7 +376,18 @@ def _add_sink_columns(connection: duckdb.DuckDBPyConnection, table: str) -> None
 def _ensure_quarantine(connection: duckdb.DuckDBPyConnection, catalog: str, dataset: str) -> None:
     definitions = ", ".join(f"{name} {duckdb_type(parse_type(bq))}" for name, bq in QUARANTINE_COLUMNS)
     connection.execute(f"CREATE SCHEMA IF NOT EXISTS {path(catalog, dataset)}")
-    connection.execute(f"CREATE TABLE IF NOT EXISTS {path(catalog, dataset, QUARANTINE_TABLE)} ({definitions})")
+    table = path(catalog, dataset, QUARANTINE_TABLE)
+    connection.execute(f"CREATE TABLE IF NOT EXISTS {table} ({definitions})")
+    present = {
+        name
+        for (name,) in connection.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? AND table_name = ?",
+            [catalog, dataset, QUARANTINE_TABLE],
+        ).fetchall()
+    }
+    for name, bq in QUARANTINE_COLUMNS:  # a quarantine made by an earlier release gains the columns added since
+        if name not in present:
+            connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {duckdb_type(parse_type(bq))}")
 
 
 def _record_pending(connection: duckdb.DuckDBPyConnection, catalog: str, created: Iterable[Notification]) -> None:

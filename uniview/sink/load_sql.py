@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink import reasons
-from uniview.sink.frames import METADATA_FIELDS
+from uniview.sink.frames import METADATA_FIELDS, NOT_UTF8_DETAIL
 from uniview.sink.load_typing import (
     DataObject,
     computed,
@@ -49,6 +49,8 @@ _DECISION_TYPES = {
 _TEXT = exp.Literal.string
 #: The line as read, which the quarantine keeps: the staged line, or the line it was rewritten from.
 RAW_LINE = "coalesce(_original_line, value)"
+#: The line's bytes as read: those of a line that is not UTF-8 (frames.LINE_BYTES), else its text's.
+RAW_BYTES = f"coalesce(_bytes, encode({RAW_LINE}))"
 #: Where each _cdc_ column of a version table comes from, in an envelopes row `l` (ingested: when the load's
 #: transaction started, the same for every row of the batch).
 _CDC_SOURCES = {
@@ -93,6 +95,7 @@ def envelopes(source: str, rewritten: bool) -> str:
     )
     cases = [
         ("value IS NULL", reasons.TOMBSTONE, "a message with a null value (tombstone)"),
+        ("_bytes IS NOT NULL", reasons.NOT_UTF8, NOT_UTF8_DETAIL),
         (
             "_object IS NOT true OR _metadata_kind NOT IN ('OBJECT', 'NULL', 'ABSENT')",
             reasons.UNPARSEABLE,
@@ -102,7 +105,7 @@ def envelopes(source: str, rewritten: bool) -> str:
     ]
     reason = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, text, _ in cases)
     detail = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, _, text in cases)
-    return f"""SELECT value, {"_original_line" if rewritten else "NULL::VARCHAR"} AS _original_line, source_file,
+    return f"""SELECT value, {"_original_line" if rewritten else "NULL::VARCHAR"} AS _original_line, source_file, _bytes,
       {", ".join(quote(name) for name in METADATA_FIELDS)},
       {cdc_timestamp.sql("duckdb")} AS _cdc_timestamp, {sequence_sql(exp.column("position")).sql("duckdb")} AS _cdc_sequence,
       {_UNAVAILABLE} AS _cdc_unavailable,
@@ -150,7 +153,7 @@ def routed_lines(lines: str, decisions: str, fallback_dataset: str) -> str:
     bad_timestamp = 'l."timestamp" IS NOT NULL AND l._cdc_timestamp IS NULL'
     bad_unavailable = f"l.unavailable IS NOT NULL AND {_UNAVAILABLE.replace('unavailable', 'l.unavailable')} IS NULL"
     cdc = ", ".join(f"{_CDC_SOURCES[name]} AS {name}" for name, _ in CDC_COLUMNS)
-    return f"""SELECT l.value, l._original_line, l.source_file, l.table_name, {cdc},
+    return f"""SELECT l.value, l._original_line, l._bytes, l.source_file, l.table_name, {cdc},
       coalesce(d.dataset, {literal(fallback_dataset)}) AS _dataset, d.route AS _route,
       coalesce(d.version, l.table_version) AS _version,
       coalesce(l._reason, d.reject,
@@ -171,6 +174,7 @@ def typed_routes(routed: str, indexes: Sequence[int], columns: Sequence[LandingC
     mine = f"(SELECT * FROM {routed} WHERE _route IN ({', '.join(map(str, indexes))}) AND _reason IS NULL)"
     kept = "".join(f"t{j}, " for j in range(len(columns)))
     return f"""SELECT _route, {kept}{_CDC_NAMES}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
+      CASE WHEN reason IS NOT NULL THEN {RAW_BYTES} END AS raw_bytes,
       source_file, table_name, _version, reason, detail
     FROM ({typed_records(mine, columns)})"""
 

@@ -7,6 +7,8 @@ Checks run in this order and the first failing one is recorded.
 #: no change; it is counted as skipped and stored nowhere, so read = written + quarantined + skipped.
 TOMBSTONE = "tombstone"
 SKIPPED = frozenset({TOMBSTONE})
+NOT_UTF8 = "not_utf8"  # the line's bytes are not UTF-8 (a latin-1 column, a truncated character): raw_bytes keeps them
+TOO_LARGE = "too_large"  # the line is larger than one row of the warehouse takes (BigQuery: MAX_RAW_BYTES of frames.py)
 UNPARSEABLE = "unparseable"  # the line is not a JSON object
 MISSING_METADATA = (
     "missing_metadata"  # no metadata object, no metadata.table_name, or no dataset (no database_name and no --dataset)
