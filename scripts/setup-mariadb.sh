@@ -10,12 +10,19 @@ have_server() { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]
 if have_server && command -v mariadb-install-db >/dev/null 2>&1; then
   exit 0
 fi
+# Without apt-get or root, say so and go on: the MariaDB tests then skip, naming this script.
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "error: mariadbd is missing and this machine has no apt-get: install MariaDB 10.11 (mariadb-server)" >&2
-  exit 1
+  echo "warning: mariadbd is missing and this machine has no apt-get: install MariaDB 10.11 (mariadb-server)" >&2
+  exit 0
 fi
 SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+if [ "$(id -u)" != 0 ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "warning: mariadbd is missing, and installing mariadb-server needs root (or sudo)" >&2
+    exit 0
+  fi
+  SUDO="sudo"
+fi
 export DEBIAN_FRONTEND=noninteractive
 # the package's service must not start (there is no init here, and the tests run their own server)
 if [ ! -e /usr/sbin/policy-rc.d ]; then

@@ -107,17 +107,20 @@ def running_stack(
     connector_emulator_env: tuple[dict[str, str], list[str], Any],
     work: Path,
     connect: Callable[[Path], Any],
+    view_options: dict[str, str] | None = None,
 ) -> Iterator[CdcStack]:
     """Kafka Connect (`connect(folder)`, a context manager running the source's connectors) and one function
-    per warehouse (DuckDB, the BigQuery emulator), stopped when the block ends."""
+    per warehouse (DuckDB, the BigQuery emulator), stopped when the block ends; `view_options` are more of
+    the functions' UNIVIEW_* settings (e.g. UNIVIEW_RENAMES)."""
     warehouse = work / "warehouse.duckdb"
     landings = [duckdb_landing(warehouse), bigquery_landing(connector_emulator_env)]
+    options = {**VIEW_OPTIONS, **(view_options or {})}
     function_envs = [
-        {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), **VIEW_OPTIONS},
+        {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), **options},
         {
             "UNIVIEW_WAREHOUSE": f"bigquery://{DEFAULT_PROJECT}",
             "BIGQUERY_EMULATOR_HOST": connector_emulator_env[0]["BIGQUERY_EMULATOR_HOST"],
-            **VIEW_OPTIONS,
+            **options,
         },
     ]
     with ExitStack() as running:
@@ -223,9 +226,11 @@ def assert_stopped_cleanly(sinks: Sequence[StreamingSink], events: dict, quarant
 
 
 def changes_in_view(landing: Landing, database: str, table: str) -> tuple:
-    """(changes, changes with a sequence, distinct sequences, the database column's values) in the unified view."""
+    """(changes, changes with a sequence, distinct (sequence, operation) pairs, the database column's values) in
+    the unified view.  A primary-key UPDATE is a DELETE of the old key and an INSERT of the new one from one row
+    of the log, so the two share their `_cdc_sequence` and differ in their operation."""
     (row,) = landing.read(
-        f"SELECT count(*), count(_cdc_sequence), count(DISTINCT _cdc_sequence), "
+        f"SELECT count(*), count(_cdc_sequence), count(DISTINCT concat(_cdc_sequence, ' ', _cdc_operation)), "
         f"{landing.distinct_list}(DISTINCT _cdc_database) FROM {database}_unified.{table}_unified"
     )
     return (*row[:3], list(row[3]))

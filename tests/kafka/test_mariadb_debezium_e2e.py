@@ -1,0 +1,241 @@
+"""From MariaDB's binary log to a queryable view: MariaDB 10.11 (ROW format, FULL row image) -> Debezium's
+MySQL connector on Kafka Connect -> a real Kafka broker -> `uniview sink --format debezium --stream`, running
+for the whole test -> DuckDB and the BigQuery emulator (real connector) -> notification -> the Cloud Function
+under functions-framework -> `<table>_unified` and `<table>_current`.
+
+The same step-by-step test as PostgreSQL's (tests/kafka/cdc_e2e_support.py): DML, ADD COLUMN, int -> bigint,
+a decimal widened, DROP COLUMN, a second source database, a composite primary key, a MEDIUMTEXT value of
+about 1 MB, a primary-key UPDATE, a dropped column added again, ADD COLUMN ... DEFAULT, TRUNCATE TABLE, a
+transaction over two tables.  After every step, per warehouse and source database, `<table>_current` equals
+`SELECT *` on the source table (every column it has) and `<table>_unified` holds every change once.  Then
+each sink is stopped with Ctrl-C and must account for every change.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cdc_e2e_support import CdcSource, assert_stopped_cleanly, running_stack, step, streaming_sinks
+
+pymysql = pytest.importorskip("pymysql", reason="PyMySQL is not installed")
+kafka = pytest.importorskip("kafka", reason="kafka-python is not installed")
+
+DATABASES = ("shop1", "shop2")
+TABLES = ("customer", "orders", "line_item", "document")
+KEYS = {"line_item": "order_id, line"}
+PREFIX = "maria"
+#: MariaDB, Kafka, Kafka Connect, two Spark sinks and two functions on one slow 2-core machine: minutes (13 steps,
+#: each waiting for both warehouses' views), more when the machine is shared.
+pytestmark = pytest.mark.timeout(1500)
+BIG = 1_000_000  # characters of the MEDIUMTEXT value: its change event is over Kafka's default 1 MB
+
+
+def connect(server, database=None):
+    return pymysql.connect(unix_socket=str(server.socket), user="root", database=database, autocommit=True)
+
+
+def run(server, database, *statements):
+    with connect(server, database) as connection, connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
+
+
+def source_rows(server, database, table):
+    with connect(server, database) as connection, connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {table} ORDER BY {KEYS.get(table, 'id')}")
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+def source_columns(server, database, table):
+    with connect(server) as connection, connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = %s "
+            "ORDER BY ordinal_position",
+            [database, table],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def mariadb_source(server) -> CdcSource:
+    return CdcSource(
+        databases=DATABASES,
+        tables=TABLES,
+        topic_prefixes=(PREFIX,),
+        input_pattern=f"{PREFIX}\\.shop[0-9]+\\..*",
+        run=lambda database, *statements: run(server, database, *statements),
+        rows=lambda database, table: source_rows(server, database, table),
+        columns=lambda database, table: source_columns(server, database, table),
+        order_by=lambda table: KEYS.get(table, "id"),
+    )
+
+
+@pytest.fixture(scope="module")
+def stack(mariadb, kafka_bootstrap, connector_emulator_env, tmp_path_factory):
+    """Debezium publishing both databases of the server, and one sink target + function per warehouse."""
+    from uniview.local.kafka import debezium_connect, mysql_connector
+
+    for database in DATABASES:
+        run(mariadb, None, f"CREATE DATABASE {database}")
+        run(
+            mariadb,
+            database,
+            "CREATE TABLE customer (id int PRIMARY KEY, name varchar(100), score int)",
+            "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, total decimal(10,2))",
+            "CREATE TABLE line_item (order_id int, line int, sku varchar(20), qty int, PRIMARY KEY (order_id, line))",
+            "CREATE TABLE document (id int PRIMARY KEY, title varchar(50), body mediumtext)",
+        )
+    connector = mysql_connector(
+        PREFIX,
+        mariadb.host,
+        mariadb.port,
+        DATABASES,
+        mariadb.connector_user,
+        mariadb.connector_password,
+        kafka_bootstrap,
+    )
+    with running_stack(
+        mariadb_source(mariadb),
+        kafka_bootstrap,
+        connector_emulator_env,
+        tmp_path_factory.mktemp("cdc-mariadb"),
+        lambda folder: debezium_connect(folder, kafka_bootstrap, [connector]),
+    ) as running:
+        yield running
+
+
+def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
+    events: dict = {}
+    with streaming_sinks(stack) as sinks:
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            [
+                "INSERT INTO customer VALUES (1, 'Ann', 10), (2, 'Bob', 20), (3, 'Cy', 30)",
+                "UPDATE customer SET name = 'Bobby' WHERE id = 2",
+                "DELETE FROM customer WHERE id = 3",
+            ],
+            5,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            [
+                "ALTER TABLE customer ADD COLUMN email varchar(100)",
+                "INSERT INTO customer VALUES (4, 'Dee', 40, 'dee@example.com')",
+                "UPDATE customer SET email = 'ann@example.com' WHERE id = 1",
+            ],
+            2,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            ["ALTER TABLE customer MODIFY score bigint", "UPDATE customer SET score = 3000000000 WHERE id = 4"],
+            1,
+        )
+        step(stack, sinks, events, "shop1", "orders", ["INSERT INTO orders VALUES (1, 1, 19.99), (2, 4, 5.00)"], 2)
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "orders",
+            ["ALTER TABLE orders MODIFY total decimal(14,4)", "UPDATE orders SET total = 1234.5678 WHERE id = 2"],
+            1,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            ["ALTER TABLE customer DROP COLUMN name", "INSERT INTO customer VALUES (5, 50, 'eve@example.com')"],
+            1,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop2",
+            "customer",
+            ["INSERT INTO customer VALUES (1, 'Other Ann', 99)", "UPDATE customer SET score = 100 WHERE id = 1"],
+            2,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop2",
+            "line_item",
+            [
+                "INSERT INTO line_item VALUES (1, 1, 'A-1', 2), (1, 2, 'B-7', 1), (2, 1, 'A-1', 5)",
+                "UPDATE line_item SET qty = 3 WHERE order_id = 1 AND line = 2",
+                "DELETE FROM line_item WHERE order_id = 1 AND line = 1",
+            ],
+            5,
+        )
+        step(
+            stack,
+            sinks,
+            events,
+            "shop2",
+            "document",
+            [
+                f"INSERT INTO document VALUES (1, 'big', REPEAT('x', {BIG})), (2, 'small', 'text')",
+                "UPDATE document SET title = 'still big' WHERE id = 1",
+                f"UPDATE document SET body = CONCAT(REPEAT('y', {BIG}), 'end') WHERE id = 2",
+            ],
+            4,
+        )
+        # a primary-key UPDATE: a delete of the old key (and its tombstone) and a create of the new one
+        step(stack, sinks, events, "shop2", "customer", ["UPDATE customer SET id = 10 WHERE id = 1"], 2)
+        # a column dropped and added again: every row the source has shows it NULL, none its old value
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            [
+                "ALTER TABLE customer ADD COLUMN name varchar(100)",
+                "INSERT INTO customer (id, score, email, name) VALUES (6, 60, 'fay@example.com', 'Fay')",
+            ],
+            1,
+        )
+        # ADD COLUMN with a default: the rows written before it show the default, as the source does
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "orders",
+            [
+                "ALTER TABLE orders ADD COLUMN status varchar(10) NOT NULL DEFAULT 'open'",
+                "INSERT INTO orders (id, customer_id, total) VALUES (3, 5, 7.5)",
+            ],
+            1,
+        )
+        # TRUNCATE TABLE: one truncate event; the current view is empty, then holds what comes after it
+        step(stack, sinks, events, "shop2", "line_item", ["TRUNCATE TABLE line_item"], 1)
+        step(stack, sinks, events, "shop2", "line_item", ["INSERT INTO line_item VALUES (3, 1, 'C-3', 1)"], 1)
+        step(
+            stack,
+            sinks,
+            events,
+            "shop2",
+            {"customer": 1, "orders": 1},
+            [
+                "BEGIN",
+                "INSERT INTO customer VALUES (2, 'Tx', 1)",
+                "INSERT INTO orders VALUES (1, 2, 19.99)",
+                "COMMIT",
+            ],
+        )
+        assert_stopped_cleanly(sinks, events)
