@@ -1,0 +1,79 @@
+"""`uniview status` on the local BigQuery emulator through the real CLI: the main states, the pending
+notifications from the sink's file, and a number of query jobs that does not grow with the families."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from status.scenario import FAMILIES, PENDING, QUARANTINE, Table  # tests/status/scenario.py
+
+from uniview.cli import main
+from uniview.landing_layout import CDC_COLUMNS
+from uniview.plan import GeneratorOptions
+from uniview.refresh import RefreshRequest, refresh
+from uniview.status_collect import STATUS_JOBS_BIGQUERY, collect
+
+MAIN_STATES = ("customer", "orders", "legacy", "payments", "invoices")
+
+
+def create_bigquery(run_sql, dataset: str, tables: list[Table]) -> None:
+    for table in tables:
+        definitions = ", ".join(f"`{name}` {bq}" for name, bq in [*table.columns, *CDC_COLUMNS])
+        run_sql(f"CREATE TABLE `{dataset}`.`{table.name}` ({definitions})")
+        values = ", ".join(f"('{database}', TIMESTAMP '{ingested.isoformat()}')" for database, ingested in table.rows)
+        if values:
+            run_sql(f"INSERT INTO `{dataset}`.`{table.name}` (_cdc_database, _cdc_ingested_at) VALUES {values}")
+
+
+@pytest.fixture
+def scenario(dataset, run_sql, warehouse, tmp_path):
+    pytest.importorskip("pyspark", reason="the quarantine's columns are the sink's (uniview[spark])")
+    from uniview.sink.frames import QUARANTINE_COLUMNS
+
+    create_bigquery(run_sql, dataset, [t for family in MAIN_STATES for t in FAMILIES[family][0]])
+    outcomes = refresh(warehouse, RefreshRequest(dataset, MAIN_STATES, options=GeneratorOptions()))
+    assert not [o for o in outcomes if o.failed], outcomes
+    create_bigquery(run_sql, dataset, [t for family in MAIN_STATES for t in FAMILIES[family][1]])
+    run_sql(f"CREATE TABLE `{dataset}`._uniview_quarantine ({', '.join(f'{n} {t}' for n, t in QUARANTINE_COLUMNS)})")
+    rows = ", ".join(
+        f"('{{}}', '{reason}', {'NULL' if table is None else repr(table)}, TIMESTAMP '{when.isoformat()}')"
+        for table, reason, when in QUARANTINE
+    )
+    run_sql(f"INSERT INTO `{dataset}`._uniview_quarantine (raw_line, reason, table_name, quarantined_at) VALUES {rows}")
+    pending = tmp_path / "uniview_pending_notifications.json"
+    pending.write_text(json.dumps([{"dataset": dataset, "table": t, "version": v} for t, v, _ in PENDING]))
+    return dataset, pending
+
+
+def test_status_on_bigquery_tells_the_main_states_apart_in_a_fixed_number_of_jobs(scenario, warehouse):
+    dataset, pending = scenario
+    args = ["status", "--warehouse", "bigquery://test-project", "--dataset", dataset, "--all", "--json"]
+    result = CliRunner().invoke(main, [*args, "--pending-file", str(pending)])
+    assert result.exit_code == 0, result.output
+    families = {family["family"]: family for family in json.loads(result.stdout)["families"]}
+    assert {name: family["flags"] for name, family in families.items()} == {
+        "customer": [],
+        "orders": ["pending"],
+        "legacy": ["stale"],
+        "payments": ["quarantine"],
+        "invoices": ["notifications"],
+    }
+    assert families["customer"]["source_databases"] == 2 and families["customer"]["views_changed"] is not None
+    assert [u["table"] for u in families["orders"]["unread_versions"]] == ["orders_v_b2"]
+    assert families["legacy"]["freshness_seconds"] == pytest.approx(3 * 86_400, abs=300)
+    assert families["payments"]["quarantine"] == {
+        "type_mismatch": {"24h": 2, "7d": 2},
+        "unparseable": {"24h": 0, "7d": 1},
+    }
+    assert all(99 < value <= 100 for value in families["customer"]["headroom_percent"].values())
+    failing = CliRunner().invoke(main, [*args, "--fail-on", "stale=1d"])
+    assert failing.exit_code == 3 and "uniview: legacy: crosses --fail-on stale" in failing.stderr
+    # the same number of query jobs for one family as for all of them
+    jobs = []
+    for tables in (("customer",), None):
+        before = warehouse.jobs_started
+        collected = collect(warehouse, RefreshRequest(dataset, tables))
+        jobs.append((len(collected.plans), warehouse.jobs_started - before))
+    assert jobs == [(1, STATUS_JOBS_BIGQUERY), (len(MAIN_STATES), STATUS_JOBS_BIGQUERY)]
