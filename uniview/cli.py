@@ -1,4 +1,4 @@
-"""The `uniview` command: plan | refresh | consolidate | migrate-landing | sink | demo.
+"""The `uniview` command: plan | refresh | status | explain | consolidate | migrate-landing | sink | demo.
 
 Every deliberate failure (bad name, unknown table, unreachable warehouse, a family over
 BigQuery's limits) is one line on stderr and exit code 1; nothing is changed half-way.
@@ -21,8 +21,10 @@ keep_grpc_fork_handlers_off()  # before anything imports gRPC
 
 from uniview.cli_options import generator_options, make_generator_options  # noqa: E402
 from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS  # noqa: E402
-from uniview.errors import UniviewError  # noqa: E402
+from uniview.errors import ConfigError, UniviewError  # noqa: E402
+from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY  # noqa: E402
 from uniview.refresh import FamilyFailure, RefreshRequest  # noqa: E402
+from uniview.resolve import POLICIES  # noqa: E402
 
 _LAZY_COMMANDS = {
     "sink": ("uniview.sink.command", "sink_command"),
@@ -215,6 +217,62 @@ def status(
         click.echo(f"uniview: {family.family}: crosses --fail-on {', '.join(family.crossed)}", err=True)
     if crossing:
         sys.exit(THRESHOLD_EXIT_CODE)
+
+
+@main.command()
+@click.option(
+    "--warehouse", required=True, envvar="UNIVIEW_WAREHOUSE", help="duckdb:///file.duckdb or bigquery://PROJECT."
+)
+@click.option("--dataset", required=True, help="Source dataset holding the <table>_v_<version> tables.")
+@click.option("--table", required=True, help="The family to explain.")
+@click.option(
+    "--policy",
+    type=click.Choice(list(POLICIES)),
+    default=DEFAULT_POLICY,
+    show_default=True,
+    help="The policy the views are generated with (as for refresh).",
+)
+@click.option("--renames", default=None, metavar="FILE", help="The declared renames the views are generated with.")
+@click.option("--json", "as_json", is_flag=True, help="Print the history as JSON.")
+@click.option(
+    "--html",
+    "html_file",
+    default=None,
+    metavar="FILE",
+    help="Also write one self-contained page (no network): versions across, columns down, cells coloured by "
+    "type, conflicts and renames marked.",
+)
+@fail_cleanly
+def explain(
+    warehouse: str, dataset: str, table: str, policy: str, renames: str | None, as_json: bool, html_file: str | None
+) -> None:
+    """Show one family's schema history: each column's type in each version, the unified type and the rule
+    that chose it, and the versions by creation with their source databases."""
+    from uniview.explain_html import render_html
+    from uniview.explain_output import print_explanation
+    from uniview.identifiers import validate_dataset, validate_table
+    from uniview.status_collect import collect_explanation
+    from uniview.warehouse import open_warehouse
+
+    validate_dataset(dataset)
+    validate_table(table)
+    options = make_generator_options(policy, DEFAULT_MAX_VIEW_CHARS, None, None, renames=renames)
+    with open_warehouse(warehouse) as connection:
+        explanation = collect_explanation(connection, dataset, table, options)
+    if html_file:
+        write_text(html_file, render_html(explanation))
+    if as_json:
+        click.echo(json.dumps(explanation.as_json(), indent=2, ensure_ascii=False))
+    else:
+        print_explanation(explanation)
+
+
+def write_text(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+    except OSError as error:
+        raise ConfigError(f"cannot write {path}: {error.strerror or error}") from None
 
 
 @main.command("migrate-landing")

@@ -1,4 +1,4 @@
-"""The reads behind `uniview status`, each one query whatever the number of families.
+"""The reads behind `uniview status` (each one query whatever the number of families) and `uniview explain`.
 
 On DuckDB: the columns (1), the stored views (1), the activity of every version table (1), the
 quarantine (1), the pending notifications (1): 5 queries.  On BigQuery: the columns (1 job), the
@@ -15,11 +15,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from uniview.errors import ConfigError
+from uniview.errors import ConfigError, NotFoundError
+from uniview.explain import Explanation, explain_family
 from uniview.landing_layout import DATABASE, INGESTED_AT
 from uniview.plan import GeneratorOptions
 from uniview.refresh import FamilyFailure, RefreshRequest, plan_families, stored_fingerprints
-from uniview.schema import TableVersion
+from uniview.renames import apply_renames
+from uniview.schema import TableVersion, discover_families
 from uniview.status import StatusInputs
 from uniview.warehouse.base import Warehouse
 from uniview.warehouse.status_reads import ActivityTable, PendingNotification, status_reads
@@ -89,3 +91,19 @@ def read_pending_file(path: str, dataset: str) -> list[PendingNotification]:
 
 
 __all__ = ["GeneratorOptions", "collect", "read_pending_file"]
+
+
+def collect_explanation(warehouse: Warehouse, dataset: str, table: str, options: GeneratorOptions) -> Explanation:
+    """One family's history: its columns (1 read), renames applied as the planner applies them, and the
+    source databases of each version (1 read)."""
+    records = warehouse.read_columns(dataset, [table])
+    versions = discover_families(records, [table]).get(table)
+    if not versions:
+        raise NotFoundError(
+            f"no version tables for {table!r} in dataset {dataset!r} (expected tables named <table>_v_<version>)"
+        )
+    if options.renames:
+        versions = apply_renames(versions, options.renames)
+    tables = [t for t in map(_activity_table, versions) if t is not None]
+    activity = status_reads(warehouse).table_activity(dataset, tables)
+    return explain_family(versions, options.policy, activity)

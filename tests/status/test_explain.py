@@ -1,0 +1,185 @@
+"""`uniview explain` on DuckDB through the real CLI: each column's types across versions (runs folded), the
+unified type and its rule, renames, the versions' source databases; and the --html page, opened in headless
+Chromium, checked on its screenshot's pixels."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+from conftest import DATASET, create_duckdb
+from png import pixel, read_png
+from scenario import Table, ago
+
+from uniview.cli import main
+from uniview.explain import KINDS
+from uniview.explain_html import CONFLICT_COLOUR, GEOMETRY, KIND_COLOURS, RENAME_COLOUR, cell_origin, name_origin
+from uniview.warehouse.url import duckdb_url
+
+VERSIONS = [
+    Table(
+        "customer_v_a1",
+        (("id", "INT64"), ("name", "STRING"), ("memo", "STRING"), ("born", "DATE"), ("addr", "STRUCT<city STRING>")),
+        (("db1", ago(days=3)),),
+    ),
+    Table(
+        "customer_v_b2",
+        (("id", "INT64"), ("name", "STRING"), ("memo", "STRING"), ("born", "DATETIME")),
+        (("db2", ago(days=2)),),
+    ),
+    Table(
+        "customer_v_c3",
+        (("id", "STRING"), ("name", "STRING"), ("note", "STRING"), ("born", "TIMESTAMP")),
+        (("db1", ago(days=1)), ("db3", ago(hours=1))),
+    ),
+    Table(
+        "customer_v_d4",
+        (
+            ("id", "STRING"),
+            ("name", "STRING"),
+            ("note", "STRING"),
+            ("born", "TIMESTAMP"),
+            ("addr", "STRUCT<zip STRING>"),
+        ),
+        (("db3", ago(minutes=5)),),
+    ),
+]
+RENAMES = {"uniview_renames": 1, "renames": [{"table": "customer", "from": "memo", "to": "note"}]}
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("explain")
+    path = folder / "warehouse.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("SET TimeZone = 'UTC'")
+        connection.execute(f"CREATE SCHEMA {DATASET}")
+        create_duckdb(connection, VERSIONS)
+    renames = folder / "renames.json"
+    renames.write_text(json.dumps(RENAMES))
+    return path, renames
+
+
+def explain(path, *args):
+    return CliRunner().invoke(main, ["explain", "--warehouse", duckdb_url(path), "--dataset", DATASET, *args])
+
+
+def test_each_column_has_its_types_by_version_its_unified_type_and_the_rule(warehouse):
+    path, renames = warehouse
+    result = explain(path, "--table", "customer", "--json", "--renames", str(renames))
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert [(v["version"], v["source_databases"]) for v in document["versions"]] == [
+        ("a1", ["db1"]),
+        ("b2", ["db2"]),
+        ("c3", ["db1", "db3"]),
+        ("d4", ["db3"]),
+    ]
+    columns = {c["name"]: c for c in document["columns"]}
+    assert list(columns)[:5] == ["id", "name", "note", "born", "addr"]
+    assert columns["id"]["runs"] == [
+        {"versions": ["a1", "b2"], "type": "INT64", "renamed_from": None},
+        {"versions": ["c3", "d4"], "type": "STRING", "renamed_from": None},
+    ]
+    assert (columns["id"]["unified_type"], columns["id"]["conflict"]) == ("STRING", True)
+    assert columns["id"]["rule"] == "policy uniview: INT64 and STRING conflict, read as STRING"
+    assert columns["name"]["rule"] == "one type in every version" and not columns["name"]["conflict"]
+    assert columns["note"]["runs"][0] == {"versions": ["a1", "b2"], "type": "STRING", "renamed_from": "memo"}
+    assert columns["note"]["rule"] == "one type in every version; rename: memo read as note"
+    assert columns["born"]["rule"].startswith("policy uniview: DATE and DATETIME and TIMESTAMP conflict")
+    assert columns["addr"]["unified_type"] == "STRUCT<city STRING, zip STRING>"
+    assert columns["addr"]["rule"].startswith("STRUCT merge")
+    assert columns["addr"]["runs"][1] == {"versions": ["b2", "c3"], "type": None, "renamed_from": None}
+
+
+def test_the_widen_policy_names_its_rule(warehouse):
+    path, _ = warehouse
+    document = json.loads(explain(path, "--table", "customer", "--json", "--policy", "widen").stdout)
+    born = next(c for c in document["columns"] if c["name"] == "born")
+    assert born["unified_type"] == "TIMESTAMP" and born["rule"].startswith("widening (policy widen)")
+    assert "memo" in {c["name"] for c in document["columns"]}  # no renames given: memo stays memo
+
+
+def test_the_terminal_folds_runs_of_versions(warehouse):
+    path, renames = warehouse
+    result = explain(path, "--table", "customer", "--renames", str(renames))
+    assert result.exit_code == 0, result.output
+    assert "a1..b2: INT64; c3..d4: STRING" in result.stdout
+    assert "a1..b2: STRING (stored as memo)" in result.stdout
+
+
+def test_an_unknown_family_is_one_clear_error(warehouse):
+    path, _ = warehouse
+    result = explain(path, "--table", "nothing")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("uniview: error: no version tables for 'nothing'")
+
+
+def chromium() -> str:
+    found = shutil.which("chromium")
+    if found is None:
+        pytest.skip("chromium is not installed: run scripts/setup-chromium.sh (Debian's chromium package)")
+    return found
+
+
+def screenshot(html: Path, png: Path) -> None:
+    subprocess.run(
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--force-device-scale-factor=1",
+            "--window-size=1200,700",
+            "--host-resolver-rules=MAP * ~NOTFOUND",  # the page must need no network
+            f"--screenshot={png}",
+            html.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def test_the_html_page_shows_types_conflicts_and_renames_in_a_real_browser(warehouse, tmp_path):
+    path, renames = warehouse
+    page = tmp_path / "customer.html"
+    result = explain(path, "--table", "customer", "--renames", str(renames), "--html", str(page))
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert "://" not in html and "<script" not in html  # self-contained: nothing fetched, nothing run
+    assert set(KIND_COLOURS) == {*KINDS, "absent"}
+    shot = tmp_path / "customer.png"
+    screenshot(page, shot)
+    image = read_png(shot)
+    inset = 4
+
+    def cell(row, version):
+        x, y = cell_origin(row, version)
+        return pixel(image, x + inset, y + GEOMETRY["row_height"] - inset)
+
+    def mark(row):
+        x, y = name_origin(row)
+        return pixel(image, x + GEOMETRY["mark_width"] // 2, y + GEOMETRY["row_height"] // 2)
+
+    id_row, name_row, note_row, born_row, addr_row = range(5)
+    assert [cell(id_row, v) for v in range(4)] == [KIND_COLOURS["integer"]] * 2 + [KIND_COLOURS["string"]] * 2
+    assert [cell(born_row, v) for v in range(4)] == [KIND_COLOURS["time"]] * 4
+    assert [cell(addr_row, v) for v in range(4)] == [
+        KIND_COLOURS["struct"],
+        KIND_COLOURS["absent"],
+        KIND_COLOURS["absent"],
+        KIND_COLOURS["struct"],
+    ]
+    assert (mark(id_row), mark(born_row), mark(addr_row)) == (CONFLICT_COLOUR,) * 3
+    assert (mark(name_row), mark(note_row)) == ("#ffffff", "#ffffff")
+    x, y = cell_origin(note_row, 0)
+    assert pixel(image, x + GEOMETRY["cell_width"] // 2, y + 2) == RENAME_COLOUR
+    x, y = cell_origin(note_row, 2)
+    assert pixel(image, x + GEOMETRY["cell_width"] // 2, y + 2) == KIND_COLOURS["string"]
