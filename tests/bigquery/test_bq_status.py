@@ -77,3 +77,15 @@ def test_status_on_bigquery_tells_the_main_states_apart_in_a_fixed_number_of_job
         collected = collect(warehouse, RefreshRequest(dataset, tables))
         jobs.append((len(collected.plans), warehouse.jobs_started - before))
     assert jobs == [(1, STATUS_JOBS_BIGQUERY), (len(MAIN_STATES), STATUS_JOBS_BIGQUERY)]
+
+
+def test_explain_on_bigquery(dataset, run_sql):
+    create_bigquery(run_sql, dataset, [*FAMILIES["orders"][0], *FAMILIES["orders"][1]])
+    args = ["explain", "--warehouse", "bigquery://test-project", "--dataset", dataset, "--table", "orders", "--json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert [(v["version"], v["source_databases"]) for v in document["versions"]] == [("a1", ["db1"]), ("b2", ["db2"])]
+    identifier = document["columns"][0]
+    assert (identifier["name"], identifier["unified_type"], identifier["conflict"]) == ("id", "STRING", True)
+    assert [run["type"] for run in identifier["runs"]] == ["INT64", "STRING"]
