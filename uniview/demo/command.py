@@ -38,16 +38,17 @@ from uniview.errors import UniviewError
 )
 @click.option(
     "--source",
-    type=click.Choice(["stream", "postgres"]),
+    type=click.Choice(["stream", "postgres", "mysql"]),
     default="stream",
     show_default=True,
-    help="stream: a generated CDC stream of files; postgres: a real PostgreSQL through Debezium and Kafka.",
+    help="stream: a generated CDC stream of files; postgres: a real PostgreSQL through Debezium and Kafka; "
+    "mysql: a real MariaDB's binary log through Debezium's MySQL connector and Kafka.",
 )
 def demo_command(workdir: Path, source: str) -> None:
     """Run the whole pipeline locally and show what uniview made of a changing CDC stream."""
     console = Console()
-    if source == "postgres":
-        _postgres_demo(workdir, console)
+    if source in ("postgres", "mysql"):
+        _database_demo(workdir, console, source)
         return
     paths = DemoPaths(workdir.absolute())
     try:
@@ -66,10 +67,11 @@ def demo_command(workdir: Path, source: str) -> None:
     )
 
 
-def _postgres_demo(workdir: Path, console: Console) -> None:
+def _database_demo(workdir: Path, console: Console, source: str) -> None:
+    from uniview.demo.mysql_source import MySQLDemo
     from uniview.demo.postgres_source import PostgresDemo
 
-    demo = PostgresDemo(workdir.absolute(), console)
+    demo = (MySQLDemo if source == "mysql" else PostgresDemo)(workdir.absolute(), console)
     demo.workdir.mkdir(parents=True, exist_ok=True)
     try:
         seconds = demo.run()

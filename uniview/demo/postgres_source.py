@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import duckdb
 from rich.console import Console
@@ -60,32 +61,39 @@ def current_rows_sql(dataset: str, table: str, columns: Sequence[str]) -> str:
 
 @dataclass
 class PostgresDemo:
-    """The running stack: the database server, Kafka, the function, a Spark session, the work folder."""
+    """The running stack: the database server, Kafka, the function, a Spark session, the work folder.
+
+    What depends on the database server is in the methods below `_start_source`; `uniview demo --source mysql`
+    (uniview/demo/mysql_source.py) overrides them.
+    """
 
     workdir: Path
     console: Console
+    source_name: ClassVar[str] = "PostgreSQL"
+    source_option: ClassVar[str] = "postgres"  # `uniview demo --source postgres`
+    steps: ClassVar[tuple[tuple[str, tuple[str, ...], int], ...]] = STEPS
+    #: the first part of the Debezium topics (one connector per database here) and the sink's topic pattern
+    topic_prefixes: ClassVar[tuple[str, ...]] = DATABASES
+    input_pattern: ClassVar[str] = "shop[0-9]+\\.public\\..*"
 
     @property
     def warehouse(self) -> Path:
-        return self.workdir / "uniview-postgres-demo.duckdb"
+        return self.workdir / f"uniview-{self.source_option}-demo.duckdb"
 
     def run(self) -> dict[str, float]:
         clock = StageClock(self.console)
         with ExitStack() as stack:
-            with clock.stage("1. Start PostgreSQL, Kafka, Debezium, the function and Spark"):
+            with clock.stage(f"1. Start {self.source_name}, Kafka, Debezium, the function and Spark"):
                 self._start(stack)
-            for number, (database, statements, _) in enumerate(STEPS, start=2):
+            for number, (database, statements, _) in enumerate(self.steps, start=2):
                 with clock.stage(f"{number}. {database}: " + "; ".join(statements)[:110]):
                     self._step(database, statements, number - 1)
         return clock.seconds
 
     def _start(self, stack: ExitStack) -> None:
-        import psycopg
-
         from uniview.local.function_server import function_server
         from uniview.local.java_stack import spark_kafka_jars
-        from uniview.local.kafka import debezium_connect, kafka_broker, postgres_connector
-        from uniview.local.postgres import postgres_server
+        from uniview.local.kafka import debezium_connect, kafka_broker
 
         for leftover in (self.warehouse, self.workdir / "checkpoint"):
             if leftover.is_dir():
@@ -94,25 +102,44 @@ class PostgresDemo:
                 shutil.rmtree(leftover)
             elif leftover.exists():
                 leftover.unlink()
+        address = self._start_source(stack)
+        self.bootstrap = stack.enter_context(kafka_broker(self.workdir))
+        stack.enter_context(debezium_connect(self.workdir, self.bootstrap, self._connectors()))
+        env = {"UNIVIEW_WAREHOUSE": duckdb_url(self.warehouse), "UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
+        self.function = stack.enter_context(function_server(self.workdir, env))
+        self.spark = new_spark_session(spark_kafka_jars())
+        stack.callback(self.spark.stop)
+        self.console.print(
+            f"{self.source_name} {address}, Kafka {self.bootstrap}, "
+            f"function {self.function.url}, warehouse {self.warehouse}"
+        )
+
+    def _start_source(self, stack: ExitStack) -> str:
+        """Start the database server with DATABASES, each with an empty `customer`; its address."""
+        import psycopg
+
+        from uniview.local.postgres import postgres_server
+
         self.postgres = stack.enter_context(postgres_server(self.workdir))
         with psycopg.connect(self.postgres.dsn(), autocommit=True) as connection:
             for database in DATABASES:
                 connection.execute(f"CREATE DATABASE {database}")
         for database in DATABASES:
             self._sql(database, "CREATE TABLE customer (id int PRIMARY KEY, name text, balance numeric(10,2))")
-        self.bootstrap = stack.enter_context(kafka_broker(self.workdir))
-        connectors = [
-            postgres_connector(db, self.postgres.host, self.postgres.port, db, "postgres") for db in DATABASES
-        ]
-        stack.enter_context(debezium_connect(self.workdir, self.bootstrap, connectors))
-        env = {"UNIVIEW_WAREHOUSE": duckdb_url(self.warehouse), "UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
-        self.function = stack.enter_context(function_server(self.workdir, env))
-        self.spark = new_spark_session(spark_kafka_jars())
-        stack.callback(self.spark.stop)
-        self.console.print(
-            f"PostgreSQL 127.0.0.1:{self.postgres.port}, Kafka {self.bootstrap}, "
-            f"function {self.function.url}, warehouse {self.warehouse}"
-        )
+        return f"127.0.0.1:{self.postgres.port}"
+
+    def _connectors(self) -> list[dict[str, object]]:
+        from uniview.local.kafka import postgres_connector
+
+        return [postgres_connector(db, self.postgres.host, self.postgres.port, db, "postgres") for db in DATABASES]
+
+    def _source_table(self, database: str) -> tuple[list[str], list[tuple]]:
+        """(column names, rows) of `SELECT *` on the source table, in key order."""
+        import psycopg
+
+        with psycopg.connect(self.postgres.dsn(database)) as connection:
+            cursor = connection.execute(f"SELECT * FROM {TABLE} ORDER BY id")
+            return [column.name for column in cursor.description or []], [tuple(row) for row in cursor.fetchall()]
 
     def _sql(self, database: str, *statements: str) -> None:
         import psycopg
@@ -126,9 +153,9 @@ class PostgresDemo:
         from uniview.sink.job import SinkOptions, run
 
         self._sql(database, *statements)
-        wait_for_change_events(self.bootstrap, DATABASES, sum(events for _, _, events in STEPS[:done]))
+        wait_for_change_events(self.bootstrap, self.topic_prefixes, sum(events for _, _, events in self.steps[:done]))
         options = SinkOptions(
-            input=f"kafka://{self.bootstrap}/?pattern=shop[0-9]+\\.public\\..*",
+            input=f"kafka://{self.bootstrap}/?pattern={self.input_pattern}",
             warehouse=duckdb_url(self.warehouse),
             format="debezium",
             stream=True,
@@ -147,12 +174,7 @@ class PostgresDemo:
             self._compare(shown)
 
     def _compare(self, database: str) -> None:
-        import psycopg
-
-        with psycopg.connect(self.postgres.dsn(database)) as connection:
-            cursor = connection.execute(f"SELECT * FROM {TABLE} ORDER BY id")
-            columns = [column.name for column in cursor.description]
-            source = [tuple(row) for row in cursor.fetchall()]
+        columns, source = self._source_table(database)
         if not source:
             return
         with duckdb.connect(str(self.warehouse), read_only=True) as connection:
@@ -160,7 +182,8 @@ class PostgresDemo:
                 tuple(row) for row in connection.execute(current_rows_sql(database, TABLE, columns)).fetchall()
             ]
         table = Table(
-            title=f"{database}.{TABLE} in PostgreSQL  |  {database}_unified.{TABLE}_current", title_justify="left"
+            title=f"{database}.{TABLE} in {self.source_name}  |  {database}_unified.{TABLE}_current",
+            title_justify="left",
         )
         for column in columns:
             table.add_column(f"source {column}")
