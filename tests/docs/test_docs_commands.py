@@ -160,6 +160,7 @@ def _normalized_source() -> str:
     """uniview's code with adjacent string literals joined and f-string fields as `…`."""
     text = "\n".join(path.read_text(encoding="utf-8") for path in (ROOT / "uniview").rglob("*.py"))
     text = re.sub(r"""["']\s*\n\s*[rfb]*["']""", "", text)
+    text = text.replace("{{", "{").replace("}}", "}")  # an f-string's escaped braces
     return re.sub(r"\{[^{}\n]*\}", "…", text)
 
 
