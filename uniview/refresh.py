@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field, replace
 
 from uniview.current_view import current_view_name
+from uniview.ddl_renames import RENAMES_TABLE, ordered_renames
 from uniview.errors import NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_family
@@ -114,15 +115,17 @@ def plan_families(
     families = discover_families(records, request.tables, primary_keys)
     if descriptions:
         families = {name: [_described(v, descriptions.get(v.table_name)) for v in vs] for name, vs in families.items()}
-    if request.options.renames:
-        families = {name: apply_renames(versions, request.options.renames) for name, versions in families.items()}
-    missing = [table for table in request.tables or () if table not in families]
+    control = families.pop(RENAMES_TABLE, None)  # renames read from the source's DDL: an input, not a family
+    renames = ordered_renames(warehouse.read_ddl_renames(request.dataset)) + request.options.renames
+    if renames:
+        families = {name: apply_renames(versions, renames) for name, versions in families.items()}
+    missing = [table for table in request.tables or () if table not in families and table != RENAMES_TABLE]
     if missing:
         raise NotFoundError(
             f"no version tables for {', '.join(map(repr, missing))} in dataset {request.dataset!r} "
             f"(expected tables named <table>_v_<version>)"
         )
-    if not families:
+    if not families and control is None:
         raise NotFoundError(f"dataset {request.dataset!r} has no version tables (<table>_v_<version>)")
     target = request.resolved_target_dataset
     plans = []

@@ -29,7 +29,9 @@ does.  docs/current-state.md says what the views show for such a column.
 An event without a schema is refused, not guessed: it keeps its metadata and lands in the
 quarantine as `missing_schema`.  A tombstone (a null value) stays a null line, and heartbeat or
 schema-change events (no `op`) stay as they are: both are quarantined with their reason, so
-read = written + quarantined still holds exactly.
+read = written + quarantined still holds exactly; except a MySQL/MariaDB schema-change event whose DDL
+may rename a column (it says RENAME or CHANGE), which lands in the control table `_uniview_renames`
+(uniview.ddl_renames).
 """
 
 from __future__ import annotations
@@ -288,6 +290,8 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
     if _is_kcat_message(event):
         return convert_event(event["payload"], event.get("key"), placeholder)
     payload = event.get("payload") if "payload" in event and "schema" in event else event
+    if isinstance(payload, dict) and "op" not in payload and isinstance(payload.get("ddl"), str):
+        return _renaming_ddl(payload) or text
     if not isinstance(payload, dict) or not isinstance(payload.get("op"), str) or payload["op"] not in OPERATIONS:
         return text
     source = payload.get("source") or {}
@@ -337,6 +341,27 @@ def _schema_entry(field: dict, name: str, bq_type: str, convert: Callable[[Any],
     if field.get("optional") is False:
         entry["nullable"] = False
     return entry
+
+
+def _renaming_ddl(payload: dict) -> str | None:
+    """A MySQL/MariaDB schema-change event whose DDL may rename a column, as a record of the control table
+    `_uniview_renames` (uniview.ddl_renames); None for any other DDL, which stays as it came."""
+    from uniview.ddl_renames import DDL_COLUMN, RENAMES_TABLE, may_rename
+
+    source = payload.get("source")
+    if not isinstance(source, dict) or not may_rename(payload["ddl"]):
+        return None
+    database = payload.get("databaseName") or source.get("db")
+    metadata = {
+        "ingestion_method": f"DEBEZIUM_{str(source.get('connector', '')).upper()}",
+        "database_name": database if isinstance(database, str) else None,
+        "table_name": RENAMES_TABLE,
+        "operation": "DDL",
+        "position": position(source),
+        "timestamp": _timestamp(source.get("ts_ms")),
+        "schema": [{"name": DDL_COLUMN, "type": "STRING"}],
+    }
+    return _record_text({"data": {DDL_COLUMN: payload["ddl"]}, "metadata": metadata})
 
 
 def _is_kcat_message(event: dict) -> bool:

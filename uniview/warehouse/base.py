@@ -67,6 +67,11 @@ class Warehouse(ABC):
     def read_primary_keys(self, dataset: str, tables: Collection[str]) -> dict[str, tuple[str, ...] | None]:
         """{table: the primary key its description records, or None} for the version `tables` of `dataset`."""
 
+    def read_ddl_renames(self, dataset: str) -> list[tuple[str | None, str | None, str | None]]:
+        """(_cdc_database, _cdc_sequence, ddl) of every row of the control table `_uniview_renames`
+        (uniview.ddl_renames) in `dataset`; [] when it has none."""
+        return []
+
     def read_descriptions(self, dataset: str, tables: Collection[str]) -> dict[str, str | None] | None:
         """{table: its description text, or None} for the version `tables` of `dataset`, or None when this
         warehouse does not read them (then only read_primary_keys is used)."""

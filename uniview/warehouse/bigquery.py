@@ -168,6 +168,30 @@ class BigQueryWarehouse(Warehouse):
         """From the tables' descriptions (read_descriptions)."""
         return {table: described_primary_key(text) for table, text in self.read_descriptions(dataset, tables).items()}
 
+    def read_ddl_renames(self, dataset: str) -> list[tuple[str | None, str | None, str | None]]:
+        """The rows of every version of the control table `_uniview_renames` in `dataset`: its tables are
+        found with `tables.list` (no query job), and read with one query when there are any."""
+        from uniview.ddl_renames import DDL_COLUMN, RENAMES_TABLE
+        from uniview.schema import split_version_table
+
+        validate_dataset(dataset)
+        try:
+            listed = self._call(
+                f"list the tables of {dataset}",
+                lambda: [t.table_id for t in self.client.list_tables(self._dataset_ref(dataset), retry=None)],
+            )
+        except NotFoundError:
+            return []
+        tables = [name for name in listed if (split_version_table(name) or ("",))[0] == RENAMES_TABLE]
+        if not tables:
+            return []
+        sql = " UNION ALL ".join(
+            f"SELECT _cdc_database, _cdc_sequence, {quote(DDL_COLUMN)} AS ddl FROM {quote_path(self.project, dataset, t)}"
+            for t in tables
+        )
+        rows, _ = self._query(f"read the renames of {dataset}", sql, [])
+        return [(row["_cdc_database"], row["_cdc_sequence"], row["ddl"]) for row in rows]
+
     def read_descriptions(self, dataset: str, tables: Collection[str]) -> dict[str, str | None]:
         """The tables' descriptions (one INFORMATION_SCHEMA.TABLE_OPTIONS query); a table it does not
         list yet is read with `tables.get`."""

@@ -164,6 +164,31 @@ class DuckDBWarehouse(Warehouse):
         comments = dict(rows)
         return {table: comments.get(table) for table in tables}
 
+    def read_ddl_renames(self, dataset: str) -> list[tuple[str | None, str | None, str | None]]:
+        """The rows of every version of the control table `_uniview_renames` in `dataset`."""
+        from uniview.ddl_renames import DDL_COLUMN, RENAMES_TABLE
+        from uniview.schema import version_table_prefix
+
+        found = self._schema(dataset)
+        if found is None:
+            return []
+        connection, schema = found
+        prefix = version_table_prefix(RENAMES_TABLE)
+        tables = [
+            name
+            for name, _ in _guarded(self.url, lambda: connection.execute(_TABLE_COMMENTS_SQL, [schema]).fetchall())
+            if name.startswith(prefix) and split_version_table(name) == (RENAMES_TABLE, name[len(prefix) :])
+        ]
+        selects = [
+            f"SELECT _cdc_database, _cdc_sequence, {quote_identifier(DDL_COLUMN)} "
+            f"FROM {quote_identifier(schema)}.{quote_identifier(table)}"
+            for table in tables
+        ]
+        if not selects:
+            return []
+        rows = _guarded(self.url, lambda: connection.execute(" UNION ALL ".join(selects)).fetchall())
+        return [(database, sequence, ddl) for database, sequence, ddl in rows]
+
     def read_view_fingerprints(self, dataset: str, name_prefix: str) -> dict[str, str]:
         """{view: fingerprint} of the views in `dataset` whose name starts with `name_prefix` (exactly)."""
         found = self._schema(dataset)
