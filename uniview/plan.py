@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 
 from uniview import limits
-from uniview.current_view import current_view_body, current_view_name, family_primary_key
+from uniview.current_view import VERSION_COLUMN, current_view_body, current_view_name, family_primary_key
 from uniview.errors import ConfigError, PlanError
 from uniview.identifiers import (
     identifier,
@@ -30,6 +30,7 @@ from uniview.identifiers import (
     validate_table,
 )
 from uniview.landing_layout import SOURCE_TABLE
+from uniview.renames import Rename
 from uniview.render import render
 from uniview.resolve import POLICIES, Converter, null_of, unify, validate_timezone
 from uniview.schema import Column, TableVersion
@@ -47,6 +48,7 @@ SETTING_NAMES = {
     "datetime_timezone": ("--datetime-timezone", "UNIVIEW_DATETIME_TIMEZONE"),
     "source_column": ("--source-column", "UNIVIEW_SOURCE_COLUMN"),
     "current": ("--current", "UNIVIEW_CURRENT"),
+    "renames": ("--renames", "UNIVIEW_RENAMES"),
 }
 CALLERS = ("cli", "function")
 PART_HASH_LENGTH = 12
@@ -63,6 +65,8 @@ class GeneratorOptions:
     source_column: str | None = None
     #: Also keep `<table>_current`, the latest row per primary key (uniview.current_view).
     current: bool = False
+    #: Declared column renames (uniview.renames), applied to the versions before they are planned.
+    renames: tuple[Rename, ...] = ()
     #: BigQuery's query-time limits (resources, resolved size) are enforced; benchmarks lift them.
     enforce_query_limits: bool = True
     caller: str = field(default="cli", compare=False)
@@ -236,7 +240,7 @@ def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[Unifie
 def table_alias(version: TableVersion) -> str:
     """A short alias for the version's table that no column of it is named like: a column named like
     its table (or alias) would otherwise read as a STRUCT of the whole row."""
-    return _alias({column.name.lower() for column in version.columns})
+    return _alias({name.lower() for column in version.columns for name in (column.name, column.stored) if name})
 
 
 def _alias(taken: Collection[str]) -> str:
@@ -281,7 +285,7 @@ class SelectBuilder:
         return named_item if named else bare_item
 
     def _item_pair(self, column: UnifiedColumn, found: Column | None) -> tuple[str, str]:
-        key = (column.name, None) if found is None else (column.name, found.name, found.type)
+        key = (column.name, None) if found is None else (column.name, found.name, found.type, found.stored)
         pair = self._items.get(key)
         if pair is None:
             pair = self._items[key] = self._build_item(column, found)
@@ -294,9 +298,10 @@ class SelectBuilder:
             value = null_of(column.type)
             return f"{value} AS {identifier(column.name)}", value
         source = found.type.base()
-        name = identifier(found.name)
+        stored = found.stored or found.name  # a renamed column is read by its name in the table
+        name = identifier(stored)
         if source == column.type:
-            return (name if found.name == column.name else f"{name} AS {identifier(column.name)}"), name
+            return (name if stored == column.name else f"{name} AS {identifier(column.name)}"), name
         check_expression_shape(
             ("convert", source, column.type, self.timezone),
             lambda: self.converter.convert("__uniview_column__", source, column.type),
@@ -312,7 +317,8 @@ class SelectBuilder:
                 self._item_pair(column, own.get(key)) for column, key in zip(self.columns, self._keys, strict=True)
             ]
             named, bare = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
-            shape = _Shape(columns, named, bare, _alias(own), SOURCE_TABLE in own)
+            stored = {(column.stored or column.name).lower() for column in columns}
+            shape = _Shape(columns, named, bare, _alias(own.keys() | stored), SOURCE_TABLE in own)
             self._shapes[id(columns)] = shape
         return shape
 
@@ -343,6 +349,8 @@ def plan_family(
     validate_dataset(target_dataset, "target dataset")
     if not versions:
         raise PlanError("a family needs at least one version table")
+    if options.current and options.source_column is None:  # the current view reads each row's version table
+        options = replace(options, source_column=VERSION_COLUMN)
     family = versions[0].family
     validate_table(top_view_name(family), "view")
     check_statement_shape()
@@ -355,10 +363,10 @@ def plan_family(
     if options.enforce_query_limits:
         footprint.check_queries()
     planned = FamilyPlan(family, source_dataset, target_dataset, tuple(versions), columns, tuple(views), footprint)
-    return _with_current_view(planned, builder) if options.current else planned
+    return _with_current_view(planned, options) if options.current else planned
 
 
-def _with_current_view(plan: FamilyPlan, builder: SelectBuilder) -> FamilyPlan:
+def _with_current_view(plan: FamilyPlan, options: GeneratorOptions) -> FamilyPlan:
     """The plan with its current view, or with the reason it has none: no version records a primary key
     (a note), or the versions disagree or the key cannot be partitioned by (an error)."""
     if not any(version.primary_key for version in plan.versions):
@@ -366,12 +374,13 @@ def _with_current_view(plan: FamilyPlan, builder: SelectBuilder) -> FamilyPlan:
     types = {column.name: column.type for column in plan.columns}
     try:
         key = family_primary_key(plan.family, plan.versions)
-        extra = [builder.options.source_column] if builder.options.source_column else []
-        body = current_view_body(plan.family, plan.versions, types, key, builder.select, extra)
-        if len(body) > builder.options.max_view_chars:
+        version_column = options.source_column or VERSION_COLUMN
+        top = top_view_name(plan.family)
+        body = current_view_body(plan.family, plan.target_dataset, top, types, key, plan.versions, version_column)
+        if len(body) > options.max_view_chars:
             raise PlanError(
                 f"family {plan.family!r}: its current view would be {len(body):,} characters, more than "
-                f"{builder.options.setting('max_view_chars')} {builder.options.max_view_chars:,}"
+                f"{options.setting('max_view_chars')} {options.max_view_chars:,}"
             )
     except PlanError as error:
         return replace(plan, current_error=error)
