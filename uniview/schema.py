@@ -45,6 +45,8 @@ class ColumnRecord(NamedTuple):
 class Column:
     name: str
     type: BQType
+    #: The column's name in its table when the views expose it under another (uniview.renames).
+    stored: str | None = None
 
 
 @dataclass(frozen=True)
