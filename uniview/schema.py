@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -116,27 +117,21 @@ def _discover(
 ) -> dict[str, list[TableVersion]]:
     wanted = set(families) if families is not None else None
     by_table: dict[str, list[ColumnRecord]] = {}
-    versions_of: dict[str, tuple[str, str]] = {}  # each kept table's (family, version)
-    left_out: set[str] = set()
-    for record in records:
-        if record.is_hidden or record.ordinal_position is None:
-            continue
-        table_records = by_table.get(record.table_name)
-        if table_records is None:
-            if record.table_name in left_out:
-                continue
-            parts = split_version_table(record.table_name)
-            if parts is None or (wanted is not None and parts[0] not in wanted):
-                left_out.add(record.table_name)
-                continue
-            versions_of[record.table_name] = parts
-            table_records = by_table[record.table_name] = []
-        table_records.append(record)
+    for table_name, run in groupby(records, key=_TABLE):  # a warehouse lists a table's columns together
+        by_table.setdefault(table_name, []).extend(run)
 
     result: dict[str, list[TableVersion]] = defaultdict(list)
     shapes = _Shapes()
-    for table_name, table_records in by_table.items():
-        family, version = versions_of[table_name]
+    for table_name, listed in by_table.items():
+        parts = split_version_table(table_name)
+        if parts is None or (wanted is not None and parts[0] not in wanted):
+            continue
+        family, version = parts
+        table_records = listed
+        if any(map(_HIDDEN, listed)) or None in map(_POSITION, listed):
+            table_records = [r for r in listed if not r.is_hidden and r.ordinal_position is not None]
+            if not table_records:
+                continue
         table_records.sort(key=_POSITION)
         columns = shapes.columns(table_name, table_records)
         created = min(map(_CREATED, table_records))
@@ -147,8 +142,11 @@ def _discover(
     return dict(sorted(result.items()))
 
 
+_TABLE = attrgetter("table_name")
 _POSITION = attrgetter("ordinal_position")
+_HIDDEN = attrgetter("is_hidden")
 _CREATED = attrgetter("created")
+_NAME_AND_TYPE = attrgetter("column_name", "data_type")
 
 
 class _Shapes:
@@ -161,7 +159,7 @@ class _Shapes:
         self._columns: dict[tuple[str, str], Column] = {}
 
     def columns(self, table_name: str, records: list[ColumnRecord]) -> tuple[Column, ...]:
-        shape = tuple([(record.column_name, record.data_type) for record in records])
+        shape = tuple(map(_NAME_AND_TYPE, records))
         columns = self._shapes.get(shape)
         if columns is None:
             columns = self._shapes[shape] = tuple([self._column(table_name, pair) for pair in shape])

@@ -16,11 +16,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
+from itertools import compress, repeat
+from operator import itemgetter
 from pathlib import Path
-from typing import Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import duckdb
 
@@ -63,7 +65,7 @@ _ALL_TABLES_SQL = (
     " AND NOT temporary ORDER BY table_oid"
 )
 _COLUMNS_SQL = (
-    "SELECT c.table_name, c.column_name, c.column_index, c.data_type"
+    "SELECT c.table_name, c.column_name, c.column_index, c.data_type, c.table_oid"
     " FROM duckdb_columns() c JOIN duckdb_tables() t USING (database_oid, schema_oid, table_oid)"
     " WHERE c.database_name = current_database() AND c.schema_name = ? AND NOT t.temporary"
     " ORDER BY c.table_name, c.column_index"
@@ -114,26 +116,20 @@ class DuckDBWarehouse(Warehouse):
         """Columns of the version tables in schema `dataset`, `created` = first-seen order (see module doc)."""
         self._check_not_catalog_name(dataset)
         connection, schema = self._existing_schema(dataset)
-        order = _guarded(self.url, lambda: record_created_tables(connection, schema))
-        for table in _guarded(self.url, lambda: empty_retired_tables(connection, schema)):
-            order.pop(table, None)  # folded into a consolidated table and empty: no row to show
-        wanted = set(families) if families is not None else None
-        self._check_required(schema, order, wanted, required_tables)
-        created = {table: float(rank) for table, rank in order.items() if _in_families(table, wanted)}
-        mapped = _TYPE_TEXT  # 270,000 rows of a wide family name a few dozen types: each is mapped once
         with collector_paused():
             rows = _guarded(self.url, lambda: connection.execute(_COLUMNS_SQL, [schema]).fetchall())
-            return [
-                ColumnRecord(
-                    table,
-                    column,
-                    position,
-                    mapped.get(data_type) or _bigquery_type(table, column, data_type),
-                    created[table],
-                )
-                for table, column, position, data_type in rows
-                if table in created
-            ]
+            # The catalog's tables, which the ledger reads, are in these rows: each with its oid.
+            oids = dict(zip(map(_TABLE, rows), map(_OID, rows), strict=True))
+            present = {schema: sorted(oids, key=oids.__getitem__)}
+            order = _guarded(self.url, lambda: record_created_tables_of(connection, [schema], present)[schema])
+            for table in _guarded(self.url, lambda: empty_retired_tables(connection, schema)):
+                order.pop(table, None)  # folded into a consolidated table and empty: no row to show
+            wanted = set(families) if families is not None else None
+            self._check_required(schema, order, wanted, required_tables)
+            created = {table: float(rank) for table, rank in order.items() if _in_families(table, wanted)}
+            records = _column_records(rows, created)
+            del rows  # freed before the collector runs again: it then scans the records alone, once
+        return records
 
     def _check_not_catalog_name(self, dataset: str) -> None:
         """DuckDB names a file's catalog after the file: a schema of that name is ambiguous in every query."""
@@ -334,14 +330,18 @@ def record_created_tables(connection: duckdb.DuckDBPyConnection, dataset: str) -
 
 
 def record_created_tables_of(
-    connection: duckdb.DuckDBPyConnection, datasets: Collection[str]
+    connection: duckdb.DuckDBPyConnection,
+    datasets: Collection[str],
+    tables: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, dict[str, int]]:
-    """record_created_tables for many datasets at once: one catalog read, at most one transaction."""
+    """record_created_tables for many datasets at once: one catalog read, at most one transaction.
+    `tables`, when the caller has read the catalog already: each dataset's tables in table_oid order."""
     wanted = sorted(set(datasets))
     if not wanted:
         return {}
     present: dict[str, list[str]] = {dataset: [] for dataset in wanted}
-    for schema, name in connection.execute(_ALL_TABLES_SQL).fetchall():
+    listed = _catalog_tables(connection) if tables is None else [(d, t) for d in wanted for t in tables.get(d, ())]
+    for schema, name in listed:
         if schema in present and split_version_table(name):
             present[schema].append(name)
     recorded = _recorded_tables(connection, wanted)
@@ -356,6 +356,34 @@ def record_created_tables_of(
         _write_ledger(connection, changes)
         recorded = _recorded_tables(connection, wanted)
     return recorded
+
+
+def _catalog_tables(connection: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    return [(schema, name) for schema, name in connection.execute(_ALL_TABLES_SQL).fetchall()]
+
+
+def _column_records(rows: list[tuple[Any, ...]], created: Mapping[str, float]) -> list[ColumnRecord]:
+    """The rows (table, column, index, DuckDB type, oid) of the tables in `created` as records with BigQuery
+    types.  A wide family reads 270,000 rows naming a few dozen types: each type is mapped once (an
+    unsupported one named by its first column), and the records are built without a Python call per row."""
+    kept = list(compress(rows, map(created.__contains__, map(_TABLE, rows))))
+    first_row = dict(zip(map(_DATA_TYPE, reversed(kept)), reversed(kept), strict=True))  # of each type
+    texts = {
+        data_type: _bigquery_type(first_row[data_type][0], first_row[data_type][1], data_type)
+        for data_type in dict.fromkeys(map(_DATA_TYPE, kept))  # in the order the rows name them
+    }
+    values = zip(
+        map(_TABLE, kept),
+        map(_COLUMN, kept),
+        map(_INDEX, kept),
+        map(texts.__getitem__, map(_DATA_TYPE, kept)),
+        map(created.__getitem__, map(_TABLE, kept)),
+        repeat(False),  # is_hidden: DuckDB has no hidden columns
+    )
+    return list(map(tuple.__new__, repeat(ColumnRecord), values))  # ColumnRecord._make, less its length check
+
+
+_TABLE, _COLUMN, _INDEX, _DATA_TYPE, _OID = (itemgetter(i) for i in range(5))
 
 
 def _recorded_tables(connection: duckdb.DuckDBPyConnection, datasets: list[str]) -> dict[str, dict[str, int]]:
