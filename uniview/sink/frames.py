@@ -87,7 +87,8 @@ QUARANTINE_COLUMNS = (
     ("raw_sha256", "STRING"),
 )
 #: The largest line BigQuery's quarantine keeps: a Storage Write API request, one row at least, must be under
-#: 10 MB, and the row holds the line twice (raw_line, raw_bytes).  A larger line is quarantined as too_large,
+#: 10 MB, and the row holds the line twice (raw_line, raw_bytes): together at most twice this (for a line that
+#: is not UTF-8, its text with U+FFFD takes more than its bytes).  A larger line is quarantined as too_large,
 #: with its size, SHA-256 and source_file but not its bytes.
 MAX_RAW_BYTES = 4 * 1024 * 1024
 
@@ -131,7 +132,7 @@ def parse_envelopes(lines: DataFrame, with_data: bool = True, max_line_bytes: in
     when not `with_data`: the routing pass needs only the metadata, which parses the same either way),
     `_value` the line the envelope was parsed from (for the columns parsed exactly, see _parse_exact).
     The quarantine keeps the line as read (ORIGINAL_LINE when the value was rewritten, and its bytes:
-    LINE_BYTES); a line of more than `max_line_bytes` bytes is too_large."""
+    LINE_BYTES); a line whose text and bytes take more than twice `max_line_bytes` is too_large."""
     options = {"columnNameOfCorruptRecord": _CORRUPT}
     original = F.col(ORIGINAL_LINE) if ORIGINAL_LINE in lines.columns else F.col("value")
     line_bytes = F.col(LINE_BYTES) if LINE_BYTES in lines.columns else F.lit(None).cast("binary")
@@ -158,7 +159,10 @@ def parse_envelopes(lines: DataFrame, with_data: bool = True, max_line_bytes: in
     meta = F.col("e.metadata")
     unparseable = F.col("e").isNull() | F.col(f"e.{_CORRUPT}").isNotNull()
     size = F.coalesce(F.octet_length("_line_bytes"), F.octet_length("_line"))
-    too_large = F.lit(False) if max_line_bytes is None else size > max_line_bytes
+    # the quarantine row holds the line twice: as text (U+FFFD, 3 bytes, for each byte of a line that is not UTF-8)
+    # and as bytes
+    kept = F.octet_length("_line") + size
+    too_large = F.lit(False) if max_line_bytes is None else kept > 2 * max_line_bytes
     return envelope.select(
         "_line",
         "_line_bytes",
