@@ -1,12 +1,12 @@
 """Column renames read from the source's DDL: Debezium's MySQL and MariaDB connectors publish each DDL
 statement as a schema-change event (the topic named after the connector's `topic.prefix`).
 
-The sink lands every schema-change event whose DDL may rename a column (it says RENAME or CHANGE:
-`ALTER TABLE t RENAME COLUMN a TO b`, `ALTER TABLE t CHANGE [COLUMN] a b <type>`, several actions or
-statements in one event; the sink's workers need no SQL parser for this test) as one row
-of the control table `_uniview_renames` of its dataset (a version table like any other:
-`_uniview_renames_v_<version>`, one column `ddl` and the CDC columns), and the generator reads those rows
-back (Warehouse.read_ddl_renames), parses them with sqlglot (MySQL dialect), and applies the renames in the
+The sink lands every schema-change event (its DDL text, the database and the log position) as one row
+of the control table `_uniview_ddl` of its dataset (a version table like any other:
+`_uniview_ddl_v_<version>`, one column `ddl` and the CDC columns), and the generator reads those rows
+back (Warehouse.read_ddl_renames), finds the column renames with sqlglot (MySQL dialect: `ALTER TABLE t
+RENAME COLUMN a TO b`, `ALTER TABLE t CHANGE [COLUMN] a b <type>`, several actions or statements in
+one event), and applies the renames in the
 order of the source's log (`_cdc_sequence`), before the declared ones (uniview.renames).  The table is
 the generator's input, not a family: no view is made for it.
 """
@@ -19,17 +19,11 @@ from collections.abc import Iterable
 
 from uniview.renames import Rename
 
-RENAMES_TABLE = "_uniview_renames"
-#: DDL that may rename a column; anything else is not parsed.
+DDL_TABLE = "_uniview_ddl"
+#: DDL that may rename a column (it says RENAME or CHANGE); anything else is not parsed.
 _MAY_RENAME = re.compile(r"\b(RENAME|CHANGE)\b", re.IGNORECASE)
 #: The control table's one source column, as metadata.schema declares it.
 DDL_COLUMN = "ddl"
-
-
-def may_rename(ddl: str) -> bool:
-    """Whether a DDL text may rename a column: what the sink lands (its Spark workers need no SQL parser);
-    renames_in_ddl decides exactly, in the generator."""
-    return _MAY_RENAME.search(ddl) is not None
 
 
 def renames_in_ddl(ddl: str) -> list[Rename]:

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field, replace
 
 from uniview.current_view import current_view_name
-from uniview.ddl_renames import RENAMES_TABLE, ordered_renames
+from uniview.ddl_renames import DDL_TABLE, ordered_renames
 from uniview.errors import NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_family
@@ -115,11 +115,11 @@ def plan_families(
     families = discover_families(records, request.tables, primary_keys)
     if descriptions:
         families = {name: [_described(v, descriptions.get(v.table_name)) for v in vs] for name, vs in families.items()}
-    control = families.pop(RENAMES_TABLE, None)  # renames read from the source's DDL: an input, not a family
+    control = families.pop(DDL_TABLE, None)  # renames read from the source's DDL: an input, not a family
     renames = ordered_renames(warehouse.read_ddl_renames(request.dataset)) + request.options.renames
     if renames:
         families = {name: apply_renames(versions, renames) for name, versions in families.items()}
-    missing = [table for table in request.tables or () if table not in families and table != RENAMES_TABLE]
+    missing = [table for table in request.tables or () if table not in families and table != DDL_TABLE]
     if missing:
         raise NotFoundError(
             f"no version tables for {', '.join(map(repr, missing))} in dataset {request.dataset!r} "

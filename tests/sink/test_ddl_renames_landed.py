@@ -1,5 +1,5 @@
 """A rename read from the binary log, end to end through the sink into DuckDB: the schema-change event lands in
-`_uniview_renames`, and `refresh` reads the renamed column's old rows under the new name."""
+`_uniview_ddl`, and `refresh` reads the renamed column's old rows under the new name."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
 from test_ddl_renames import ddl_event, kcat, row_event
 
 from uniview.cli import main
-from uniview.ddl_renames import RENAMES_TABLE
+from uniview.ddl_renames import DDL_TABLE
 from uniview.warehouse.url import duckdb_url
 
 
@@ -25,7 +25,7 @@ def test_a_rename_read_from_the_binlog_reads_old_rows_under_the_new_name(spark, 
         kcat(0, row_event(10, "c", {"id": 1, "memo": "one"}), key),
         kcat(1, row_event(20, "c", {"id": 2, "memo": "two"}), {**key, "payload": {"id": 2}}),
         kcat(2, ddl_event(30, "ALTER TABLE customer CHANGE memo note varchar(20)"), None),
-        kcat(3, ddl_event(35, "ALTER TABLE customer ADD COLUMN x int"), None),  # not a rename: quarantined
+        kcat(3, ddl_event(35, "ALTER TABLE customer ADD COLUMN x int"), None),  # landed too: no rename in it
         kcat(4, row_event(40, "u", {"id": 2, "note": "two-b"}), {**key, "payload": {"id": 2}}),
     ]
     (tmp_path / "in").mkdir()
@@ -35,7 +35,7 @@ def test_a_rename_read_from_the_binlog_reads_old_rows_under_the_new_name(spark, 
         spark,
         SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", format="debezium"),
     )
-    assert (result.counts.total_written, sum(result.counts.quarantined.values())) == (4, 1)
+    assert (result.counts.total_written, sum(result.counts.quarantined.values())) == (5, 0)
     refreshed = CliRunner().invoke(
         main, ["refresh", "--warehouse", duckdb_url(warehouse), "--dataset", "cdc", "--all", "--current"]
     )
@@ -52,6 +52,6 @@ def test_a_rename_read_from_the_binlog_reads_old_rows_under_the_new_name(spark, 
     assert views == ["customer_current", "customer_unified"]
     assert current == [(1, "one"), (2, "two-b")] and "memo" not in columns
     only_control = CliRunner().invoke(
-        main, ["refresh", "--warehouse", duckdb_url(warehouse), "--dataset", "cdc", "--table", RENAMES_TABLE]
+        main, ["refresh", "--warehouse", duckdb_url(warehouse), "--dataset", "cdc", "--table", DDL_TABLE]
     )
     assert only_control.exit_code == 0, only_control.output

@@ -29,9 +29,9 @@ does.  docs/current-state.md says what the views show for such a column.
 An event without a schema is refused, not guessed: it keeps its metadata and lands in the
 quarantine as `missing_schema`.  A tombstone (a null value) stays a null line, and heartbeat or
 schema-change events (no `op`) stay as they are: both are quarantined with their reason, so
-read = written + quarantined still holds exactly; except a MySQL/MariaDB schema-change event whose DDL
-may rename a column (it says RENAME or CHANGE), which lands in the control table `_uniview_renames`
-(uniview.ddl_renames).
+read = written + quarantined still holds exactly.  A MySQL/MariaDB schema-change event (its DDL
+text) lands in the control table `_uniview_ddl` (uniview.ddl_renames), where the generator reads
+column renames.
 """
 
 from __future__ import annotations
@@ -291,7 +291,7 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
         return convert_event(event["payload"], event.get("key"), placeholder)
     payload = event.get("payload") if "payload" in event and "schema" in event else event
     if isinstance(payload, dict) and "op" not in payload and isinstance(payload.get("ddl"), str):
-        return _renaming_ddl(payload) or text
+        return _ddl_record(payload) or text
     if not isinstance(payload, dict) or not isinstance(payload.get("op"), str) or payload["op"] not in OPERATIONS:
         return text
     source = payload.get("source") or {}
@@ -343,19 +343,19 @@ def _schema_entry(field: dict, name: str, bq_type: str, convert: Callable[[Any],
     return entry
 
 
-def _renaming_ddl(payload: dict) -> str | None:
-    """A MySQL/MariaDB schema-change event whose DDL may rename a column, as a record of the control table
-    `_uniview_renames` (uniview.ddl_renames); None for any other DDL, which stays as it came."""
-    from uniview.ddl_renames import DDL_COLUMN, RENAMES_TABLE, may_rename
+def _ddl_record(payload: dict) -> str | None:
+    """A MySQL/MariaDB schema-change event as a record of the control table `_uniview_ddl`
+    (uniview.ddl_renames), which the generator reads renames from; None without a source object."""
+    from uniview.ddl_renames import DDL_COLUMN, DDL_TABLE
 
     source = payload.get("source")
-    if not isinstance(source, dict) or not may_rename(payload["ddl"]):
+    if not isinstance(source, dict):
         return None
     database = payload.get("databaseName") or source.get("db")
     metadata = {
         "ingestion_method": f"DEBEZIUM_{str(source.get('connector', '')).upper()}",
         "database_name": database if isinstance(database, str) else None,
-        "table_name": RENAMES_TABLE,
+        "table_name": DDL_TABLE,
         "operation": "DDL",
         "position": position(source),
         "timestamp": _timestamp(source.get("ts_ms")),

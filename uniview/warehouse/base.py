@@ -68,7 +68,7 @@ class Warehouse(ABC):
         """{table: the primary key its description records, or None} for the version `tables` of `dataset`."""
 
     def read_ddl_renames(self, dataset: str) -> list[tuple[str | None, str | None, str | None]]:
-        """(_cdc_database, _cdc_sequence, ddl) of every row of the control table `_uniview_renames`
+        """(_cdc_database, _cdc_sequence, ddl) of every row of the control table `_uniview_ddl`
         (uniview.ddl_renames) in `dataset`; [] when it has none."""
         return []
 

@@ -169,9 +169,9 @@ class BigQueryWarehouse(Warehouse):
         return {table: described_primary_key(text) for table, text in self.read_descriptions(dataset, tables).items()}
 
     def read_ddl_renames(self, dataset: str) -> list[tuple[str | None, str | None, str | None]]:
-        """The rows of every version of the control table `_uniview_renames` in `dataset`: its tables are
+        """The rows of every version of the control table `_uniview_ddl` in `dataset`: its tables are
         found with `tables.list` (no query job), and read with one query when there are any."""
-        from uniview.ddl_renames import DDL_COLUMN, RENAMES_TABLE
+        from uniview.ddl_renames import DDL_COLUMN, DDL_TABLE
         from uniview.schema import split_version_table
 
         validate_dataset(dataset)
@@ -182,7 +182,7 @@ class BigQueryWarehouse(Warehouse):
             )
         except NotFoundError:
             return []
-        tables = [name for name in listed if (split_version_table(name) or ("",))[0] == RENAMES_TABLE]
+        tables = [name for name in listed if (split_version_table(name) or ("",))[0] == DDL_TABLE]
         if not tables:
             return []
         sql = " UNION ALL ".join(

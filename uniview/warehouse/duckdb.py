@@ -167,17 +167,17 @@ class DuckDBWarehouse(Warehouse):
         return {table: comments.get(table) for table in tables}
 
     def read_ddl_renames(self, dataset: str) -> list[tuple[str | None, str | None, str | None]]:
-        """The rows of every version of the control table `_uniview_renames` in `dataset`."""
-        from uniview.ddl_renames import DDL_COLUMN, RENAMES_TABLE
+        """The rows of every version of the control table `_uniview_ddl` in `dataset`."""
+        from uniview.ddl_renames import DDL_COLUMN, DDL_TABLE
         from uniview.schema import version_table_prefix
 
         found = self._schema(dataset)
         if found is None:
             return []
         connection, schema = found
-        prefix = version_table_prefix(RENAMES_TABLE)
+        prefix = version_table_prefix(DDL_TABLE)
         listed = _guarded(self.url, lambda: connection.execute(_PREFIXED_TABLES_SQL, [schema, prefix]).fetchall())
-        tables = [name for (name,) in listed if split_version_table(name) == (RENAMES_TABLE, name[len(prefix) :])]
+        tables = [name for (name,) in listed if split_version_table(name) == (DDL_TABLE, name[len(prefix) :])]
         selects = [
             f"SELECT _cdc_database, _cdc_sequence, {quote_identifier(DDL_COLUMN)} "
             f"FROM {quote_identifier(schema)}.{quote_identifier(table)}"
