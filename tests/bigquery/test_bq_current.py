@@ -54,3 +54,37 @@ def test_primary_keys_come_from_the_descriptions(bq_client, dataset, warehouse):
     load(bq_client, dataset, only={"customer_v_a1"})
     keys = warehouse.read_primary_keys(dataset, ["customer_v_a1"])
     assert keys == {"customer_v_a1": ("id",)}
+
+
+def test_renames_read_from_the_ddl_table_and_defaults_on_the_emulator(bq_client, dataset, limited_warehouse):
+    """A rename landed in `_uniview_ddl` and a declared default, read back through BigQuery's API: the old
+    version's column under the new name, the default in the row older than the column, no view for the table."""
+    import json
+
+    from uniview.landing_layout import CDC_COLUMNS
+    from uniview.version_description import version_description
+
+    def create(name, columns, values, defaults=None):
+        table = bigquery.Table(f"{bq_client.project}.{dataset}.{name}", schema=[field(c, t) for c, t in columns])
+        table.description = version_description("customer", columns[: -len(CDC_COLUMNS)], ("id",), defaults)
+        bq_client.create_table(table)
+        assert bq_client.insert_rows_json(table, values) == []
+
+    def cdc(sequence):
+        return {"_cdc_operation": "INSERT", "_cdc_database": "shop1", "_cdc_sequence": sequence}
+
+    create("customer_v_a", [("id", "INT64"), ("memo", "STRING"), *CDC_COLUMNS], [{"id": 1, "memo": "one", **cdc("01")}])
+    create(
+        "customer_v_b",
+        [("id", "INT64"), ("note", "STRING"), ("status", "STRING"), *CDC_COLUMNS],
+        [{"id": 2, "note": "two", "status": "closed", **cdc("03")}],
+        {"status": "open"},
+    )
+    ddl = "ALTER TABLE customer CHANGE memo note varchar(20), ADD COLUMN status text DEFAULT 'open'"
+    create("_uniview_ddl_v_x", [("ddl", "STRING"), *CDC_COLUMNS], [{"ddl": ddl, **cdc("02")}])
+    request = RefreshRequest(dataset, None, options=GeneratorOptions(current=True))
+    outcomes = refresh(limited_warehouse, request)
+    assert [o.family for o in outcomes] == ["customer"] and outcomes[0].error is None
+    found = bq_client.query(f"SELECT id, note, status FROM `{dataset}_unified`.customer_current ORDER BY id").result()
+    assert [tuple(row.values()) for row in found] == [(1, "one", "open"), (2, "two", "closed")]
+    assert json.dumps(limited_warehouse.read_ddl_renames(dataset)) == json.dumps([["shop1", "02", ddl]])
