@@ -45,6 +45,8 @@ locals {
     sink     = "serviceAccount:${google_service_account.sink.email}"
     push     = "serviceAccount:${google_service_account.push.email}"
     build    = "serviceAccount:${google_service_account.build.email}"
+    # The scheduled `uniview status` (monitoring.tf), when there is one.
+    status = one([for account in google_service_account.status : "serviceAccount:${account.email}"])
   }
 }
 

@@ -32,7 +32,8 @@ locals {
       "run.googleapis.com",
       "storage.googleapis.com",
     ],
-    var.self_healing_enabled ? ["cloudscheduler.googleapis.com"] : [],
+    var.self_healing_enabled || (var.alerts_enabled && var.status_job_image != null) ? ["cloudscheduler.googleapis.com"] : [],
+    var.alerts_enabled ? ["monitoring.googleapis.com"] : [],
     var.dataproc_mode == "none" ? [] : ["compute.googleapis.com", "dataproc.googleapis.com"],
   )
 
@@ -115,6 +116,10 @@ locals {
       # storage (iam.tf), and the sink reaches storage only through bucket-level grants (sink.tf).
       "sink-dataproc-worker" = { role = local.dataproc_worker_role, account = "sink", condition = null }
     },
+    var.alerts_enabled && var.status_job_image != null ? {
+      # The scheduled `uniview status` (monitoring.tf) reads metadata and CDC columns with query jobs.
+      "status-jobuser" = { role = "roles/bigquery.jobUser", account = "status", condition = null }
+    } : {},
   )
   dataproc_worker_permissions = [
     "compute.machineTypes.get", "compute.machineTypes.list", "compute.networks.get", "compute.networks.list",

@@ -100,3 +100,21 @@ output "dataproc_serverless" {
     properties = join(",", [for key, value in local.sink_spark_properties : "${key}=${value}"])
   } : null
 }
+
+output "alert_policy_ids" {
+  description = "The alert policies (alerts_enabled), by what they watch: dead_letters, function_errors, retries, limit_warnings, stale_families."
+  value = var.alerts_enabled ? merge(
+    {
+      dead_letters    = google_monitoring_alert_policy.dead_letters[0].id
+      function_errors = google_monitoring_alert_policy.function_errors[0].id
+      retries         = google_monitoring_alert_policy.retries[0].id
+      limit_warnings  = google_monitoring_alert_policy.limit_warnings[0].id
+    },
+    local.status_job == 1 ? { stale_families = google_monitoring_alert_policy.stale_families[0].id } : {}
+  ) : {}
+}
+
+output "dashboard_id" {
+  description = "The dashboard (alerts_enabled), or null."
+  value       = var.alerts_enabled ? google_monitoring_dashboard.uniview[0].id : null
+}

@@ -452,3 +452,87 @@ variable "dataproc_cluster" {
     error_message = "dataproc_cluster.idle_delete_ttl_seconds must be at least 600 (Dataproc's minimum)."
   }
 }
+
+# ---------------------------------------------------------------------------
+# Alerts and dashboard (monitoring.tf, docs/operations-runbook.md)
+# ---------------------------------------------------------------------------
+
+variable "alerts_enabled" {
+  description = "Create the alert policies, their log-based metrics and the dashboard (monitoring.tf)."
+  type        = bool
+  default     = false
+}
+
+variable "notification_channels" {
+  description = "Cloud Monitoring notification channels (projects/P/notificationChannels/N) every alert notifies. Empty: the alerts only show in the console."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for channel in var.notification_channels : can(regex("^projects/[^/]+/notificationChannels/[^/]+$", channel))])
+    error_message = "notification_channels must be ids such as projects/my-project/notificationChannels/123."
+  }
+}
+
+variable "dead_letter_backlog_threshold" {
+  description = "Alert when the dead-letter subscription holds more notifications than this for 5 minutes."
+  type        = number
+  default     = 0
+}
+
+variable "function_error_threshold" {
+  description = "Alert when the function answers more 5xx than this in 5 minutes."
+  type        = number
+  default     = 0
+}
+
+variable "retry_threshold" {
+  description = "Alert when more push deliveries than this are not acknowledged in 15 minutes (each comes back with backoff)."
+  type        = number
+  default     = 5
+}
+
+variable "status_job_image" {
+  description = "A container image with uniview[gcp] installed (`uniview` on PATH). When set with alerts_enabled, a Cloud Run job runs `uniview status --fail-on` on status_schedule and the stale-families alert watches it. null: no status job."
+  type        = string
+  default     = null
+}
+
+variable "status_schedule" {
+  description = "Cron schedule of the status job."
+  type        = string
+  default     = "*/30 * * * *"
+}
+
+variable "stale_after" {
+  description = "The status job's --fail-on stale=: a family whose newest _cdc_ingested_at is older than this (e.g. 6h, 1d)."
+  type        = string
+  default     = "6h"
+
+  validation {
+    condition     = can(regex("^([0-9]+[smhdw])+$", var.stale_after))
+    error_message = "stale_after must be a duration such as 30m, 6h or 1d."
+  }
+}
+
+variable "pending_after" {
+  description = "The status job's --fail-on pending=: a version table no view reads, or a notification not delivered, for longer than this."
+  type        = string
+  default     = "1h"
+
+  validation {
+    condition     = can(regex("^([0-9]+[smhdw])+$", var.pending_after))
+    error_message = "pending_after must be a duration such as 30m or 1h."
+  }
+}
+
+variable "headroom_below_percent" {
+  description = "The status job's --fail-on headroom=: a family with less than this percent free to a BigQuery limit."
+  type        = number
+  default     = 20
+
+  validation {
+    condition     = var.headroom_below_percent >= 0 && var.headroom_below_percent <= 100
+    error_message = "headroom_below_percent must be a percentage from 0 to 100."
+  }
+}

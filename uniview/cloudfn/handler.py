@@ -291,6 +291,7 @@ def _log_outcome(outcome: Any, scope: dict, duration_ms: int) -> None:
         views_replaced=list(outcome.replaced),
         views_dropped=list(outcome.dropped),
         jobs=list(outcome.jobs),
+        job_count=len(outcome.jobs),  # Terraform's jobs-per-event metric reads it (terraform/monitoring.tf)
         rounds=outcome.rounds,
         duration_ms=duration_ms,
     )
