@@ -232,7 +232,7 @@ def test_source_dataset_grants_are_dataset_access_entries_on_source_datasets(mod
         _ref("google_service_account.function.email"),
     )
     status = entries["status_source_reader"]  # only with the status job (test_terraform_monitoring)
-    assert status["for_each"] == _ref('local.status_job == 1 ? toset(var.source_datasets) : toset([])')
+    assert status["for_each"] == _ref("local.status_job == 1 ? toset(var.source_datasets) : toset([])")
     assert (status["role"], status["user_by_email"]) == ("READER", _ref("google_service_account.status[0].email"))
     assert set(entries) == {*expected, "authorized_target", "function_consolidator", "status_source_reader"}
 
