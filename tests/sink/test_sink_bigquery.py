@@ -83,7 +83,11 @@ def test_schema_field_shapes():
         "table_version",
         "batch",
         "quarantined_at",
+        "raw_bytes",
+        "raw_size",
+        "raw_sha256",
     ]
+    assert [f["type"] for f in quarantine_table_schema()][-3:] == ["BYTES", "INT64", "STRING"]
 
 
 def test_the_table_description_records_the_declared_schema():
