@@ -89,7 +89,7 @@ def _headroom(status: FamilyStatus) -> str:
     if not status.headroom:
         return "-"
     name = min(status.headroom, key=status.headroom.__getitem__)
-    return f"{status.headroom[name]:.0f}% ({name})"
+    return f"{status.headroom[name]:.1f}% ({name})"
 
 
 def _quarantine(status: FamilyStatus) -> str:
