@@ -94,8 +94,11 @@ def postgres_connector(
     *,
     tables: Sequence[str] = (),
     schemas_enable: bool = True,
+    signal_table: str | None = None,
 ) -> dict[str, object]:
-    """Debezium's PostgreSQL connector (pgoutput) for one database; topics are `<name>.<schema>.<table>`."""
+    """Debezium's PostgreSQL connector (pgoutput) for one database; topics are `<name>.<schema>.<table>`.
+    `TRUNCATE` is published as a truncate event; `signal_table` (`schema.table`) is where incremental
+    snapshots are asked for (Debezium's signal table)."""
     settings: dict[str, object] = {
         "name": name,
         "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
@@ -111,11 +114,14 @@ def postgres_connector(
         "publication.autocreate.mode": "all_tables" if not tables else "filtered",
         "decimal.handling.mode": "precise",
         "snapshot.mode": "initial",
+        "skipped.operations": "none",  # TRUNCATE is published (op "t"); Debezium skips it by default
         "key.converter.schemas.enable": str(schemas_enable).lower(),
         "value.converter.schemas.enable": str(schemas_enable).lower(),
     }
     if tables:
         settings["table.include.list"] = ",".join(tables)
+    if signal_table:
+        settings["signal.data.collection"] = signal_table
     return settings
 
 
