@@ -101,7 +101,7 @@ def current_view_body(
     oldest_first = [f"{identifier(name)} ASC NULLS FIRST" for name in _ORDER_COLUMNS]
     oldest_first.append(_OPERATION_RANK.format(operation=identifier(layout.OPERATION)) + " DESC")
     keys = {name.lower() for name in primary_key}
-    outputs, gone, carried = [], [], []
+    outputs, gone, carried, unknown = [], [], [], []
     for number, (name, bq_type) in enumerate(columns.items()):
         value = identifier(name)
         if not name.lower().startswith(layout.CDC_PREFIX) and name.lower() not in keys and name != version_column:
@@ -116,11 +116,18 @@ def current_view_body(
                 lacking = [n for n in range(len(versions)) if n not in has]
                 gone.append((gone_name, _among("_uniview_version", lacking)))
                 older = _defaults_case(versions, name, bq_type)
+                newest_unknown = _unknown_default(versions, has, name, bq_type)
+                if newest_unknown:  # named in the row's _cdc_unavailable: its NULL is not the source's value
+                    older_row = f"NOT (_uniview_place > {gone_name} OR {gone_name} IS NULL)"
+                    unknown.append(f"IF({_among('_uniview_newest', newest_unknown)} AND {older_row}, ',{name}', '')")
                 value = (
                     f"IF({_among('_uniview_newest', has)} OR _uniview_newest IS NULL, "
                     f"IF(_uniview_place > {gone_name} OR {gone_name} IS NULL, {value}, {older}), NULL)"
                 )
         outputs.append(value if value == identifier(name) else f"{value} AS {identifier(name)}")
+    if unknown and layout.UNAVAILABLE in spelled:
+        at = list(columns).index(spelled[layout.UNAVAILABLE])
+        outputs[at] = f"{_with_unknown(identifier(spelled[layout.UNAVAILABLE]), unknown)} AS {outputs[at]}"
     outputs.append(identifier(version_column))
     cases = " ".join(f"WHEN {string_literal(v.table_name)} THEN {n}" for n, v in enumerate(versions))
     return render(
@@ -148,6 +155,31 @@ def _among(expression: str, numbers: Sequence[int]) -> str:
             runs.append([n, n])
     tests = [f"{expression} = {a}" if a == b else f"{expression} BETWEEN {a} AND {b}" for a, b in runs]
     return "(" + " OR ".join(tests) + ")" if tests else "FALSE"
+
+
+def _unknown_default(versions: Sequence[TableVersion], has: Sequence[int], name: str, bq_type: BQType) -> list[int]:
+    """The versions with column `name` whose value in rows older than the column cannot be known: NOT NULL
+    without a default the stream carried (a volatile default such as now()), or a default no literal
+    can write."""
+    found = []
+    for number in has:
+        version = versions[number]
+        recorded = {n.lower(): text for n, text in version.defaults}
+        own = next(c.type.base() for c in version.columns if c.name.lower() == name.lower())
+        if name.lower() in recorded:
+            if _literal(json.loads(recorded[name.lower()]), own) is None:
+                found.append(number)
+        elif name.lower() in {n.lower() for n in version.not_null}:
+            found.append(number)
+    return found
+
+
+def _with_unknown(unavailable: str, marks: Sequence[str]) -> str:
+    """`_cdc_unavailable` with the names of the columns whose default is unknown in this row appended (each
+    mark is ',name' or '')."""
+    names = f"CONCAT({', '.join(marks)})" if len(marks) > 1 else marks[0]
+    extra = f"SPLIT(SUBSTR({names}, 2), ',')"
+    return f"IF({names} = '', {unavailable}, IF({unavailable} IS NULL, {extra}, ARRAY_CONCAT({unavailable}, {extra})))"
 
 
 def _defaults_case(versions: Sequence[TableVersion], name: str, bq_type: BQType) -> str:

@@ -64,9 +64,9 @@ def test_renames_read_from_the_ddl_table_and_defaults_on_the_emulator(bq_client,
     from uniview.landing_layout import CDC_COLUMNS
     from uniview.version_description import version_description
 
-    def create(name, columns, values, defaults=None):
+    def create(name, columns, values, defaults=None, not_null=()):
         table = bigquery.Table(f"{bq_client.project}.{dataset}.{name}", schema=[field(c, t) for c, t in columns])
-        table.description = version_description("customer", columns[: -len(CDC_COLUMNS)], ("id",), defaults)
+        table.description = version_description("customer", columns[: -len(CDC_COLUMNS)], ("id",), defaults, not_null)
         bq_client.create_table(table)
         assert bq_client.insert_rows_json(table, values) == []
 
@@ -76,15 +76,21 @@ def test_renames_read_from_the_ddl_table_and_defaults_on_the_emulator(bq_client,
     create("customer_v_a", [("id", "INT64"), ("memo", "STRING"), *CDC_COLUMNS], [{"id": 1, "memo": "one", **cdc("01")}])
     create(
         "customer_v_b",
-        [("id", "INT64"), ("note", "STRING"), ("status", "STRING"), *CDC_COLUMNS],
-        [{"id": 2, "note": "two", "status": "closed", **cdc("03")}],
+        [("id", "INT64"), ("note", "STRING"), ("status", "STRING"), ("stamp", "TIMESTAMP"), *CDC_COLUMNS],
+        [{"id": 2, "note": "two", "status": "closed", "stamp": "2024-05-01 10:00:00", **cdc("03")}],
         {"status": "open"},
+        ("stamp",),  # NOT NULL DEFAULT now(): no default in the stream
     )
     ddl = "ALTER TABLE customer CHANGE memo note varchar(20), ADD COLUMN status text DEFAULT 'open'"
     create("_uniview_ddl_v_x", [("ddl", "STRING"), *CDC_COLUMNS], [{"ddl": ddl, **cdc("02")}])
     request = RefreshRequest(dataset, None, options=GeneratorOptions(current=True))
     outcomes = refresh(limited_warehouse, request)
     assert [o.family for o in outcomes] == ["customer"] and outcomes[0].error is None
-    found = bq_client.query(f"SELECT id, note, status FROM `{dataset}_unified`.customer_current ORDER BY id").result()
-    assert [tuple(row.values()) for row in found] == [(1, "one", "open"), (2, "two", "closed")]
+    found = bq_client.query(
+        f"SELECT id, note, status, stamp IS NULL, _cdc_unavailable FROM `{dataset}_unified`.customer_current ORDER BY id"
+    ).result()
+    assert [tuple(row.values()) for row in found] == [
+        (1, "one", "open", True, ["stamp"]),
+        (2, "two", "closed", False, []),
+    ]
     assert json.dumps(limited_warehouse.read_ddl_renames(dataset)) == json.dumps([["shop1", "02", ddl]])

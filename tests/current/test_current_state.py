@@ -5,7 +5,7 @@ table holds after those statements, written out by hand."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 import duckdb
 from click.testing import CliRunner
@@ -19,7 +19,9 @@ from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 
 
-def land(path, versions: dict[str, list[tuple[str, str]]], changes: list[tuple], key=("id",), defaults=None) -> None:
+def land(
+    path, versions: dict[str, list[tuple[str, str]]], changes: list[tuple], key=("id",), defaults=None, not_null=None
+) -> None:
     """`versions`: {table: [(column, BigQuery type)]} in creation order; `changes`: (table, database,
     operation, {column: value}, unavailable columns or None), in log order (their position is their index);
     `defaults`: {table: {column: declared default}}."""
@@ -32,7 +34,8 @@ def land(path, versions: dict[str, list[tuple[str, str]]], changes: list[tuple],
                 f"CREATE TABLE cdc.{table} ({', '.join(f'{c} {duckdb_type(parse_type(t))}' for c, t in every)})"
             )
             declared = (defaults or {}).get(table)
-            description = version_description("t", columns, key, declared).replace("'", "''")
+            required = (not_null or {}).get(table, ())
+            description = version_description("t", columns, key, declared, required).replace("'", "''")
             connection.execute(f"COMMENT ON TABLE cdc.{table} IS '{description}'")
         for number, (table, database, operation, values, unavailable) in enumerate(changes):
             position = f"mysql-bin.000001:{1000 + number}"
@@ -178,4 +181,30 @@ def test_a_column_added_with_a_default_shows_it_for_older_rows_per_database(tmp_
         ("db2", 1, "a", None, None, None),  # db2 is still at the version without the columns
         ("db3", 1, "a", "open", "7", date(2024, 1, 31)),
         ("db3", 2, "b", None, "x", None),
+    ]
+
+
+def test_a_default_that_cannot_be_known_is_null_and_named_in_cdc_unavailable(tmp_path):
+    """ADD COLUMN stamp timestamptz NOT NULL DEFAULT now(): the connector carries no default, so the older rows'
+    value is not known; the view shows NULL and names the column in the row's `_cdc_unavailable`."""
+    path = tmp_path / "w.duckdb"
+    v1 = [("id", "INT64"), ("name", "STRING")]
+    v2 = [*v1, ("stamp", "TIMESTAMP"), ("kind", "STRING"), ("tags", "ARRAY<STRING>")]
+    changes = [
+        ("t_v_a", "db1", "INSERT", {"id": 1, "name": "a"}, ["name"]),
+        ("t_v_a", "db1", "INSERT", {"id": 2, "name": "b"}, None),
+        ("t_v_b", "db1", "INSERT", {"id": 3, "name": "c", "stamp": "2024-05-01 10:00:00+00", "kind": "k"}, None),
+    ]
+    land(
+        path,
+        {"t_v_a": v1, "t_v_b": v2},
+        changes,
+        defaults={"t_v_b": {"tags": ["x"]}},
+        not_null={"t_v_b": ["stamp", "kind"]},
+    )
+    # ids 1 and 2 predate the three columns: stamp and kind have no known default, tags's (["x"]) no literal
+    assert current(path, "id, stamp, kind, tags, _cdc_unavailable") == [
+        ("db1", 1, None, None, None, ["name", "stamp", "kind", "tags"]),
+        ("db1", 2, None, None, None, ["stamp", "kind", "tags"]),
+        ("db1", 3, datetime(2024, 5, 1, 10, tzinfo=UTC), "k", None, None),
     ]

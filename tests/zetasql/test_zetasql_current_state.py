@@ -29,7 +29,7 @@ DEFAULTS = {
 }
 
 
-def version(number: int, columns: list[tuple[str, str]], defaults: dict | None = None) -> TableVersion:
+def version(number: int, columns: list[tuple[str, str]], defaults: dict | None = None, not_null=()) -> TableVersion:
     every = [*columns, *CDC_COLUMNS]
     return TableVersion(
         f"t_v_{number}",
@@ -39,6 +39,7 @@ def version(number: int, columns: list[tuple[str, str]], defaults: dict | None =
         tuple(Column(name, parse_type(bq_type)) for name, bq_type in every),
         primary_key=("id",),
         defaults=tuple((name, json.dumps(value)) for name, value in (defaults or {}).items()),
+        not_null=tuple(not_null),
     )
 
 
@@ -49,12 +50,16 @@ def test_columns_added_with_defaults_of_every_type_dropped_and_added_back(zetasq
         version(1, base),
         version(2, base + added, {name: value for name, (_, value) in DEFAULTS.items()}),
         version(3, base[:1] + added),  # doc, tags and st dropped
-        version(4, base + [(name, "STRING") for name, _ in added], {"s": "x", "i": "7"}),  # added back; all text
+        version(4, base + [(name, "STRING") for name, _ in added], {"s": "x", "i": "7"}, ("f", "n")),  # all text
     ]
     planned = plan_family("cdc", "cdc_unified", versions, GeneratorOptions(current=True))
     assert planned.current is not None
     body = planned.current.body
-    assert "CASE _uniview_newest WHEN 1 THEN" in body and "LAST_VALUE(IF('doc' IN UNNEST(_cdc_unavailable)" in body
+    assert (
+        "CASE _uniview_newest WHEN 1 THEN" in body
+        and "ARRAY_CONCAT(_cdc_unavailable, SPLIT(" in body
+        and "LAST_VALUE(IF('doc' IN UNNEST(_cdc_unavailable)" in body
+    )
     check_family(zetasql, planned)
 
 
