@@ -5,16 +5,20 @@ under functions-framework -> `<table>_unified` and `<table>_current`.
 
 The same step-by-step test as PostgreSQL's (tests/kafka/cdc_e2e_support.py): DML, ADD COLUMN, int -> bigint,
 a decimal widened, DROP COLUMN, a second source database, a composite primary key, a MEDIUMTEXT value of
-about 1 MB, a primary-key UPDATE, a dropped column added again, ADD COLUMN ... DEFAULT, TRUNCATE TABLE, a
-transaction over two tables.  After every step, per warehouse and source database, `<table>_current` equals
-`SELECT *` on the source table (every column it has) and `<table>_unified` holds every change once.  Then
-each sink is stopped with Ctrl-C and must account for every change.
+about 1 MB, a primary-key UPDATE, a dropped column added again, ADD COLUMN ... DEFAULT, RENAME COLUMN (read
+from the DDL on the schema-change topic), TRUNCATE TABLE, a transaction over two tables.  After every step,
+per warehouse and source database, `<table>_current` equals `SELECT *` on the source table (every column it
+has) and `<table>_unified` holds every change once.  Then each sink is stopped with Ctrl-C and must account
+for every change and every schema-change event.
 """
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
+
 import pytest
-from cdc_e2e_support import CdcSource, assert_stopped_cleanly, running_stack, step, streaming_sinks
+from cdc_e2e_support import CdcSource, running_stack, step, stopped_summary, streaming_sinks
 
 pymysql = pytest.importorskip("pymysql", reason="PyMySQL is not installed")
 kafka = pytest.importorskip("kafka", reason="kafka-python is not installed")
@@ -55,12 +59,28 @@ def source_columns(server, database, table):
         return [row[0] for row in cursor.fetchall()]
 
 
+def assert_stopped_cleanly_with_ddl(sinks, events):
+    """Stop every sink with Ctrl-C: it wrote every change event, and the schema-change events of a database in
+    that dataset's `_uniview_ddl`; it quarantined only schema-change events of no database (the snapshot's
+    `SET character_set_server=...`: no dataset to land in, missing_metadata); it left none pending."""
+    for sink in sinks:
+        summary = stopped_summary(sink)
+        ddl = sum(count for table, count in summary["written_by_table"].items() if "._uniview_ddl_v_" in table)
+        assert ddl >= 2 * len(TABLES) + 8, (sink.landing.name, summary)  # each CREATE TABLE, the 7 ALTERs, TRUNCATE
+        assert summary["written"] - ddl == sum(events.values()), (sink.landing.name, summary)
+        assert set(summary["quarantined_by_reason"]) <= {"missing_metadata"}, (sink.landing.name, summary)
+        assert summary["quarantined"] <= 2 and summary["pending"] == [], (sink.landing.name, summary)
+        assert summary["read"] == summary["written"] + summary["quarantined"] + summary["skipped"], summary
+        assert summary["stopped_by"] == "SIGINT", (sink.landing.name, summary)
+
+
 def mariadb_source(server) -> CdcSource:
     return CdcSource(
         databases=DATABASES,
         tables=TABLES,
         topic_prefixes=(PREFIX,),
-        input_pattern=f"{PREFIX}\\.shop[0-9]+\\..*",
+        # the table topics and the schema-change topic (each DDL statement: renames are read from it)
+        input_pattern=f"{PREFIX}\\.shop[0-9]+\\..*|{PREFIX}",
         run=lambda database, *statements: run(server, database, *statements),
         rows=lambda database, table: source_rows(server, database, table),
         columns=lambda database, table: source_columns(server, database, table),
@@ -92,14 +112,30 @@ def stack(mariadb, kafka_bootstrap, connector_emulator_env, tmp_path_factory):
         mariadb.connector_password,
         kafka_bootstrap,
     )
+
+    @contextmanager
+    def connect(folder):
+        with debezium_connect(folder, kafka_bootstrap, [connector]) as url:
+            wait_for_snapshot(folder / "connect.log")
+            yield url
+
     with running_stack(
         mariadb_source(mariadb),
         kafka_bootstrap,
         connector_emulator_env,
         tmp_path_factory.mktemp("cdc-mariadb"),
-        lambda folder: debezium_connect(folder, kafka_bootstrap, [connector]),
+        connect,
     ) as running:
         yield running
+
+
+def wait_for_snapshot(log, timeout=180):
+    """Until the connector's initial snapshot has ended: a step run while it reads the tables would be read
+    twice, by the snapshot (as SNAPSHOT changes) and from the binary log."""
+    deadline = time.monotonic() + timeout
+    while "Snapshot ended with SnapshotResult [status=COMPLETED" not in log.read_text(errors="replace"):
+        assert time.monotonic() < deadline, f"the connector's snapshot did not end within {timeout}s; see {log}"
+        time.sleep(0.5)
 
 
 def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
@@ -222,6 +258,19 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
             ],
             1,
         )
+        # RENAME COLUMN, read from the DDL: the rows written before it show their value under the new name
+        step(
+            stack,
+            sinks,
+            events,
+            "shop1",
+            "customer",
+            [
+                "ALTER TABLE customer RENAME COLUMN email TO contact",
+                "INSERT INTO customer (id, score, contact, name) VALUES (7, 70, 'gil@example.com', 'Gil')",
+            ],
+            1,
+        )
         # TRUNCATE TABLE: one truncate event; the current view is empty, then holds what comes after it
         step(stack, sinks, events, "shop2", "line_item", ["TRUNCATE TABLE line_item"], 1)
         step(stack, sinks, events, "shop2", "line_item", ["INSERT INTO line_item VALUES (3, 1, 'C-3', 1)"], 1)
@@ -238,4 +287,4 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
                 "COMMIT",
             ],
         )
-        assert_stopped_cleanly(sinks, events)
+        assert_stopped_cleanly_with_ddl(sinks, events)
