@@ -17,6 +17,8 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from uniview.sink.frames import METADATA_FIELDS
+
 SCHEMA = [
     {"name": "id", "type": "INT64"},
     {"name": "name", "type": "STRING"},
@@ -28,20 +30,7 @@ UNIVIEW_FIELDS = (
     ("data", "id"),
     ("data", "name"),
     ("data", "tags"),
-    *(
-        ("metadata", name)
-        for name in (
-            "database_name",
-            "table_name",
-            "table_version",
-            "schema",
-            "operation",
-            "position",
-            "timestamp",
-            "primary_key",
-            "ingestion_method",
-        )
-    ),
+    *(("metadata", name) for name in METADATA_FIELDS),
 )
 DEBEZIUM_FIELDS = (
     ("schema",),
