@@ -7,7 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from status.scenario import FAMILIES, PENDING, QUARANTINE, Table  # tests/status/scenario.py
+from status.status_scenario import FAMILIES, PENDING, QUARANTINE, Table  # tests/status/status_scenario.py
 
 from uniview.cli import main
 from uniview.landing_layout import CDC_COLUMNS

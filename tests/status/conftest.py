@@ -1,4 +1,4 @@
-"""The scenario of tests/status/scenario.py in a DuckDB file, built once per module."""
+"""The scenario of tests/status/status_scenario.py in a DuckDB file, built once per module."""
 
 from __future__ import annotations
 
@@ -10,29 +10,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from scenario import FAMILIES, PENDING, QUARANTINE, Table, over_limit_tables
+from status_scenario import DATASET, FAMILIES, PENDING, QUARANTINE, create_duckdb, over_limit_tables
 
-from uniview.landing_layout import CDC_COLUMNS
 from uniview.plan import GeneratorOptions
 from uniview.refresh import RefreshRequest, refresh
-from uniview.types import parse_type
 from uniview.warehouse import open_warehouse
-from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
-
-DATASET = "cdc"
-
-
-def create_duckdb(connection: duckdb.DuckDBPyConnection, tables: list[Table]) -> None:
-    for table in tables:
-        columns = [*table.columns, *CDC_COLUMNS]
-        definitions = ", ".join(f'"{name}" {duckdb_type(parse_type(bq))}' for name, bq in columns)
-        connection.execute(f'CREATE TABLE {DATASET}."{table.name}" ({definitions})')
-        for database, ingested in table.rows:
-            connection.execute(
-                f'INSERT INTO {DATASET}."{table.name}" ("_cdc_database", "_cdc_ingested_at") VALUES (?, ?)',
-                [database, ingested],
-            )
 
 
 def land_bookkeeping(path: Path) -> None:

@@ -12,9 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-from conftest import DATASET, create_duckdb
-from png import pixel, read_png
-from scenario import Table, ago
+from screenshot_png import pixel, read_png
+from status_scenario import DATASET, Table, ago, create_duckdb
 
 from uniview.cli import main
 from uniview.explain import KINDS

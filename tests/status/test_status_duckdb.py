@@ -6,7 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from scenario import OVER_VERSIONS
+from status_scenario import OVER_VERSIONS
 
 from uniview import limits
 from uniview.cli import main
@@ -168,12 +168,3 @@ def test_the_number_of_queries_does_not_grow_with_the_families(sent, warehouse_f
     assert (one_family, every_family) == (1, 7)
     assert one == every
     assert len(every) == STATUS_QUERIES_DUCKDB == 5
-
-
-def test_the_status_reads_name_the_sinks_tables():
-    pytest.importorskip("pyspark", reason="the sink's landing needs pyspark (uniview[spark])")
-    from uniview.sink.landing import QUARANTINE_TABLE
-    from uniview.sink.landing_duckdb import PENDING_TABLE
-    from uniview.warehouse import status_reads
-
-    assert (status_reads.QUARANTINE_TABLE, status_reads.PENDING_TABLE) == (QUARANTINE_TABLE, PENDING_TABLE)

@@ -6,7 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+import duckdb
+
 from uniview.landing_layout import CDC_COLUMNS
+from uniview.types import parse_type
+from uniview.warehouse.duckdb_types import duckdb_type
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 #: Columns of the family near the columns limit: 8,500 of BigQuery's 10,000 with the CDC columns.
@@ -57,3 +61,18 @@ PENDING = [("invoices", "b7", ago(hours=2))]
 
 def over_limit_tables() -> list[Table]:
     return [Table(f"hub_v_h{i:04d}", ID, (("db1", ago(minutes=30)),) if i == 0 else ()) for i in range(OVER_VERSIONS)]
+
+
+DATASET = "cdc"
+
+
+def create_duckdb(connection: duckdb.DuckDBPyConnection, tables: list[Table]) -> None:
+    for table in tables:
+        columns = [*table.columns, *CDC_COLUMNS]
+        definitions = ", ".join(f'"{name}" {duckdb_type(parse_type(bq))}' for name, bq in columns)
+        connection.execute(f'CREATE TABLE {DATASET}."{table.name}" ({definitions})')
+        for database, ingested in table.rows:
+            connection.execute(
+                f'INSERT INTO {DATASET}."{table.name}" ("_cdc_database", "_cdc_ingested_at") VALUES (?, ?)',
+                [database, ingested],
+            )
