@@ -9,6 +9,11 @@ its next append: the column is NULLable and means "every value of the change was
 
 from __future__ import annotations
 
+#: The sink's tables beside the version tables: each dataset's quarantine, and (DuckDB, schema main) the
+#: notifications still to send.
+QUARANTINE_TABLE = "_uniview_quarantine"
+PENDING_TABLE = "_uniview_pending_notifications"
+
 CDC_PREFIX = "_cdc_"
 DATABASE = "_cdc_database"
 SEQUENCE = "_cdc_sequence"

@@ -15,9 +15,10 @@ import duckdb
 import pytest
 from sink_support import query, record, write_ndjson
 
+from uniview.landing_layout import QUARANTINE_TABLE
 from uniview.sink.frames import parse_envelopes
 from uniview.sink.job import SinkOptions, run, stage_batch
-from uniview.sink.landing import QUARANTINE_TABLE, BatchKey
+from uniview.sink.landing import BatchKey
 from uniview.sink.load_sql import typed_records
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.routing import LandingColumn

@@ -29,7 +29,6 @@ from uniview.sink.versioning import SourceColumn
 from uniview.types import BQType
 from uniview.version_description import described_columns, described_primary_key, version_description
 
-QUARANTINE_TABLE = "_uniview_quarantine"
 #: The batch ledger of a landing that keeps one (DuckDB: schema main; BigQuery: the control dataset).
 LEDGER_TABLE = "_uniview_batches"
 

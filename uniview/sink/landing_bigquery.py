@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame
 
 from uniview.errors import NotFoundError, WarehouseError
 from uniview.identifiers import quote_path, string_literal
-from uniview.landing_layout import ADDED_BY_SINK, CDC_COLUMNS, missing_cdc_columns
+from uniview.landing_layout import ADDED_BY_SINK, CDC_COLUMNS, QUARANTINE_TABLE, missing_cdc_columns
 from uniview.sink.bigquery_promotion import (
     STEPS_TABLE,
     batch_filter,
@@ -39,7 +39,6 @@ from uniview.sink.failpoints import reach
 from uniview.sink.frames import MAX_RAW_BYTES, QUARANTINE_COLUMNS
 from uniview.sink.landing import (
     LEDGER_TABLE,
-    QUARANTINE_TABLE,
     BatchCounts,
     BatchKey,
     Landing,

@@ -24,11 +24,10 @@ import duckdb
 from pyspark.sql import DataFrame
 
 from uniview.errors import WarehouseError
-from uniview.landing_layout import ADDED_BY_SINK, CDC_COLUMNS
+from uniview.landing_layout import ADDED_BY_SINK, CDC_COLUMNS, PENDING_TABLE, QUARANTINE_TABLE
 from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import (
     LEDGER_TABLE,
-    QUARANTINE_TABLE,
     BatchCounts,
     BatchKey,
     Landing,
@@ -61,7 +60,6 @@ from uniview.warehouse.duckdb_folds import retired_tables
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
 from uniview.warehouse.url import duckdb_url
 
-PENDING_TABLE = "_uniview_pending_notifications"
 #: The temporary tables of a batch's load (per connection, dropped before commit): its routing decisions,
 #: its lines with their decisions, one route's records typed and judged.
 DECISIONS, ROUTED, TYPED = "_uniview_decisions", "_uniview_routed", "_uniview_typed"

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 from uniview.errors import NotFoundError
 from uniview.identifiers import quote_path, string_literal
+from uniview.landing_layout import QUARANTINE_TABLE
 from uniview.warehouse.bigquery import BigQueryWarehouse
 from uniview.warehouse.status_reads import (
     DAY,
-    QUARANTINE_TABLE,
     WEEK,
     ActivityTable,
     PendingNotification,

@@ -22,10 +22,6 @@ from uniview.warehouse.base import Warehouse
 #: A BigQuery query references at most 1,000 tables (uniview.limits.MAX_QUERY_RESOURCES): the activity
 #: of more version tables is read in one query per this many.
 ACTIVITY_TABLES_PER_QUERY = 900
-#: The sink's tables, named as uniview.sink.landing and uniview.sink.landing_duckdb name them (those need
-#: Spark, which status does not; tests/status checks the names agree).
-QUARANTINE_TABLE = "_uniview_quarantine"
-PENDING_TABLE = "_uniview_pending_notifications"
 DAY = timedelta(days=1)
 WEEK = timedelta(days=7)
 
