@@ -55,9 +55,11 @@ def test_version_table_schema_is_exact_and_round_trips():
         ("_cdc_ingested_at", "TIMESTAMP"),
         ("_cdc_database", "STRING"),
         ("_cdc_sequence", "STRING"),
+        ("_cdc_unavailable", "ARRAY<STRING>"),
     ]
     assert fields[1].description == "source type: decimal(10,2)"
-    assert all(f.mode == "NULLABLE" for f in fields if f.name != "address")
+    assert all(f.mode == "NULLABLE" for f in fields if f.name not in ("address", "_cdc_unavailable"))
+    assert fields[-1].mode == "REPEATED"
 
 
 def test_schema_field_shapes():

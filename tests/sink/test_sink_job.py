@@ -203,6 +203,7 @@ def test_all_null_columns_keep_their_declared_types(mixed):
         ("_cdc_ingested_at", "TIMESTAMP WITH TIME ZONE"),
         ("_cdc_database", "VARCHAR"),
         ("_cdc_sequence", "VARCHAR"),
+        ("_cdc_unavailable", "VARCHAR[]"),
     ]
     assert columns_of(warehouse, "shop", f"orders_v_{version_of('orders', ORDERS_V2)}")[:4] == [
         ("id", "DECIMAL(20,0)"),
