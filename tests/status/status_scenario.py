@@ -30,6 +30,16 @@ def ago(**span: float) -> datetime:
     return NOW - timedelta(**span)
 
 
+def elapsed() -> timedelta:
+    """How long ago the scenario's NOW was: a freshness read now is older than its span by this much."""
+    return datetime.now(UTC) - NOW
+
+
+def assert_freshness(seconds: float, span: timedelta, before: timedelta, after: timedelta) -> None:
+    """`seconds` is the age of a row written `span` before NOW, read between `before` and `after` past NOW."""
+    assert (span + before).total_seconds() - 1 <= seconds <= (span + after).total_seconds() + 1
+
+
 ID = (("id", "INT64"),)
 
 #: family -> (tables refreshed before the status, tables landed after the refresh)
