@@ -134,6 +134,13 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
     help="Kafka only: an option of Spark's Kafka source, e.g. kafka.security.protocol=SASL_SSL (repeatable).",
 )
 @click.option(
+    "--partition-granularity",
+    type=click.Choice(["HOUR", "DAY", "MONTH", "YEAR"], case_sensitive=False),
+    default=None,
+    help="BigQuery only: the time-unit partitioning by _cdc_ingested_at of the version tables it creates "
+    "[default: DAY]; HOUR only for tables whose rows all land within about a year (10,000 partitions).",
+)
+@click.option(
     "--cache",
     is_flag=True,
     help="BigQuery only: keep each parsed batch in memory between routing and writing instead of reading it twice.",

@@ -38,6 +38,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from uniview.errors import ConfigError, UniviewError, WarehouseError
 from uniview.identifiers import validate_dataset
+from uniview.landing_layout import DEFAULT_GRANULARITY, check_granularity
 from uniview.sink.debezium import debezium_lines
 from uniview.sink.frames import (
     LINE_BYTES,
@@ -118,6 +119,8 @@ class SinkOptions:
     #: How `--notify inline` generates views (a uniview.plan.GeneratorOptions; None: the defaults).
     generator_options: object = None
     target_dataset: str | None = None
+    #: BigQuery only: the time-unit partitioning of new version tables (None: landing_layout.DEFAULT_GRANULARITY).
+    partition_granularity: str | None = None
 
     def validate(self) -> None:
         if self.dataset is not None:
@@ -148,11 +151,22 @@ class SinkOptions:
         duckdb_warehouse = warehouse_location(self.warehouse)[0] == "duckdb"
         if duckdb_warehouse and self.cache:
             raise ConfigError("--cache is for a BigQuery --warehouse: DuckDB's load step reads each batch once")
+        self._check_partition_granularity(duckdb_warehouse)
         if self.load_memory is not None and not (duckdb_warehouse and re.fullmatch(_SIZE, self.load_memory)):
             raise ConfigError(
                 f"invalid --load-memory {self.load_memory!r}: a size such as 4GB or 512MB, with a DuckDB --warehouse"
             )
         self.notifier()
+
+    def _check_partition_granularity(self, duckdb_warehouse: bool) -> None:
+        if self.partition_granularity is None:
+            return
+        if duckdb_warehouse:
+            raise ConfigError("--partition-granularity is for a BigQuery --warehouse: DuckDB tables have no partitions")
+        try:
+            check_granularity(self.partition_granularity)
+        except ValueError as error:
+            raise ConfigError(f"--partition-granularity: {error}") from None
 
     def notifier(self) -> Notifier:
         return make_notifier(self.notify, self.warehouse, self.generator_options, self.target_dataset)
@@ -215,7 +229,13 @@ def open_landing(spark: SparkSession, options: SinkOptions) -> Landing:
     from uniview.sink.pending import HadoopFilePendingStore, MemoryPendingStore
 
     pending = HadoopFilePendingStore(spark, options.checkpoint) if options.checkpoint else MemoryPendingStore()
-    return BigQueryLanding(location, pending, dict(options.bigquery_options), options.quarantine_dataset)
+    return BigQueryLanding(
+        location,
+        pending,
+        dict(options.bigquery_options),
+        options.quarantine_dataset,
+        options.partition_granularity or DEFAULT_GRANULARITY,
+    )
 
 
 def run(spark: SparkSession, options: SinkOptions) -> RunResult:

@@ -24,7 +24,17 @@ from pyspark.sql import DataFrame
 
 from uniview.errors import NotFoundError, WarehouseError
 from uniview.identifiers import quote_path, string_literal
-from uniview.landing_layout import ADDED_BY_SINK, CDC_COLUMNS, QUARANTINE_TABLE, missing_cdc_columns
+from uniview.landing_layout import (
+    ADDED_BY_SINK,
+    CDC_COLUMNS,
+    DEFAULT_GRANULARITY,
+    QUARANTINE_TABLE,
+    TableLayout,
+    check_granularity,
+    missing_cdc_columns,
+    quarantine_layout,
+    table_layout,
+)
 from uniview.sink.bigquery_promotion import (
     STEPS_TABLE,
     batch_filter,
@@ -94,6 +104,26 @@ def quarantine_table_schema() -> list[dict]:
     return [schema_field(name, parse_type(bq)) for name, bq in QUARANTINE_COLUMNS]
 
 
+def version_table_layout(route: VersionRoute, granularity: str = DEFAULT_GRANULARITY) -> TableLayout:
+    """The route's table partitioned by `_cdc_ingested_at`, clustered by `_cdc_database` and its primary key."""
+    columns = [(c.name, c.bq_type) for c in route.columns] + [(n, parse_type(bq)) for n, bq in CDC_COLUMNS]
+    return table_layout(columns, route.primary_key, granularity)
+
+
+def table_resource(
+    project: str, dataset: str, table: str, schema: list[dict], description: str | None, layout: TableLayout | None
+) -> dict[str, Any]:
+    """The tables.insert body of a table the sink creates: its schema, description and layout."""
+    resource: dict[str, Any] = {
+        "tableReference": {"projectId": project, "datasetId": dataset, "tableId": table},
+        "schema": {"fields": schema},
+        **(layout.api_resource() if layout else {}),
+    }
+    if description:
+        resource["description"] = description
+    return resource
+
+
 def write_options(project: str, dataset: str, table: str, extra: Mapping[str, str]) -> dict[str, str]:
     """Connector options for appending to `project.dataset.table`; `extra` (--bigquery-option) wins."""
     return {**DEFAULT_WRITE_OPTIONS, **extra, "table": f"{project}.{dataset}.{table}"}
@@ -114,10 +144,13 @@ class BigQueryLanding(Landing):
         pending: PendingStore,
         write_extra: Mapping[str, str] | None = None,
         control_dataset: str = "uniview",
+        partition_granularity: str = DEFAULT_GRANULARITY,
     ) -> None:
         from uniview.warehouse.bigquery import make_client
 
         self.project = project
+        #: The time-unit partitioning of the version tables this landing creates (docs/sink.md).
+        self.partition_granularity = check_granularity(partition_granularity)
         #: Where the ledger, the steps table and the staging tables live.
         self.control_dataset = control_dataset
         #: What this landing asked of BigQuery: "request" (API calls and query jobs), "connector write".
@@ -380,7 +413,11 @@ class BigQueryLanding(Landing):
     def create_version_table(self, route: VersionRoute) -> bool:
         """Create the route's table (and dataset) with its exact schema if missing; True if it was missing."""
         created = self._ensure_table(
-            route.dataset, route.table_name, version_table_schema(route), source_schema_comment(route)
+            route.dataset,
+            route.table_name,
+            version_table_schema(route),
+            source_schema_comment(route),
+            version_table_layout(route, self.partition_granularity),
         )
         if created:  # what known_versions would read back, without reading it
             columns = [(c.name, c.bq_type) for c in route.columns] + [(n, parse_type(bq)) for n, bq in CDC_COLUMNS]
@@ -388,7 +425,9 @@ class BigQueryLanding(Landing):
         return created
 
     def create_quarantine_table(self, dataset: str) -> bool:
-        created = self._ensure_table(dataset, QUARANTINE_TABLE, quarantine_table_schema(), None)
+        created = self._ensure_table(
+            dataset, QUARANTINE_TABLE, quarantine_table_schema(), None, quarantine_layout(self.partition_granularity)
+        )
         if not created and dataset not in self._current_quarantines:
             self._add_quarantine_columns(dataset)
         self._current_quarantines.add(dataset)
@@ -409,8 +448,11 @@ class BigQueryLanding(Landing):
                 f"ALTER TABLE {quote_path(self.project, dataset, QUARANTINE_TABLE)} {clauses}",
             )
 
-    def _ensure_table(self, dataset: str, table: str, schema: list[dict], description: str | None) -> bool:
-        """Create the dataset and table if missing; True when the table did not exist."""
+    def _ensure_table(
+        self, dataset: str, table: str, schema: list[dict], description: str | None, layout: TableLayout | None = None
+    ) -> bool:
+        """Create the dataset and table (with its partitioning and clustering) if missing; True when the table
+        did not exist.  A table that exists is used as it is: an older, unpartitioned one keeps receiving rows."""
         from google.cloud import bigquery
 
         table_id = f"{self.project}.{dataset}.{table}"
@@ -423,8 +465,9 @@ class BigQueryLanding(Landing):
             f"create dataset {dataset}",
             lambda: self._client.create_dataset(f"{self.project}.{dataset}", exists_ok=True),
         )
-        definition = bigquery.Table(table_id, schema=[bigquery.SchemaField.from_api_repr(f) for f in schema])
-        definition.description = description
+        definition = bigquery.Table.from_api_repr(
+            table_resource(self.project, dataset, table, schema, description, layout)
+        )
         self._call(f"create table {dataset}.{table}", lambda: self._client.create_table(definition, exists_ok=True))
         self._existing.add((dataset, table))
         return True
