@@ -1,0 +1,170 @@
+"""History that prunes: the BigQuery tables the sink and consolidation create are partitioned by
+`_cdc_ingested_at` and clustered by `_cdc_database` and the primary key; the quarantine by `quarantined_at`,
+clustered by table and reason.  Checked in what the code sends (the tables.insert body, the CREATE TABLE)
+and in what the local BigQuery emulator then answers to tables.get, which keeps both settings."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from uniview.consolidate import ConsolidationRequest, consolidate
+from uniview.landing_layout import (
+    CDC_COLUMNS,
+    MAX_CLUSTERING_COLUMNS,
+    QUARANTINE_TABLE,
+    TableLayout,
+    history_granularity,
+    quarantine_layout,
+    table_layout,
+)
+from uniview.local.bigquery_emulator import DEFAULT_PROJECT
+from uniview.types import parse_type
+
+CDC = [(name, parse_type(bq_type)) for name, bq_type in CDC_COLUMNS]
+
+
+def columns(*pairs: tuple[str, str]) -> list:
+    return [(name, parse_type(bq_type)) for name, bq_type in pairs] + CDC
+
+
+# --- the layout rules (pure) ---
+
+
+def test_version_tables_partition_by_ingestion_time_and_cluster_by_database_then_key():
+    layout = table_layout(columns(("tenant", "STRING"), ("id", "INT64"), ("name", "STRING")), ("tenant", "id"))
+    assert layout == TableLayout("_cdc_ingested_at", "DAY", ("_cdc_database", "tenant", "id"))
+    assert layout.api_resource() == {
+        "timePartitioning": {"type": "DAY", "field": "_cdc_ingested_at"},
+        "clustering": {"fields": ["_cdc_database", "tenant", "id"]},
+    }
+    assert (
+        layout.ddl()
+        == "PARTITION BY TIMESTAMP_TRUNC(`_cdc_ingested_at`, DAY) CLUSTER BY `_cdc_database`, `tenant`, `id`"
+    )
+
+
+def test_key_columns_bigquery_cannot_cluster_by_are_skipped_and_at_most_four_are_kept():
+    key_types = {"f": "FLOAT64", "j": "JSON", "b": "BYTES", "t": "TIME", "a": "ARRAY<INT64>", "s": "STRUCT<x INT64>"}
+    clusterable = {"n": "NUMERIC", "d": "DATE", "dt": "DATETIME", "ok": "BOOL", "ts": "TIMESTAMP"}
+    key = [*key_types, *clusterable]
+    layout = table_layout(columns(*key_types.items(), *clusterable.items()), key, "hour")
+    assert layout.clustering == ("_cdc_database", "n", "d", "dt") and len(layout.clustering) == MAX_CLUSTERING_COLUMNS
+    assert layout.granularity == "HOUR"
+
+
+def test_the_key_is_spelled_as_the_table_spells_it_and_no_key_clusters_by_database_only():
+    assert table_layout(columns(("ID", "INT64")), ("id",)).clustering == ("_cdc_database", "ID")
+    assert table_layout(columns(("id", "INT64")), None).clustering == ("_cdc_database",)
+
+
+def test_a_table_without_a_timestamp_ingestion_column_is_not_partitioned():
+    assert table_layout([("id", parse_type("INT64"))], ("id",)) == TableLayout(None, "DAY", ("id",))
+    assert table_layout([("id", parse_type("INT64"))], ("id",)).ddl() == "CLUSTER BY `id`"
+    assert table_layout([("_cdc_ingested_at", parse_type("STRING"))], None).partition_column is None
+
+
+def test_history_tables_are_never_partitioned_finer_than_a_day():
+    assert [history_granularity(g) for g in ("HOUR", "day", "MONTH", "YEAR")] == ["DAY", "DAY", "MONTH", "YEAR"]
+    assert quarantine_layout("HOUR") == TableLayout("quarantined_at", "DAY", ("table_name", "reason"))
+    with pytest.raises(ValueError, match="choose one of HOUR, DAY, MONTH, YEAR"):
+        table_layout(CDC, None, "WEEK")
+
+
+# --- on the emulator ---
+
+
+def metadata(bq_client, dataset: str, table: str) -> tuple[dict | None, list | None]:
+    """(timePartitioning, clustering fields) as tables.get answers them."""
+    got = bq_client.get_table(f"{DEFAULT_PROJECT}.{dataset}.{table}")
+    clustering = got._properties.get("clustering")
+    return got._properties.get("timePartitioning"), clustering and clustering["fields"]
+
+
+def route(dataset: str, version: str, key: tuple[str, ...] | None, *pairs: tuple[str, str, str]):
+    from uniview.sink.routing import LandingColumn, VersionRoute
+
+    landed = tuple(LandingColumn(name, declared, parse_type(bq_type)) for name, declared, bq_type in pairs)
+    return VersionRoute(dataset, "orders", version, landed, exists=False, primary_key=key)
+
+
+@pytest.fixture
+def landing(bq_emulator_host, monkeypatch):
+    """A BigQueryLanding on the emulator creating tables partitioned by MONTH; every tables.insert body kept."""
+    pytest.importorskip("pyspark", reason="the sink's BigQuery landing imports pyspark")
+    from uniview.sink.landing_bigquery import BigQueryLanding
+    from uniview.sink.pending import MemoryPendingStore
+
+    opened = BigQueryLanding(DEFAULT_PROJECT, MemoryPendingStore(), partition_granularity="month")
+    sent: list[dict] = []
+    create = opened._client.create_table
+    monkeypatch.setattr(
+        opened._client, "create_table", lambda table, **kw: (sent.append(table.to_api_repr()), create(table, **kw))[1]
+    )
+    opened.sent = sent
+    yield opened
+    opened.close()
+
+
+def test_the_sink_creates_version_tables_and_the_quarantine_partitioned_and_clustered(landing, bq_client, dataset):
+    key_route = route(dataset, "a1", ("Ratio", "id"), ("id", "int", "INT64"), ("Ratio", "double", "FLOAT64"))
+    assert landing.create_version_table(key_route) and landing.create_quarantine_table(dataset)
+    assert landing.create_version_table(route(dataset, "b2", None, ("id", "int", "INT64")))
+
+    version_layout = {"timePartitioning": {"type": "MONTH", "field": "_cdc_ingested_at"}}
+    sent = {body["tableReference"]["tableId"]: body for body in landing.sent}
+    assert sent["orders_v_a1"]["timePartitioning"] == version_layout["timePartitioning"]
+    assert sent["orders_v_a1"]["clustering"] == {"fields": ["_cdc_database", "id"]}  # FLOAT64 Ratio skipped
+    assert metadata(bq_client, dataset, "orders_v_a1") == (version_layout["timePartitioning"], ["_cdc_database", "id"])
+    assert metadata(bq_client, dataset, "orders_v_b2") == (version_layout["timePartitioning"], ["_cdc_database"])
+    assert metadata(bq_client, dataset, QUARANTINE_TABLE) == (
+        {"type": "MONTH", "field": "quarantined_at"},
+        ["table_name", "reason"],
+    )
+    # the schema and description are sent as before
+    assert [f["name"] for f in sent["orders_v_a1"]["schema"]["fields"]][:2] == ["id", "Ratio"]
+    assert "Ratio" in bq_client.get_table(f"{DEFAULT_PROJECT}.{dataset}.orders_v_a1").description
+
+
+def test_a_table_that_exists_unpartitioned_is_left_as_it_is(landing, bq_client, run_sql, dataset):
+    cdc = ", ".join(f"{name} {bq_type}" for name, bq_type in CDC_COLUMNS)
+    run_sql(f"CREATE TABLE `{dataset}.orders_v_c3` (id INT64, {cdc})")
+    assert not landing.create_version_table(route(dataset, "c3", ("id",), ("id", "int", "INT64")))
+    assert landing.sent == [] and metadata(bq_client, dataset, "orders_v_c3") == (None, None)
+
+
+def test_consolidation_creates_its_table_partitioned_and_clustered_by_the_recorded_key(
+    landing, warehouse, bq_client, run_sql, dataset
+):
+    """Version tables made by the sink (their descriptions record the key), folded: the consolidated table
+    takes their clustering (the key read back from the descriptions) and is partitioned by DAY."""
+    for index, amount in enumerate(["INT64", "STRING", "INT64"]):
+        version = f"{index:09x}"
+        landing.create_version_table(
+            route(
+                dataset,
+                version,
+                ("tenant", "id"),
+                ("tenant", "varchar", "STRING"),
+                ("id", "int", "INT64"),
+                ("amount", "x", amount),
+            )
+        )
+        value = str(index) if amount == "INT64" else f"'{index}'"
+        run_sql(
+            f"INSERT INTO `{dataset}.orders_v_{version}` (tenant, id, amount, _cdc_ingested_at, _cdc_database) "
+            f"VALUES ('t', {index}, {value}, TIMESTAMP '2026-0{index + 1}-15 10:00:00+00', 'shop')"
+        )
+    request = ConsolidationRequest(dataset, ("orders",), timedelta(0), 2, True, settle=timedelta(0))
+    (done,) = consolidate(warehouse, request)
+    assert done.applied and done.moved_rows == 2
+    assert metadata(bq_client, dataset, done.plan.consolidated_table) == (
+        {"type": "DAY", "field": "_cdc_ingested_at"},
+        ["_cdc_database", "tenant", "id"],
+    )
+    moved = bq_client.query(
+        f"SELECT id FROM `{dataset}.{done.plan.consolidated_table}` "
+        "WHERE _cdc_ingested_at >= TIMESTAMP '2026-02-01' AND _cdc_database = 'shop'"
+    ).result()
+    assert [row[0] for row in moved] == [1]
