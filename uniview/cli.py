@@ -109,7 +109,7 @@ def build_request(
     max_view_chars: int,
     datetime_timezone: str | None,
     source_column: str | None,
-    current: bool = False,
+    current: bool | str = "off",
     renames: str | None = None,
 ) -> RefreshRequest:
     if bool(tables) == all_families:

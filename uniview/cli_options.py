@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import click
 
-from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY, GeneratorOptions
+from uniview.plan import CURRENT_MODES, DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY, GeneratorOptions
 from uniview.renames import read_renames_file
 from uniview.resolve import POLICIES
 
@@ -37,8 +37,14 @@ def generator_options(command: Callable) -> Callable:
         click.option("--source-column", default=None, help="Add a column naming each row's version table."),
         click.option(
             "--current",
-            is_flag=True,
-            help="Also keep <table>_current: the latest row per (_cdc_database, primary key), deletes left out.",
+            type=click.Choice(list(CURRENT_MODES)),
+            is_flag=False,
+            flag_value="view",
+            default="off",
+            show_default=True,
+            help="Also keep <table>_current: the latest row per (_cdc_database, primary key), deletes left out. "
+            "--current keeps it as a view; --current table as a table maintained incrementally "
+            "(docs/current-state.md#the-current-table).",
         ),
         click.option(
             "--renames",
@@ -58,7 +64,7 @@ def make_generator_options(
     max_view_chars: int,
     datetime_timezone: str | None,
     source_column: str | None,
-    current: bool = False,
+    current: bool | str = "off",
     renames: str | None = None,
 ) -> GeneratorOptions:
     """GeneratorOptions from the command line's options (`renames`: the path of a renames document)."""

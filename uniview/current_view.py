@@ -28,7 +28,8 @@ version must record the same one.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from uniview import landing_layout as layout
@@ -46,10 +47,10 @@ _CARRIED = ("STRING", "BYTES", "JSON")
 #: Scalar types a declared default is cast to from its text.
 _DEFAULT_CASTS = ("INT64", "FLOAT64", "NUMERIC", "BIGNUMERIC", "BOOL", "DATE", "DATETIME", "TIME", "TIMESTAMP")
 #: A delete wins a tie, then an update, an insert, a snapshot row.
-_OPERATION_RANK = "CASE {operation} WHEN 'DELETE' THEN 0 WHEN 'UPDATE' THEN 1 WHEN 'INSERT' THEN 2 ELSE 3 END"
+OPERATION_RANK = "CASE {operation} WHEN 'DELETE' THEN 0 WHEN 'UPDATE' THEN 1 WHEN 'INSERT' THEN 2 ELSE 3 END"
 #: The unified view's column naming each row's version table when --current is on and --source-column is not.
 VERSION_COLUMN = "_cdc_version_table"
-_ORDER_COLUMNS = (layout.SEQUENCE, layout.TIMESTAMP, layout.INGESTED_AT, layout.POSITION)
+ORDER_COLUMNS = (layout.SEQUENCE, layout.TIMESTAMP, layout.INGESTED_AT, layout.POSITION)
 
 
 def current_view_name(family: str) -> str:
@@ -75,20 +76,52 @@ def family_primary_key(family: str, versions: Sequence[TableVersion]) -> tuple[s
     )
 
 
-def current_view_body(
+@dataclass(frozen=True)
+class CurrentRules:
+    """The view's rules as select items over rows that carry, beside the unified columns: `_uniview_place`
+    (the row's place in its database, oldest first; any value that compares the same), `_uniview_newest`
+    (the number of its database's newest version), `_uniview_truncated`, one `_uniview_gone_N` per column
+    some version lacks (the newest place in a version lacking it) and, per carried column, its carried
+    value (`carried_value(name)`).  The view computes them with window functions; the current table keeps
+    them (uniview.current_table).  One owner for both."""
+
+    #: The select items of `<family>_current`, in order, the version column last.
+    outputs: tuple[str, ...]
+    #: (_uniview_gone_N, a condition on `_uniview_version` true for the versions lacking the column).
+    gone: tuple[tuple[str, str], ...]
+    #: (_uniview_carried_N, the column, the condition that the row did not send it).
+    carried: tuple[tuple[str, str, str], ...]
+    #: (_cdc_database, key columns...), quoted.
+    partition: tuple[str, ...]
+    #: The newest change first, and the oldest first: the view's ordering.
+    newest_first: tuple[str, ...]
+    oldest_first: tuple[str, ...]
+
+    def version_number(self, versions: Sequence[TableVersion], version_table: str) -> str:
+        """The place in the family of the version table named by the expression `version_table`."""
+        cases = " ".join(f"WHEN {string_literal(v.table_name)} THEN {n}" for n, v in enumerate(versions))
+        return f"CASE {version_table} {cases} END"
+
+
+def newest_first_order() -> list[str]:
+    """The view's ordering of a key's changes, newest first (the order `uniview.current_table` encodes)."""
+    return [f"{identifier(name)} DESC NULLS LAST" for name in ORDER_COLUMNS] + [
+        OPERATION_RANK.format(operation=identifier(layout.OPERATION))
+    ]
+
+
+def current_rules(
     family: str,
-    target_dataset: str,
-    unified_view: str,
     columns: dict[str, BQType],
     primary_key: Sequence[str],
     versions: Sequence[TableVersion],
     version_column: str,
-) -> str:
-    """The SELECT of `<family>_current` over `target_dataset.unified_view`, whose columns (name -> type, in
-    order) are given and which names each row's version table in `version_column`."""
+    carried_value: Callable[[str], str] = lambda name: f"{name}.v",
+) -> CurrentRules:
+    """The rules of `<family>_current` over the unified columns (name -> type, in order)."""
     validate_table(current_view_name(family), "view")
     spelled = {name.lower(): name for name in columns}
-    required = [layout.DATABASE, layout.OPERATION, *_ORDER_COLUMNS]
+    required = [layout.DATABASE, layout.OPERATION, *ORDER_COLUMNS]
     missing = [name for name in required if name not in spelled]
     if missing:
         raise PlanError(
@@ -96,20 +129,21 @@ def current_view_body(
             "version has; run `uniview migrate-landing` on tables landed by an older uniview"
         )
     key = [_key_column(family, spelled, columns, name) for name in primary_key]
-    newest_first = [f"{identifier(name)} DESC NULLS LAST" for name in _ORDER_COLUMNS]
-    newest_first.append(_OPERATION_RANK.format(operation=identifier(layout.OPERATION)))
-    oldest_first = [f"{identifier(name)} ASC NULLS FIRST" for name in _ORDER_COLUMNS]
-    oldest_first.append(_OPERATION_RANK.format(operation=identifier(layout.OPERATION)) + " DESC")
+    oldest_first = [f"{identifier(name)} ASC NULLS FIRST" for name in ORDER_COLUMNS]
+    oldest_first.append(OPERATION_RANK.format(operation=identifier(layout.OPERATION)) + " DESC")
     keys = {name.lower() for name in primary_key}
-    outputs, gone, carried, unknown = [], [], [], []
+    outputs: list[str] = []
+    gone: list[tuple[str, str]] = []
+    carried: list[tuple[str, str, str]] = []
+    unknown: list[str] = []
     for number, (name, bq_type) in enumerate(columns.items()):
         value = identifier(name)
         if not name.lower().startswith(layout.CDC_PREFIX) and name.lower() not in keys and name != version_column:
             if layout.UNAVAILABLE in spelled and _can_be_left_out(bq_type):
                 carried_name = f"_uniview_carried_{number}"
                 unavailable = f"{string_literal(name)} IN UNNEST({identifier(spelled[layout.UNAVAILABLE])})"
-                carried.append((carried_name, f"IF({unavailable}, NULL, STRUCT({value} AS v))"))
-                value = f"{carried_name}.v"
+                carried.append((carried_name, name, unavailable))
+                value = carried_value(carried_name)
             has = [n for n, version in enumerate(versions) if _has(version, name)]
             if len(has) < len(versions):
                 gone_name = f"_uniview_gone_{number}"
@@ -129,19 +163,43 @@ def current_view_body(
         at = list(columns).index(spelled[layout.UNAVAILABLE])
         outputs[at] = f"{_with_unknown(identifier(spelled[layout.UNAVAILABLE]), unknown)} AS {outputs[at]}"
     outputs.append(identifier(version_column))
-    cases = " ".join(f"WHEN {string_literal(v.table_name)} THEN {n}" for n, v in enumerate(versions))
+    return CurrentRules(
+        tuple(outputs),
+        tuple(gone),
+        tuple(carried),
+        (identifier(layout.DATABASE), *key),
+        tuple(newest_first_order()),
+        tuple(oldest_first),
+    )
+
+
+def current_view_body(
+    family: str,
+    target_dataset: str,
+    unified_view: str,
+    columns: dict[str, BQType],
+    primary_key: Sequence[str],
+    versions: Sequence[TableVersion],
+    version_column: str,
+) -> str:
+    """The SELECT of `<family>_current` over `target_dataset.unified_view`, whose columns (name -> type, in
+    order) are given and which names each row's version table in `version_column`."""
+    rules = current_rules(family, columns, primary_key, versions, version_column)
     return render(
         "current_view.sql.j2",
         unified=identifier_path(target_dataset, unified_view),
-        outputs=outputs,
-        partition=[identifier(layout.DATABASE), *key],
+        outputs=rules.outputs,
+        partition=rules.partition,
         database=identifier(layout.DATABASE),
-        newest_first=newest_first,
-        oldest_first=oldest_first,
+        newest_first=rules.newest_first,
+        oldest_first=rules.oldest_first,
         operation=identifier(layout.OPERATION),
-        gone=gone,
-        carried=carried,
-        version=f"CASE {identifier(version_column)} {cases} END",
+        gone=rules.gone,
+        carried=[
+            (name, f"IF({unavailable}, NULL, STRUCT({identifier(column)} AS v))")
+            for name, column, unavailable in rules.carried
+        ],
+        version=rules.version_number(versions, identifier(version_column)),
     )
 
 

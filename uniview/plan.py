@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 
 from uniview import limits
+from uniview.current_table import CurrentTablePlan, current_table_plan
 from uniview.current_view import VERSION_COLUMN, current_view_body, current_view_name, family_primary_key
 from uniview.errors import ConfigError, PlanError
 from uniview.identifiers import (
@@ -51,6 +52,23 @@ SETTING_NAMES = {
     "renames": ("--renames", "UNIVIEW_RENAMES"),
 }
 CALLERS = ("cli", "function")
+#: What `--current` / UNIVIEW_CURRENT may be.
+CURRENT_MODES = ("off", "view", "table")
+_CURRENT_SPELLINGS = {"": "off", "false": "off", "0": "off", "no": "off", "true": "view", "1": "view", "yes": "view"}
+
+
+def current_mode(value: object) -> object:
+    """ "off", "view" or "table" from a setting's value: True and "true" (also "1", "yes") mean "view", False,
+    None and "false" (also "", "0", "no") mean "off"; anything else is returned as given, for the check
+    to name it."""
+    if value is None or isinstance(value, bool):
+        return "view" if value else "off"
+    if isinstance(value, str):
+        text = value.strip().lower()
+        return _CURRENT_SPELLINGS.get(text, text if text in CURRENT_MODES else value)
+    return value
+
+
 PART_HASH_LENGTH = 12
 
 
@@ -63,8 +81,9 @@ class GeneratorOptions:
     max_view_chars: int = DEFAULT_MAX_VIEW_CHARS
     datetime_timezone: str | None = None
     source_column: str | None = None
-    #: Also keep `<table>_current`, the latest row per primary key (uniview.current_view).
-    current: bool = False
+    #: `<table>_current`, the latest row per primary key: "off", "view" (uniview.current_view) or "table"
+    #: (uniview.current_table, kept incrementally).  True/"true" mean "view", False/"false" mean "off".
+    current: bool | str = "off"
     #: Declared column renames (uniview.renames), applied to the versions before they are planned.
     renames: tuple[Rename, ...] = ()
     #: BigQuery's query-time limits (resources, resolved size) are enforced; benchmarks lift them.
@@ -72,9 +91,25 @@ class GeneratorOptions:
     caller: str = field(default="cli", compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "current", current_mode(self.current))
         problems = [f"{self.setting(name)}: {problem}" for name, problem in self._problems()]
         if problems:
             raise ConfigError("; ".join(problems))
+
+    @property
+    def current_view(self) -> bool:
+        """`<table>_current` is kept as a view."""
+        return self.current == "view"
+
+    @property
+    def current_table(self) -> bool:
+        """`<table>_current` is kept as a table (uniview.current_table)."""
+        return self.current == "table"
+
+    @property
+    def keeps_current(self) -> bool:
+        """`<table>_current` is kept, as a view or a table."""
+        return self.current in ("view", "table")
 
     def setting(self, name: str) -> str:
         """The name of setting `name` as this options' caller spells it (a flag or a variable)."""
@@ -96,8 +131,10 @@ class GeneratorOptions:
                     f"{limits.MAX_VIEW_CHARS} (BigQuery's limit), not {self.max_view_chars!r}",
                 )
             )
-        if not isinstance(self.current, bool):
-            problems.append(("current", f"must be true or false, not {self.current!r}"))
+        if self.current not in CURRENT_MODES:
+            problems.append(
+                ("current", f"must be one of {', '.join(CURRENT_MODES)} (or true/false), not {self.current!r}")
+            )
         for name, check in (("datetime_timezone", validate_timezone), ("source_column", _source_column)):
             try:
                 check(getattr(self, name))
@@ -160,6 +197,8 @@ class FamilyPlan:
     footprint: limits.FamilyFootprint | None = None
     #: `<table>_current` when asked for; it reads the top view (its cost is within limits' reserve).
     current: ViewDefinition | None = None
+    #: `<table>_current` as a table kept incrementally (--current table), instead of the view.
+    current_table: CurrentTablePlan | None = None
     #: Why no current view was planned although one was asked for: versions that disagree on the
     #: primary key (an error, reported after the unified view is applied), or none recording one (a note).
     current_error: PlanError | None = None
@@ -349,7 +388,7 @@ def plan_family(
     validate_dataset(target_dataset, "target dataset")
     if not versions:
         raise PlanError("a family needs at least one version table")
-    if options.current and options.source_column is None:  # the current view reads each row's version table
+    if options.keeps_current and options.source_column is None:  # the current view reads each row's version table
         options = replace(options, source_column=VERSION_COLUMN)
     family = versions[0].family
     validate_table(top_view_name(family), "view")
@@ -363,7 +402,7 @@ def plan_family(
     if options.enforce_query_limits:
         footprint.check_queries()
     planned = FamilyPlan(family, source_dataset, target_dataset, tuple(versions), columns, tuple(views), footprint)
-    return _with_current_view(planned, options) if options.current else planned
+    return _with_current_view(planned, options) if options.keeps_current else planned
 
 
 def _with_current_view(plan: FamilyPlan, options: GeneratorOptions) -> FamilyPlan:
@@ -376,6 +415,10 @@ def _with_current_view(plan: FamilyPlan, options: GeneratorOptions) -> FamilyPla
         key = family_primary_key(plan.family, plan.versions)
         version_column = options.source_column or VERSION_COLUMN
         top = top_view_name(plan.family)
+        if options.current_table:
+            table = current_table_plan(plan.family, plan.target_dataset, top, types, key, plan.versions, version_column)
+            table.check_limits()
+            return replace(plan, current_table=table)
         body = current_view_body(plan.family, plan.target_dataset, top, types, key, plan.versions, version_column)
         if len(body) > options.max_view_chars:
             raise PlanError(

@@ -23,7 +23,7 @@ from uniview.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_fami
 from uniview.renames import apply_renames
 from uniview.schema import TableVersion, discover_families, split_version_table
 from uniview.version_description import described_defaults, described_not_null, described_primary_key
-from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
+from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Warehouse, fingerprint
 
 #: How often one refresh goes round when versions keep appearing while it applies.
 MAX_ROUNDS = 10
@@ -39,6 +39,8 @@ class RefreshRequest:
     options: GeneratorOptions = GeneratorOptions()
     #: Version tables that must be included (e.g. the one a notification announced).
     required_tables: tuple[str, ...] = ()
+    #: With --current table: build each `<table>_current` table and its state again from every change.
+    rebuild_current: bool = False
 
     def __post_init__(self) -> None:
         validate_dataset(self.dataset)
@@ -64,6 +66,8 @@ class FamilyOutcome:
     error: UniviewError | None = None
     #: Something the user should know that is not an error (e.g. why no current view was made).
     note: str | None = None
+    #: What the refresh did to `<table>_current` kept as a table (--current table).
+    current_table: CurrentTableResult | None = None
 
     @property
     def changed(self) -> bool:
@@ -105,7 +109,7 @@ def plan_families(
     records = warehouse.read_columns(request.dataset, request.tables, request.required_tables)
     primary_keys = None
     descriptions: dict[str, str | None] | None = None
-    if request.options.current:
+    if request.options.keeps_current:
         tables = sorted({r.table_name for r in records if split_version_table(r.table_name)})
         descriptions = warehouse.read_descriptions(request.dataset, tables)
         if descriptions is None:
@@ -209,6 +213,9 @@ def _refresh_family(
     outcome.note = "; ".join(note for note in (nearing, plan.current_note) if note) or None
     if plan.current_error is not None:
         raise plan.current_error  # the unified view is applied; the current view could not be planned
+    if plan.current_table is not None:  # it reads the unified view just applied
+        outcome.current_table = warehouse.maintain_current_table(plan.current_table, request.rebuild_current)
+        outcome.jobs.extend(outcome.current_table.jobs)
 
 
 def _record(outcome: FamilyOutcome, changes: list[ViewChange], applied: Applied) -> None:

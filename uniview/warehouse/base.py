@@ -11,8 +11,13 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from uniview.errors import WarehouseError
 from uniview.schema import ColumnRecord
+
+if TYPE_CHECKING:
+    from uniview.current_table import CurrentTablePlan
 
 
 def fingerprint(view_body: str) -> str:
@@ -40,6 +45,20 @@ class Applied:
 
     jobs: list[str]
     version_tables: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class CurrentTableResult:
+    """What `maintain_current_table` did to one family's `<table>_current` table (uniview.current_table):
+    `action` is "create", "rebuild", "re-present" or "maintain"; `changes_read` the rows of the window
+    (changes since the watermark, less the lag); `databases_presented` the databases whose every row was
+    presented again; `rows` the table's rows after; `jobs` the ids of the jobs run."""
+
+    action: str
+    changes_read: int = 0
+    databases_presented: int = 0
+    rows: int | None = None
+    jobs: tuple[str, ...] = ()
 
 
 class Warehouse(ABC):
@@ -99,6 +118,19 @@ class Warehouse(ABC):
     def add_columns(self, dataset: str, additions: dict[str, list[tuple[str, str]]]) -> list[str]:
         """Append NULLable columns (name, BigQuery type) to tables of `dataset`, all or nothing where the
         engine allows it; the ids of the jobs run."""
+
+    def current_table_action(self, plan: CurrentTablePlan, rebuild: bool = False) -> str:
+        """What maintain_current_table would do now ("create", "rebuild", "re-present", "maintain"), read
+        from the stored table's description and the state tables (CurrentTablePlan.action); changes nothing."""
+        raise WarehouseError(f"{self.url}: keeping <table>_current as a table is not supported here yet")
+
+    def maintain_current_table(self, plan: CurrentTablePlan, rebuild: bool = False) -> CurrentTableResult:
+        """Create, rebuild or incrementally maintain `plan`'s `<table>_current` table (uniview.current_table):
+        the statements of the plan's action, the maintenance in ONE transaction, retried whole on
+        transient conflicts; `rebuild` builds state and table from every change.  A view of that name
+        (from --current) is replaced by the table.  Every backend that keeps current tables overrides this
+        (it is not abstract so that a backend without them still opens)."""
+        raise WarehouseError(f"{self.url}: keeping <table>_current as a table is not supported here yet")
 
     def close(self) -> None:  # noqa: B027 (a hook: a warehouse that holds no connection keeps this no-op)
         """Release connections."""
