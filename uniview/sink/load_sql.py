@@ -18,6 +18,7 @@ from sqlglot import exp
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink import reasons
 from uniview.sink.frames import METADATA_FIELDS, NOT_UTF8_DETAIL
+from uniview.sink.load_dialect import DUCKDB, LoadDialect
 from uniview.sink.load_typing import (
     DataObject,
     computed,
@@ -32,6 +33,7 @@ from uniview.sink.load_typing import (
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.sequence import sequence_sql
 from uniview.sink.value_patterns import METADATA_TIMESTAMP
+from uniview.types import Array, Struct
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
 from uniview.warehouse.duckdb_connection import string_literal as literal
 
@@ -179,34 +181,43 @@ def typed_routes(routed: str, indexes: Sequence[int], columns: Sequence[LandingC
     FROM ({typed_records(mine, columns)})"""
 
 
-def typed_records(records: str, columns: Sequence[LandingColumn]) -> str:
+def typed_records(records: str, columns: Sequence[LandingColumn], dialect: LoadDialect = DUCKDB) -> str:
     """A SELECT of every row of `records` (a FROM item whose `value` is a record's line) with its data's
     `columns` typed as `t0`, `t1`, ... and the verdict on its data, `reason` and `detail` (NULL for a row to
-    write).  Each row's data object, texts, values, kind and keys are computed once, and the detail only
-    for a row with a reason."""
+    write), in `dialect`.  Each row's data object, texts, values, kind and keys are computed once, and the
+    detail only for a row with a reason."""
     line, data = exp.column("value"), exp.column("data")
-    texts = [exp.Bracket(this=exp.column("texts"), expressions=[exp.Literal.number(j)]) for j in range(len(columns))]
-    typed = [typed_column(data, c.name, c.bq_type, line, text=text) for c, text in zip(columns, texts, strict=True)]
+    listed, texts = value_texts(data, [c.name for c in columns], dialect)
+    typed = [
+        typed_column(data, c.name, c.bq_type, line, text=text, dialect=dialect)
+        for c, text in zip(columns, texts, strict=True)
+    ]
+    nested = [isinstance(c.bq_type, (Array, Struct)) for c in columns]
     values = ", ".join(
-        f"{text.sql('duckdb')} AS r{j}, {c.value.sql('duckdb')} AS t{j}"
-        for j, (text, c) in enumerate(zip(texts, typed, strict=True))
+        f"{dialect.sql(text)} AS r{j}, {dialect.sql(c.value)} AS t{j}" + (f", {dialect.sql(c.fits)} AS f{j}" * deep)
+        for j, (text, c, deep) in enumerate(zip(texts, typed, nested, strict=True))
     )
+    # a STRUCT or ARRAY fits when every field and element does: computed once, as f<j>
     judged = [
-        computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"))
-        for j, (c, column) in enumerate(zip(typed, columns, strict=True))
+        computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"), exp.column(f"f{j}") if deep else None)
+        for j, (c, column, deep) in enumerate(zip(typed, columns, nested, strict=True))
     ]
     verdict = data_verdict(
-        DataObject(exp.column("kind"), exp.column("keys")), columns, judged, reason=exp.column("reason")
+        DataObject(exp.column("kind"), exp.column("keys")),
+        columns,
+        judged,
+        reason=exp.column("reason"),
+        dialect=dialect,
     )
-    objects = data_object(data)
-    with_data = f"SELECT *, {data_of(line).sql('duckdb')} AS data FROM {records}"
-    with_texts = f"SELECT *, {value_texts(data, [c.name for c in columns]).sql('duckdb')} AS texts FROM ({with_data})"
+    objects = data_object(data, dialect)
+    with_data = f"SELECT *, {dialect.sql(data_of(line, dialect=dialect))} AS data FROM {records}"
+    with_texts = with_data if listed is None else f"SELECT *, {dialect.sql(listed)} AS texts FROM ({with_data})"
     typed_rows = (
-        f"SELECT *, {values}, {objects.kind.sql('duckdb')} AS kind, {objects.keys.sql('duckdb')} AS keys "
-        f"FROM ({with_texts})"
+        f"SELECT *, {values}{', ' if values else ''}{dialect.sql(objects.kind)} AS kind, "
+        f"{dialect.sql(objects.keys)} AS keys FROM ({with_texts})"
     )
-    judged_rows = f"SELECT *, {verdict.reason.sql('duckdb')} AS reason FROM ({typed_rows})"
-    return f"SELECT *, {verdict.detail.sql('duckdb')} AS detail FROM ({judged_rows})"
+    judged_rows = f"SELECT *, {dialect.sql(verdict.reason)} AS reason FROM ({typed_rows})"
+    return f"SELECT *, {dialect.sql(verdict.detail)} AS detail FROM ({judged_rows})"
 
 
 def route_values(route: VersionRoute) -> str:

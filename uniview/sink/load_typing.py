@@ -3,13 +3,16 @@
 The rules of uniview.sink.spark_types (its table lists what each type accepts), with the same guards
 (uniview.sink.value_patterns) and the same quarantine reasons and details, built once as sqlglot
 expressions so that a warehouse can type rows vectorized in its own load step instead of in Spark.
-The functions called are DuckDB's: `typed_column(data_of(line), "id", INT64, line).value.sql("duckdb")`.
+Each rule is written once with the constructs of uniview.sink.load_dialect, which renders them for
+DuckDB (the default) or BigQuery: `typed_column(data_of(line), "id", INT64, line).value.sql("duckdb")`,
+or with `dialect=BIGQUERY` and `.sql("bigquery")`.
 
 - A value's *text* is its JSON value's text as Spark's map reading gives it: a string unescaped,
   a number, true or false as written out, an object or array as its JSON text, NULL for JSON null
   and for a key that is absent.
-- Scalars are typed from that text behind their guard.  A decimal of more than 15 digits is parsed
-  from the record itself, at any depth, so a JSON number keeps every digit.
+- Scalars are typed from that text behind their guard.  Where the warehouse's text of a JSON number has
+  been through a double (DuckDB), a decimal of more than 15 digits is parsed from the record itself, at
+  any depth, so a JSON number keeps every digit.
 - STRUCT and ARRAY apply the top-level rules field by field and element by element: a nested value
   fits when it is an object (an array) and every field (element) in it fits; keys of a nested object
   that its type does not name are ignored.  (Spark's JSON parser reads only numbers into a nested
@@ -21,7 +24,6 @@ The functions called are DuckDB's: `typed_column(data_of(line), "id", INT64, lin
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -30,13 +32,31 @@ from sqlglot import exp
 from uniview.errors import TypeParseError
 from uniview.sink import reasons
 from uniview.sink import value_patterns as patterns
+from uniview.sink.load_dialect import DUCKDB, LoadDialect, Path, function_call
 from uniview.sink.routing import LandingColumn
 from uniview.types import DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct, decimal_parameters
-from uniview.warehouse.duckdb_types import duckdb_type
 
-#: Scalars landed as their text once it passes its guard (NULL: any text).
+__all__ = [
+    "DataObject",
+    "Path",
+    "TypedColumn",
+    "Verdict",
+    "computed",
+    "data_object",
+    "data_of",
+    "data_verdict",
+    "fits",
+    "function_call",
+    "trailing_comma",
+    "typed_column",
+    "typed_value",
+    "value_text",
+    "value_texts",
+]
+
+#: Scalars landed from their text once it passes its guard (NULL: any text).
 _TEXT_GUARDS = {"STRING": None, "GEOGRAPHY": None, "TIME": patterns.TIME}
-#: Scalars cast from their text to their DuckDB type behind a guard: {type: pattern or None}.
+#: Scalars cast from their text to their column type behind a guard: {type: pattern or None}.
 _CAST_GUARDS = {
     "INT64": patterns.INTEGER,
     "FLOAT64": None,
@@ -66,14 +86,10 @@ class TypedColumn:
         return exp.not_(self.fits.copy())
 
 
-#: Where a value is in its record: the keys from the record's root, e.g. ("data", "customer_id").
-Path = tuple[str, ...]
-
-
-def data_of(line: exp.Expr, path: Path = ("data",)) -> exp.Expr:
+def data_of(line: exp.Expr, path: Path = ("data",), dialect: LoadDialect = DUCKDB) -> exp.Expr:
     """The data object of a record `line` as JSON text.  A query computes it once per row, and the values,
     kind and keys are read from it rather than from the whole line (which also holds the metadata)."""
-    return function_call("json_extract", line.copy(), exp.Literal.string(_pointer(path)))
+    return dialect.extract(line, path)
 
 
 def typed_column(
@@ -83,26 +99,33 @@ def typed_column(
     line: exp.Expr,
     data_path: Path = ("data",),
     text: exp.Expr | None = None,
+    dialect: LoadDialect = DUCKDB,
 ) -> TypedColumn:
     """The column `name` of the data object `data` (data_of), typed as `bq_type`.  Decimals of more than
-    15 digits are read from the record `line` itself, where `data` is at `data_path` (data_of writes a
-    JSON number out through a double).  `text`: the value's text when the query has it already
+    15 digits are read from the record `line` itself, where `data` is at `data_path`, when the dialect's
+    number text has been through a double.  `text`: the value's text when the query has it already
     (value_texts reads many columns' texts in one parse)."""
-    at = _At(data, (name,), _exact_values(line, (*data_path, name), bq_type), text)
+    at = _At(dialect, data, (name,), _exact_values(dialect, line, (*data_path, name), bq_type), text)
     return TypedColumn(at.text(), typed_value(at, bq_type), fits(at, bq_type))
 
 
-def computed(column: TypedColumn, bq_type: BQType, text: exp.Expr, value: exp.Expr) -> TypedColumn:
+def computed(
+    column: TypedColumn, bq_type: BQType, text: exp.Expr, value: exp.Expr, fitting: exp.Expr | None = None
+) -> TypedColumn:
     """`column` as a query that has computed its text and value as the columns `text` and `value` reads it:
-    a scalar fits when its value is there wherever its text is; a STRUCT or ARRAY still checks its fields."""
-    fits_now = column.fits if isinstance(bq_type, (Array, Struct)) else _scalar_fits(text, value)
-    return TypedColumn(text, value, fits_now)
+    a scalar fits when its value is there wherever its text is; a STRUCT or ARRAY still checks its fields,
+    unless the query computed whether it fits too (`fitting`)."""
+    if isinstance(bq_type, (Array, Struct)):
+        return TypedColumn(text, value, column.fits if fitting is None else fitting)
+    return TypedColumn(text, value, _scalar_fits(text, value))
 
 
-def value_texts(data: exp.Expr, names: Sequence[str]) -> exp.Expr:
-    """The texts of the columns `names` of `data` as one list, from one parse."""
-    pointers = exp.Array(expressions=[exp.Literal.string(_pointer((name,))) for name in names])
-    return function_call("json_extract_string", data.copy(), pointers)
+def value_texts(
+    data: exp.Expr, names: Sequence[str], dialect: LoadDialect = DUCKDB
+) -> tuple[exp.Expr | None, list[exp.Expr]]:
+    """The texts of the columns `names` of `data`: a list the query computes once as its column `texts`
+    (None when the dialect reads each on its own), and each column's text."""
+    return dialect.column_texts(data, names)
 
 
 @dataclass(frozen=True)
@@ -115,9 +138,9 @@ class DataObject:
     keys: exp.Expr
 
 
-def data_object(data: exp.Expr) -> DataObject:
+def data_object(data: exp.Expr, dialect: LoadDialect = DUCKDB) -> DataObject:
     """The kind and keys of `data` (data_of)."""
-    return DataObject(function_call("json_type", data.copy()), function_call("json_keys", data.copy()))
+    return DataObject(dialect.kind(data), dialect.keys(data))
 
 
 @dataclass(frozen=True)
@@ -135,6 +158,7 @@ def data_verdict(
     columns: Sequence[LandingColumn],
     typed: Sequence[TypedColumn],
     reason: exp.Expr | None = None,
+    dialect: LoadDialect = DUCKDB,
 ) -> Verdict:
     """The verdict on a record's `data`, whose `columns` are typed as `typed`.  `reason`: the column a query
     computed the verdict's reason in; the detail then reads it, so a row that can be written is judged once."""
@@ -143,21 +167,10 @@ def data_verdict(
     )
     keys = data.keys
     names = exp.Array(expressions=[exp.Literal.string(column.name) for column in columns])
-    # list_intersect keeps each key once: fewer than the keys means a key the schema does not have, or a repeated one
-    odd = exp.NEQ(
-        this=function_call("len", keys.copy()),
-        expression=function_call("len", function_call("list_intersect", keys.copy(), names)),
-    )
-    repeated = exp.NEQ(
-        this=function_call("len", keys.copy()),
-        expression=function_call("len", function_call("list_distinct", keys.copy())),
-    )
-    key = exp.to_identifier("key")
-    unknown = function_call(
-        "list_filter",
-        keys.copy(),
-        exp.Lambda(this=exp.not_(function_call("list_contains", names.copy(), exp.column(key))), expressions=[key]),
-    )
+    # each key once: fewer than the keys means a key the schema does not have, or a repeated one
+    odd = exp.NEQ(this=dialect.length(keys), expression=dialect.length(dialect.distinct_among(keys, names)))
+    repeated = exp.NEQ(this=dialect.length(keys), expression=dialect.length(dialect.distinct(keys)))
+    unknown = dialect.not_among(keys, names)
     misfits = [column.misfit for column in typed]
     labels = [_when(misfit, exp.Literal.string(column.label)) for misfit, column in zip(misfits, columns, strict=True)]
     any_misfit = exp.or_(*[misfit.copy() for misfit in misfits]) if misfits else exp.false()
@@ -181,74 +194,67 @@ def data_verdict(
         )
         .when(
             is_reason(reasons.UNKNOWN_COLUMN),
-            exp.DPipe(
-                this=text(reasons.UNKNOWN_KEYS), expression=function_call("array_to_string", unknown, text(", "))
-            ),
+            exp.DPipe(this=text(reasons.UNKNOWN_KEYS), expression=dialect.join(unknown, ", ")),
         )
         .when(
             is_reason(reasons.TYPE_MISMATCH),
-            exp.DPipe(this=text(reasons.MISFITS), expression=function_call("concat_ws", text(", "), *labels)),
+            exp.DPipe(this=text(reasons.MISFITS), expression=dialect.join_present(", ", labels)),
         )
     )
     return Verdict(judged, detail)
 
 
-def value_text(document: exp.Expr, path: Path) -> exp.Expr:
-    """The text of the value at `path` in `document` (a JSON pointer, so any key is addressed exactly)."""
-    return function_call("json_extract_string", document.copy(), exp.Literal.string(_pointer(path)))
+def value_text(document: exp.Expr, path: Path, dialect: LoadDialect = DUCKDB) -> exp.Expr:
+    """The text of the value at `path` in `document` (any key is addressed exactly)."""
+    return dialect.value_text(document, path)
 
 
 @dataclass(frozen=True)
 class _At:
     """A value's place: the JSON `document` it is in and its `path` there, and `exact`, the same value
-    parsed with its type's exact decimals when it holds any (a JSON number's text has been through a
-    double, so a decimal of more than 15 digits is read from there instead)."""
+    parsed with its type's exact decimals when it holds any and the dialect's number text is not exact (a
+    decimal of more than 15 digits is then read from there instead)."""
 
+    dialect: LoadDialect
     document: exp.Expr
     path: Path
     exact: exp.Expr | None = None
     given_text: exp.Expr | None = None
 
     def text(self) -> exp.Expr:
-        return value_text(self.document, self.path) if self.given_text is None else self.given_text.copy()
+        return self.dialect.value_text(self.document, self.path) if self.given_text is None else self.given_text.copy()
 
     def kind_is(self, kind: str) -> exp.Expr:
         """The value is a JSON OBJECT or ARRAY (a string holding JSON text is neither)."""
-        return exp.EQ(
-            this=function_call("json_type", self.document.copy(), exp.Literal.string(_pointer(self.path))),
-            expression=exp.Literal.string(kind),
-        )
+        return self.dialect.kind_is(self.document, self.path, kind)
 
     def field(self, name: str) -> _At:
-        exact = None if self.exact is None else exp.func("struct_extract", self.exact.copy(), exp.Literal.string(name))
-        return _At(self.document, (*self.path, name), exact)
+        exact = None if self.exact is None else self.dialect.field_of(self.exact, name)
+        return _At(self.dialect, self.document, (*self.path, name), exact)
 
     def each_element(self, body: Callable[[_At], exp.Expr]) -> exp.Expr:
-        """list_transform over the array's elements, `body(element's _At)` for each."""
-        array = function_call("json_extract", self.document.copy(), exp.Literal.string(_pointer(self.path)))
-        elements = function_call("json_extract", array, exp.Literal.string("$[*]"))
-        element, index = exp.to_identifier("element"), exp.to_identifier("position")
-        exact = None if self.exact is None else exp.func("list_extract", self.exact.copy(), exp.column(index))
-        each = exp.Lambda(this=body(_At(exp.column(element), (), exact)), expressions=[element, index])
-        return exp.func("list_transform", elements, each)
+        """The list of `body(element's _At)` over the array's elements."""
+
+        def each(element: exp.Expr, position: exp.Expr) -> exp.Expr:
+            exact = None if self.exact is None else self.dialect.element_at(self.exact, position)
+            return body(_At(self.dialect, element, (), exact))
+
+        return self.dialect.each_element(self.document, self.path, each)
 
 
 def typed_value(at: _At, bq_type: BQType) -> exp.Expr:
     """The landing value at `at` as `bq_type`; NULL when it does not fit."""
     if isinstance(bq_type, Struct):
-        fields = [
-            exp.PropertyEQ(this=exp.to_identifier(field.name), expression=typed_value(at.field(field.name), field.type))
-            for field in bq_type.fields
-        ]
-        return _when(at.kind_is("OBJECT"), exp.func("struct_pack", *fields))
+        fields = [(item.name, typed_value(at.field(item.name), item.type)) for item in bq_type.fields]
+        return _when(at.kind_is("OBJECT"), at.dialect.struct(fields))
     if isinstance(bq_type, Array):
         return _when(at.kind_is("ARRAY"), at.each_element(lambda element: typed_value(element, bq_type.element)))
     if not isinstance(bq_type, Scalar):
         raise TypeParseError(f"{bq_type} cannot be landed by the sink")
-    if patterns.read_from_line(bq_type):
+    if patterns.read_from_line(bq_type) and not at.dialect.exact_number_text:
         assert at.exact is not None, "_exact_values reads every decimal read from the line"
-        return _guarded(at.text(), patterns.NUMBER, at.exact)
-    return _typed_scalar(bq_type, at.text())
+        return _guarded(at.dialect, at.text(), patterns.NUMBER, at.exact)
+    return _typed_scalar(at.dialect, bq_type, at.text())
 
 
 def fits(at: _At, bq_type: BQType) -> exp.Expr:
@@ -256,11 +262,11 @@ def fits(at: _At, bq_type: BQType) -> exp.Expr:
     field and element in it fits)."""
     absent = exp.Is(this=at.text(), expression=exp.null())
     if isinstance(bq_type, Struct):
-        inner = [fits(at.field(field.name), field.type) for field in bq_type.fields]
+        inner = [fits(at.field(item.name), item.type) for item in bq_type.fields]
         return exp.or_(absent, exp.and_(at.kind_is("OBJECT"), *inner))
     if isinstance(bq_type, Array):
         each = at.each_element(lambda element: fits(element, bq_type.element))
-        every = exp.func("coalesce", exp.func("list_bool_and", each), exp.true())
+        every = exp.func("coalesce", at.dialect.every(each), exp.true())
         # a CASE, not AND: the elements are only read from a value that is an array
         return exp.or_(absent, exp.Case().when(at.kind_is("ARRAY"), every).else_(exp.false()))
     return _scalar_fits(at.text(), typed_value(at, bq_type))
@@ -273,28 +279,19 @@ def _scalar_fits(text: exp.Expr, value: exp.Expr) -> exp.Expr:
     )
 
 
-def _pointer(path: Path) -> str:
-    return "".join("/" + key.replace("~", "~0").replace("/", "~1") for key in path)
-
-
-def _exact_values(record: exp.Expr, path: Path, bq_type: BQType) -> exp.Expr | None:
-    """The value at `path` parsed by json_transform with the exact decimals in `bq_type` (None when it has
-    none): json_transform keeps every digit of a JSON number."""
-    structure = _structure(bq_type)
-    if structure is None:
+def _exact_values(dialect: LoadDialect, record: exp.Expr, path: Path, bq_type: BQType) -> exp.Expr | None:
+    """The value at `path` parsed with the exact decimals in `bq_type` (None when it has none, or when the
+    dialect's number text is exact)."""
+    if dialect.exact_number_text:
         return None
-    for key in reversed(path):
-        structure = {key: structure}
-    value = function_call("json_transform", record.copy(), exp.Literal.string(json.dumps(structure)))
-    for key in path:
-        value = exp.func("struct_extract", value, exp.Literal.string(key))
-    return value
+    structure = _structure(bq_type)
+    return None if structure is None else dialect.exact_decimals(record, path, structure)
 
 
 def _structure(bq_type: BQType) -> object | None:
     """json_transform's structure for the exact decimals in `bq_type` (other values left out), or None."""
     if isinstance(bq_type, Struct):
-        fields = {field.name: _structure(field.type) for field in bq_type.fields}
+        fields = {item.name: _structure(item.type) for item in bq_type.fields}
         fields = {name: inner for name, inner in fields.items() if inner is not None}
         return fields or None
     if isinstance(bq_type, Array):
@@ -306,92 +303,64 @@ def _structure(bq_type: BQType) -> object | None:
     return None
 
 
-def _typed_scalar(bq_type: Scalar, text: exp.Expr) -> exp.Expr:
+def _typed_scalar(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.Expr:
     name = bq_type.name
     if name in DEFAULT_DECIMAL_PARAMETERS:
         if patterns.parsed_decimal(bq_type) is None:  # wider than any decimal the warehouse parses: landed as text
-            return _guarded(text, patterns.wide_decimal(bq_type), text)
-        return _guarded(text, patterns.NUMBER, _try_cast(text, duckdb_type(bq_type)))
+            return _guarded(dialect, text, patterns.wide_decimal(bq_type), dialect.from_text(bq_type, text))
+        return _guarded(dialect, text, patterns.NUMBER, dialect.try_cast(text, bq_type))
     if name == "BYTES":
-        return _guarded(text, patterns.BASE64, exp.func("from_base64", text.copy()))
+        return _guarded(dialect, text, patterns.BASE64, dialect.from_base64(text))
     if name == "BOOL":
-        return _boolean(text)
+        return _boolean(dialect, text)
     if name == "JSON":
-        return _when(_single_json_value(text), text)
+        return _when(_single_json_value(dialect, text), dialect.json_document(text))
     if name in _TEXT_GUARDS:
         pattern = _TEXT_GUARDS[name]
-        return text.copy() if pattern is None else _guarded(text, pattern, text)
+        value = dialect.from_text(bq_type, text)
+        return value if pattern is None else _guarded(dialect, text, pattern, value)
     if name not in _CAST_GUARDS:
         raise TypeParseError(f"{bq_type} cannot be landed by the sink")
     pattern = _CAST_GUARDS[name]
-    cast = _try_cast(text, duckdb_type(bq_type))
-    return cast if pattern is None else _guarded(text, pattern, cast)
+    cast = dialect.try_cast(text, bq_type)
+    return cast if pattern is None else _guarded(dialect, text, pattern, cast)
 
 
-def _boolean(text: exp.Expr) -> exp.Expr:
+def _boolean(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
     lowered = exp.Lower(this=text.copy())
     return (
         exp.Case()
         .when(exp.EQ(this=lowered, expression=exp.Literal.string("true")), exp.true())
         .when(exp.EQ(this=lowered.copy(), expression=exp.Literal.string("false")), exp.false())
-        .when(_matches(text, patterns.BOOL_INTEGER), exp.not_(_matches(text, patterns.BOOL_ZERO)))
+        .when(dialect.matches(text, patterns.BOOL_INTEGER), exp.not_(dialect.matches(text, patterns.BOOL_ZERO)))
     )
 
 
-def _single_json_value(text: exp.Expr) -> exp.Expr:
-    """The text is one strict JSON document: wrapped in brackets, it is an array of exactly one element, and
-    outside its strings there is no NaN, Infinity or trailing comma (which DuckDB's parser lets through)."""
-    wrapped = exp.DPipe(
-        this=exp.DPipe(this=exp.Literal.string("["), expression=text.copy()), expression=exp.Literal.string("]")
-    )
-    length = function_call("json_array_length", _when(function_call("json_valid", wrapped), wrapped.copy()))
-    words = exp.RegexpReplace(
-        this=_strings_blanked(text),
-        expression=exp.Literal.string("true|false|null"),
-        replacement=exp.Literal.string("0"),
-        modifiers=exp.Literal.string("g"),
-    )
+def _single_json_value(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
+    """The text is one strict JSON document: the warehouse parses it as one value, and outside its strings
+    there is no NaN, Infinity or trailing comma (which DuckDB's parser lets through)."""
+    words = dialect.replace_all(_strings_blanked(dialect, text), "true|false|null", "0")
     return exp.and_(
-        exp.EQ(this=length, expression=exp.Literal.number(1)),
-        exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON))),
+        dialect.one_json_value(text), exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON)))
     )
 
 
-def trailing_comma(text: exp.Expr) -> exp.Expr:
+def trailing_comma(text: exp.Expr, dialect: LoadDialect = DUCKDB) -> exp.Expr:
     """The JSON text has a comma before a closing bracket outside its strings, which JSON refuses and DuckDB's
     parser lets through.  Its strings are blanked out only in a text that has such a comma at all."""
     return (
         exp.Case()
-        .when(exp.not_(_matches(text, _TRAILING_COMMA)), exp.false())
-        .else_(exp.RegexpLike(this=_strings_blanked(text), expression=exp.Literal.string(_TRAILING_COMMA)))
+        .when(exp.not_(dialect.matches(text, _TRAILING_COMMA)), exp.false())
+        .else_(exp.RegexpLike(this=_strings_blanked(dialect, text), expression=exp.Literal.string(_TRAILING_COMMA)))
     )
 
 
-def _strings_blanked(text: exp.Expr) -> exp.Expr:
-    return exp.RegexpReplace(
-        this=text.copy(),
-        expression=exp.Literal.string(_JSON_STRING),
-        replacement=exp.Literal.string('""'),
-        modifiers=exp.Literal.string("g"),
-    )
+def _strings_blanked(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
+    return dialect.replace_all(text, _JSON_STRING, '""')
 
 
-def _guarded(text: exp.Expr, pattern: str, value: exp.Expr) -> exp.Expr:
-    return _when(_matches(text, pattern), value)
-
-
-def _matches(text: exp.Expr, pattern: str) -> exp.Expr:
-    return exp.RegexpLike(this=text.copy(), expression=exp.Literal.string(pattern))
-
-
-def _try_cast(text: exp.Expr, to: str) -> exp.Expr:
-    return exp.TryCast(this=text.copy(), to=exp.DataType.build(to, dialect="duckdb"))
-
-
-def function_call(name: str, *arguments: exp.Expr) -> exp.Expr:
-    """A call of the warehouse's function `name` as written (sqlglot may otherwise render a JSON function as
-    an operator)."""
-    return exp.Anonymous(this=name, expressions=list(arguments))
+def _guarded(dialect: LoadDialect, text: exp.Expr, pattern: str, value: exp.Expr) -> exp.Expr:
+    return _when(dialect.matches(text, pattern), value)
 
 
 def _when(condition: exp.Expr, value: exp.Expr) -> exp.Expr:

@@ -1,0 +1,435 @@
+"""Where the load step's SQL differs between warehouses: the constructs the type rules are written with.
+
+uniview.sink.load_typing writes each rule once, with the constructs below (read a JSON value's text, its
+kind, an object's keys, an array's elements; cast behind a guard; lists); a LoadDialect renders each
+construct for its warehouse.  DuckDB's are its JSON and list functions, with JSON pointers; BigQuery's
+are GoogleSQL's: JSON_VALUE/JSON_QUERY with JSONPath, SAFE_CAST, SAFE.PARSE_JSON, REGEXP_CONTAINS,
+ARRAY subqueries over UNNEST.  What each warehouse forces on top of one rule (a value BigQuery's column
+type cannot hold) is named here too, so the rules stay one.
+
+- A BigQuery document is a JSON-formatted STRING.  GoogleSQL's JSON functions over a STRING give a number's
+  text as written, so BigQuery reads every decimal from its text (`exact_number_text`); DuckDB's text of a
+  JSON number has been through a double, so it reads decimals of more than 15 digits from the record
+  itself with json_transform.
+- BigQuery has no function that lists an object's keys as written (JSON_KEYS sorts them and keeps each
+  once), so its keys are read from the object's text: its string tokens and brackets, with the keys at
+  depth 1 in the order written, repeated keys included, as DuckDB's json_keys gives them.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from functools import cache
+
+import sqlglot
+from sqlglot import exp
+
+from uniview.types import BIGNUMERIC_MAX_INTEGER_DIGITS, NUMERIC_MAX_INTEGER_DIGITS, Scalar, decimal_parameters
+from uniview.warehouse.duckdb_types import duckdb_type
+
+#: Where a value is in its document: the keys from the document's root, e.g. ("data", "customer_id").
+Path = tuple[str, ...]
+#: A body over one array element: (the element's JSON text, its position) -> the element's expression.
+ElementBody = Callable[[exp.Expr, exp.Expr], exp.Expr]
+_TEXT = exp.Literal.string
+
+
+def function_call(name: str, *arguments: exp.Expr) -> exp.Expr:
+    """A call of the warehouse's function `name` as written (sqlglot may otherwise render a JSON function as
+    an operator, or rename it)."""
+    return exp.Anonymous(this=name, expressions=list(arguments))
+
+
+class LoadDialect(ABC):
+    """The constructs of the load step's SQL in one warehouse's dialect (`name`: sqlglot's)."""
+
+    name: str
+    #: A JSON number's text is its text as written (so every decimal is parsed from its text).
+    exact_number_text: bool
+
+    def sql(self, expression: exp.Expr) -> str:
+        return expression.sql(self.name)
+
+    @abstractmethod
+    def extract(self, document: exp.Expr, path: Path) -> exp.Expr:
+        """The JSON text of the value at `path` in `document` (NULL when absent)."""
+
+    @abstractmethod
+    def value_text(self, document: exp.Expr, path: Path) -> exp.Expr:
+        """The value's text: a string unescaped, a number, true or false as written out, an object or array
+        as its JSON text; NULL for JSON null and for a key that is absent."""
+
+    @abstractmethod
+    def column_texts(self, data: exp.Expr, names: Sequence[str]) -> tuple[exp.Expr | None, list[exp.Expr]]:
+        """The texts of the columns `names` of `data`: a list a query computes once as the column `texts`
+        (None when each text is read on its own), and each column's text from it."""
+
+    @abstractmethod
+    def kind_is(self, document: exp.Expr, path: Path, kind: str) -> exp.Expr:
+        """The value at `path` is a JSON OBJECT or ARRAY (a string holding JSON text is neither)."""
+
+    @abstractmethod
+    def kind(self, document: exp.Expr) -> exp.Expr:
+        """The JSON kind of `document`: 'OBJECT' when it is an object."""
+
+    @abstractmethod
+    def keys(self, document: exp.Expr) -> exp.Expr:
+        """The keys of the object `document` in the order written, a repeated key as often as it is written."""
+
+    @abstractmethod
+    def each_element(self, document: exp.Expr, path: Path, body: ElementBody) -> exp.Expr:
+        """The list of `body(element, position)` over the elements of the array at `path`, in their order."""
+
+    @abstractmethod
+    def element_at(self, values: exp.Expr, position: exp.Expr) -> exp.Expr:
+        """The element of the list `values` at an each_element position."""
+
+    @abstractmethod
+    def field_of(self, value: exp.Expr, name: str) -> exp.Expr:
+        """The field `name` of a struct."""
+
+    @abstractmethod
+    def struct(self, fields: Sequence[tuple[str, exp.Expr]]) -> exp.Expr:
+        """A struct of the named values."""
+
+    @abstractmethod
+    def every(self, values: exp.Expr) -> exp.Expr:
+        """TRUE when every boolean of the list is (NULL for an empty list)."""
+
+    @abstractmethod
+    def length(self, values: exp.Expr) -> exp.Expr: ...
+
+    @abstractmethod
+    def distinct(self, values: exp.Expr) -> exp.Expr:
+        """The list's values, each once."""
+
+    @abstractmethod
+    def distinct_among(self, values: exp.Expr, allowed: exp.Expr) -> exp.Expr:
+        """The list's values that the list `allowed` holds, each once."""
+
+    @abstractmethod
+    def not_among(self, values: exp.Expr, allowed: exp.Expr) -> exp.Expr:
+        """The list's values (in their order) that the list `allowed` does not hold."""
+
+    def join(self, values: exp.Expr, separator: str) -> exp.Expr:
+        """The list's texts joined by `separator`."""
+        return function_call("array_to_string", values, _TEXT(separator))
+
+    @abstractmethod
+    def join_present(self, separator: str, texts: Sequence[exp.Expr]) -> exp.Expr:
+        """The texts that are not NULL joined by `separator`."""
+
+    @abstractmethod
+    def replace_all(self, text: exp.Expr, pattern: str, replacement: str) -> exp.Expr:
+        """Every match of `pattern` in `text` replaced."""
+
+    def matches(self, text: exp.Expr, pattern: str) -> exp.Expr:
+        return exp.RegexpLike(this=text.copy(), expression=_TEXT(pattern))
+
+    @abstractmethod
+    def try_cast(self, text: exp.Expr, bq_type: Scalar) -> exp.Expr:
+        """The text cast to the column type of `bq_type`; NULL where it does not parse."""
+
+    @abstractmethod
+    def from_base64(self, text: exp.Expr) -> exp.Expr: ...
+
+    @abstractmethod
+    def json_document(self, text: exp.Expr) -> exp.Expr:
+        """A JSON column's value from text that is one JSON document; NULL where the warehouse cannot parse it."""
+
+    @abstractmethod
+    def one_json_value(self, text: exp.Expr) -> exp.Expr:
+        """The text parses as exactly one JSON value (before the checks for what a lenient parser lets through)."""
+
+    @abstractmethod
+    def from_text(self, bq_type: Scalar, text: exp.Expr) -> exp.Expr:
+        """The column value of a type landed from its text once its guard passed (STRING, GEOGRAPHY, TIME, a
+        decimal wider than the warehouse parses); NULL where the column type cannot hold it."""
+
+    def exact_decimals(self, record: exp.Expr, path: Path, structure: object) -> exp.Expr | None:
+        """The value at `path` in `record` parsed with the exact decimals in json_transform's `structure`,
+        for a dialect whose number text is not exact."""
+        return None
+
+
+class DuckDBDialect(LoadDialect):
+    """DuckDB's JSON functions (JSON pointers) and list functions with lambdas."""
+
+    name = "duckdb"
+    exact_number_text = False
+
+    def extract(self, document: exp.Expr, path: Path) -> exp.Expr:
+        return function_call("json_extract", document.copy(), _TEXT(_pointer(path)))
+
+    def value_text(self, document: exp.Expr, path: Path) -> exp.Expr:
+        return function_call("json_extract_string", document.copy(), _TEXT(_pointer(path)))
+
+    def column_texts(self, data: exp.Expr, names: Sequence[str]) -> tuple[exp.Expr | None, list[exp.Expr]]:
+        pointers = exp.Array(expressions=[_TEXT(_pointer((name,))) for name in names])
+        texts = function_call("json_extract_string", data.copy(), pointers)
+        return texts, [
+            exp.Bracket(this=exp.column("texts"), expressions=[exp.Literal.number(j)]) for j in range(len(names))
+        ]
+
+    def kind_is(self, document: exp.Expr, path: Path, kind: str) -> exp.Expr:
+        return exp.EQ(this=function_call("json_type", document.copy(), _TEXT(_pointer(path))), expression=_TEXT(kind))
+
+    def kind(self, document: exp.Expr) -> exp.Expr:
+        return function_call("json_type", document.copy())
+
+    def keys(self, document: exp.Expr) -> exp.Expr:
+        return function_call("json_keys", document.copy())
+
+    def each_element(self, document: exp.Expr, path: Path, body: ElementBody) -> exp.Expr:
+        array = function_call("json_extract", document.copy(), _TEXT(_pointer(path)))
+        elements = function_call("json_extract", array, _TEXT("$[*]"))
+        element, index = exp.to_identifier("element"), exp.to_identifier("position")
+        each = exp.Lambda(this=body(exp.column(element), exp.column(index)), expressions=[element, index])
+        return exp.func("list_transform", elements, each)
+
+    def element_at(self, values: exp.Expr, position: exp.Expr) -> exp.Expr:
+        return exp.func("list_extract", values.copy(), position)
+
+    def field_of(self, value: exp.Expr, name: str) -> exp.Expr:
+        return exp.func("struct_extract", value.copy(), _TEXT(name))
+
+    def struct(self, fields: Sequence[tuple[str, exp.Expr]]) -> exp.Expr:
+        return exp.func(
+            "struct_pack", *[exp.PropertyEQ(this=exp.to_identifier(name), expression=value) for name, value in fields]
+        )
+
+    def every(self, values: exp.Expr) -> exp.Expr:
+        return exp.func("list_bool_and", values)
+
+    def length(self, values: exp.Expr) -> exp.Expr:
+        return function_call("len", values.copy())
+
+    def distinct(self, values: exp.Expr) -> exp.Expr:
+        return function_call("list_distinct", values.copy())
+
+    def distinct_among(self, values: exp.Expr, allowed: exp.Expr) -> exp.Expr:
+        return function_call("list_intersect", values.copy(), allowed.copy())
+
+    def not_among(self, values: exp.Expr, allowed: exp.Expr) -> exp.Expr:
+        key = exp.to_identifier("key")
+        return function_call(
+            "list_filter",
+            values.copy(),
+            exp.Lambda(
+                this=exp.not_(function_call("list_contains", allowed.copy(), exp.column(key))), expressions=[key]
+            ),
+        )
+
+    def join_present(self, separator: str, texts: Sequence[exp.Expr]) -> exp.Expr:
+        return function_call("concat_ws", _TEXT(separator), *texts)
+
+    def replace_all(self, text: exp.Expr, pattern: str, replacement: str) -> exp.Expr:
+        return exp.RegexpReplace(
+            this=text.copy(), expression=_TEXT(pattern), replacement=_TEXT(replacement), modifiers=_TEXT("g")
+        )
+
+    def try_cast(self, text: exp.Expr, bq_type: Scalar) -> exp.Expr:
+        return exp.TryCast(this=text.copy(), to=exp.DataType.build(duckdb_type(bq_type), dialect="duckdb"))
+
+    def from_base64(self, text: exp.Expr) -> exp.Expr:
+        return exp.func("from_base64", text.copy())
+
+    def json_document(self, text: exp.Expr) -> exp.Expr:
+        return text.copy()
+
+    def one_json_value(self, text: exp.Expr) -> exp.Expr:
+        """Wrapped in brackets, the text is an array of exactly one element."""
+        wrapped = exp.DPipe(this=exp.DPipe(this=_TEXT("["), expression=text.copy()), expression=_TEXT("]"))
+        valid = exp.Case().when(function_call("json_valid", wrapped), wrapped.copy())
+        return exp.EQ(this=function_call("json_array_length", valid), expression=exp.Literal.number(1))
+
+    def from_text(self, bq_type: Scalar, text: exp.Expr) -> exp.Expr:
+        return text.copy()
+
+    def exact_decimals(self, record: exp.Expr, path: Path, structure: object) -> exp.Expr | None:
+        for key in reversed(path):
+            structure = {key: structure}
+        value = function_call("json_transform", record.copy(), _TEXT(json.dumps(structure)))
+        for key in path:
+            value = exp.func("struct_extract", value, _TEXT(key))
+        return value
+
+
+#: One token of a JSON text for BigQuery's keys: a string (a key when a colon follows it) or a bracket.
+_JSON_TOKEN = r'("(?:[^"\\]|\\.)*"\s*:?|[{}\[\]])'
+#: A TIMESTAMP's zone written without its colon (-0530), which BigQuery's cast does not read.
+_ZONE_WITHOUT_COLON = r"([+-][0-9]{2})([0-9]{2})$"
+#: An object's keys from its tokens (_JSON_TOKEN): those at depth 1 that a colon follows, unescaped, in order.
+_KEYS = """ARRAY(SELECT JSON_VALUE(RTRIM(RTRIM(token, ':')), '$') FROM (
+  SELECT token, position, SUM(CASE WHEN token IN ('{', '[') THEN 1 WHEN token IN ('}', ']') THEN -1 ELSE 0 END)
+    OVER (ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS depth
+  FROM UNNEST(REGEXP_EXTRACT_ALL(__document, __pattern)) AS token WITH OFFSET AS position)
+WHERE depth = 1 AND ENDS_WITH(token, ':') ORDER BY position)"""
+_EACH_ELEMENT = """ARRAY(SELECT __body FROM UNNEST(JSON_QUERY_ARRAY(__document, __path)) AS element
+  WITH OFFSET AS position ORDER BY position)"""
+_MAX_INTEGER_DIGITS = {"NUMERIC": NUMERIC_MAX_INTEGER_DIGITS, "BIGNUMERIC": BIGNUMERIC_MAX_INTEGER_DIGITS}
+
+
+class BigQueryDialect(LoadDialect):
+    """GoogleSQL over JSON-formatted STRINGs (JSONPath with every key quoted), SAFE_ functions and ARRAY
+    subqueries over UNNEST."""
+
+    name = "bigquery"
+    exact_number_text = True
+
+    def extract(self, document: exp.Expr, path: Path) -> exp.Expr:
+        return function_call("JSON_QUERY", document.copy(), _TEXT(_json_path(path)))
+
+    def value_text(self, document: exp.Expr, path: Path) -> exp.Expr:
+        """JSON_VALUE reads a scalar (NULL for an object or array), JSON_QUERY an object's or array's text
+        ('null' for JSON null)."""
+        return exp.func(
+            "COALESCE",
+            function_call("JSON_VALUE", document.copy(), _TEXT(_json_path(path))),
+            exp.Nullif(this=self.extract(document, path), expression=_TEXT("null")),
+        )
+
+    def column_texts(self, data: exp.Expr, names: Sequence[str]) -> tuple[exp.Expr | None, list[exp.Expr]]:
+        return None, [self.value_text(data, (name,)) for name in names]
+
+    def kind_is(self, document: exp.Expr, path: Path, kind: str) -> exp.Expr:
+        return self._starts(self.extract(document, path), kind)
+
+    def kind(self, document: exp.Expr) -> exp.Expr:
+        return exp.Case().when(self._starts(document, "OBJECT"), _TEXT("OBJECT"))
+
+    @staticmethod
+    def _starts(text: exp.Expr, kind: str) -> exp.Expr:
+        bracket = {"OBJECT": "{", "ARRAY": "["}[kind]
+        return function_call("STARTS_WITH", function_call("LTRIM", text.copy()), _TEXT(bracket))
+
+    def keys(self, document: exp.Expr) -> exp.Expr:
+        """The tokens of the object's text (strings and brackets, so no bracket inside a string counts), each
+        with the depth before it: the keys at depth 1, unescaped, in the order written."""
+        return _bigquery(_KEYS, document=document, pattern=_TEXT(_JSON_TOKEN))
+
+    def each_element(self, document: exp.Expr, path: Path, body: ElementBody) -> exp.Expr:
+        return _bigquery(
+            _EACH_ELEMENT,
+            document=document,
+            path=_TEXT(_json_path(path)),
+            body=body(exp.column("element"), exp.column("position")),
+        )
+
+    def element_at(self, values: exp.Expr, position: exp.Expr) -> exp.Expr:
+        return exp.Bracket(this=values.copy(), expressions=[function_call("SAFE_OFFSET", position)])
+
+    def field_of(self, value: exp.Expr, name: str) -> exp.Expr:
+        return exp.Dot(this=value.copy(), expression=exp.to_identifier(name, quoted=True))
+
+    def struct(self, fields: Sequence[tuple[str, exp.Expr]]) -> exp.Expr:
+        return exp.Struct(
+            expressions=[exp.alias_(value, exp.to_identifier(name, quoted=True)) for name, value in fields]
+        )
+
+    def every(self, values: exp.Expr) -> exp.Expr:
+        return _bigquery("(SELECT LOGICAL_AND(each) FROM UNNEST(__list) AS each)", list=values)
+
+    def length(self, values: exp.Expr) -> exp.Expr:
+        return function_call("ARRAY_LENGTH", values.copy())
+
+    def distinct(self, values: exp.Expr) -> exp.Expr:
+        return _bigquery("ARRAY(SELECT DISTINCT value FROM UNNEST(__list) AS value)", list=values)
+
+    def distinct_among(self, values: exp.Expr, allowed: exp.Expr) -> exp.Expr:
+        return _bigquery(
+            "ARRAY(SELECT DISTINCT value FROM UNNEST(__list) AS value WHERE value IN UNNEST(__allowed))",
+            list=values,
+            allowed=allowed,
+        )
+
+    def not_among(self, values: exp.Expr, allowed: exp.Expr) -> exp.Expr:
+        return _bigquery(
+            "ARRAY(SELECT value FROM UNNEST(__list) AS value WITH OFFSET AS position "
+            "WHERE value NOT IN UNNEST(__allowed) ORDER BY position)",
+            list=values,
+            allowed=allowed,
+        )
+
+    def join_present(self, separator: str, texts: Sequence[exp.Expr]) -> exp.Expr:
+        """ARRAY_TO_STRING leaves NULL elements out."""
+        return function_call("ARRAY_TO_STRING", exp.Array(expressions=list(texts)), _TEXT(separator))
+
+    def replace_all(self, text: exp.Expr, pattern: str, replacement: str) -> exp.Expr:
+        """REGEXP_REPLACE replaces every match."""
+        return exp.RegexpReplace(this=text.copy(), expression=_TEXT(pattern), replacement=_TEXT(replacement))
+
+    def try_cast(self, text: exp.Expr, bq_type: Scalar) -> exp.Expr:
+        """SAFE_CAST to the column type (its decimal parameters kept, so a value rounds to its scale as on
+        DuckDB); a zone written without its colon is given one, as DuckDB reads it."""
+        if bq_type.name == "TIMESTAMP":
+            text = exp.RegexpReplace(
+                this=text.copy(), expression=_TEXT(_ZONE_WITHOUT_COLON), replacement=_TEXT(r"\1:\2")
+            )
+        return exp.TryCast(this=text.copy(), to=exp.DataType.build(_cast_type(bq_type), dialect="bigquery"))
+
+    def from_base64(self, text: exp.Expr) -> exp.Expr:
+        return function_call("SAFE.FROM_BASE64", text.copy())
+
+    def json_document(self, text: exp.Expr) -> exp.Expr:
+        """A JSON column holds numbers as doubles: wide_number_mode 'round' rounds a wider one (its default,
+        'exact', fails the statement on it)."""
+        return function_call(
+            "SAFE.PARSE_JSON",
+            text.copy(),
+            exp.Kwarg(this=exp.var("wide_number_mode"), expression=_TEXT("round")),
+        )
+
+    def one_json_value(self, text: exp.Expr) -> exp.Expr:
+        return exp.not_(exp.Is(this=self.json_document(text), expression=exp.null()))
+
+    def from_text(self, bq_type: Scalar, text: exp.Expr) -> exp.Expr:
+        """A GEOGRAPHY column holds only a geography, a TIME only a time: text BigQuery cannot read as one
+        does not fit."""
+        if bq_type.name == "GEOGRAPHY":
+            return function_call("SAFE.ST_GEOGFROMTEXT", text.copy())
+        if bq_type.name in ("TIME", "BIGNUMERIC"):
+            return self.try_cast(text, bq_type)
+        return text.copy()
+
+
+@cache
+def _parsed(template: str) -> exp.Expr:
+    return sqlglot.parse_one(template, read="bigquery")
+
+
+def _bigquery(template: str, **parts: exp.Expr) -> exp.Expr:
+    """The BigQuery expression `template` with each placeholder column `__name` replaced by `parts[name]`."""
+
+    def put(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and not node.table and node.name.startswith("__"):
+            return parts[node.name[2:]].copy()
+        return node
+
+    return _parsed(template).copy().transform(put)
+
+
+def _cast_type(bq_type: Scalar) -> str:
+    """The column type a text is cast to, a decimal with its parameters (so a value rounds to its scale as on
+    DuckDB); a decimal whose parameters BigQuery does not take as a type (more integer digits than it holds:
+    the guard lets no such value through) as its unparameterized type."""
+    if bq_type.name in _MAX_INTEGER_DIGITS and bq_type.params:
+        precision, scale = decimal_parameters(bq_type)
+        if precision - scale > _MAX_INTEGER_DIGITS[bq_type.name]:
+            return bq_type.name
+    return str(bq_type)
+
+
+def _pointer(path: Path) -> str:
+    return "".join("/" + key.replace("~", "~0").replace("/", "~1") for key in path)
+
+
+def _json_path(path: Path) -> str:
+    """A JSONPath with every key quoted (so any key but one holding a double quote is addressed exactly)."""
+    return "$" + "".join('."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"' for key in path)
+
+
+DUCKDB: LoadDialect = DuckDBDialect()
+BIGQUERY: LoadDialect = BigQueryDialect()
