@@ -1,0 +1,113 @@
+"""The sink on the local BigQuery emulator with the real spark-bigquery-connector: the version table it creates is
+partitioned by `_cdc_ingested_at` (here by HOUR, --partition-granularity) and clustered by `_cdc_database` and
+the primary key, its quarantine by `quarantined_at` (DAY: never finer) and clustered by table and reason, as
+tables.get reads them back; a version table an earlier release created unpartitioned still receives its rows."""
+
+from __future__ import annotations
+
+import pytest
+from sink_support import record, write_ndjson
+
+from uniview.landing_layout import QUARANTINE_TABLE
+from uniview.local.bigquery_emulator import DEFAULT_PROJECT
+from uniview.sink.job import SinkOptions, run
+from uniview.sink.versioning import SourceColumn, compute_version
+
+DATASET = "layout"
+ORDERS = [("tenant", "varchar(20)"), ("ratio", "double"), ("id", "int(11)"), ("note", "text")]
+LEGACY = [("id", "int(11)"), ("name", "varchar(40)")]
+
+
+def version_table(table: str, schema: list[tuple[str, str]]) -> str:
+    return f"{table}_v_{compute_version(table, [SourceColumn(n, t) for n, t in schema])}"
+
+
+def create_unpartitioned(client, table: str, schema: list[tuple[str, str]]) -> None:
+    """The version table as a release before partitioning created it: same schema and description, no layout."""
+    from google.cloud import bigquery
+
+    from uniview.sink.landing import source_schema_comment
+    from uniview.sink.landing_bigquery import table_resource, version_table_schema
+    from uniview.sink.mysql_types import bigquery_type
+    from uniview.sink.routing import LandingColumn, VersionRoute
+
+    version = version_table(table, schema)[len(table) + 3 :]
+    columns = tuple(LandingColumn(name, declared, bigquery_type(declared).bq_type) for name, declared in schema)
+    route = VersionRoute(DATASET, table, version, columns, exists=False, primary_key=("id",))
+    client.create_dataset(f"{DEFAULT_PROJECT}.{DATASET}", exists_ok=True)
+    resource = table_resource(
+        DEFAULT_PROJECT, DATASET, route.table_name, version_table_schema(route), source_schema_comment(route), None
+    )
+    client.create_table(bigquery.Table.from_api_repr(resource))
+
+
+def layout(client, table: str) -> tuple[dict | None, list | None]:
+    properties = client.get_table(f"{DEFAULT_PROJECT}.{DATASET}.{table}")._properties
+    return properties.get("timePartitioning"), (properties.get("clustering") or {}).get("fields")
+
+
+@pytest.fixture(scope="module")
+def landed(spark, connector_stack, tmp_path_factory):
+    client, options = connector_stack
+    create_unpartitioned(client, "legacy", LEGACY)
+    root = tmp_path_factory.mktemp("layout-input")
+    orders = [
+        record(
+            "orders",
+            {"tenant": "t1", "ratio": 0.5, "id": i, "note": f"n{i}"},
+            ORDERS,
+            primary_key=["tenant", "ratio", "id"],
+        )
+        for i in range(3)
+    ]
+    legacy = [record("legacy", {"id": i, "name": f"x{i}"}, LEGACY, primary_key=["id"]) for i in range(2)]
+    write_ndjson(root / "in" / "a.json", [*orders, *legacy, "not a record"])
+    result = run(
+        spark,
+        SinkOptions(
+            input=str(root / "in"),
+            warehouse=f"bigquery://{DEFAULT_PROJECT}",
+            dataset=DATASET,
+            bigquery_options=options,
+            partition_granularity="HOUR",
+        ),
+    )
+    return client, result
+
+
+def test_every_record_lands_in_its_table(landed):
+    _, result = landed
+    assert dict(result.counts.written) == {
+        f"{DATASET}.{version_table('orders', ORDERS)}": 3,
+        f"{DATASET}.{version_table('legacy', LEGACY)}": 2,
+    }
+    assert dict(result.counts.quarantined) == {"unparseable": 1}
+
+
+def test_the_new_version_table_is_partitioned_by_hour_and_clustered_by_database_and_key(landed):
+    client, _ = landed
+    table = version_table("orders", ORDERS)
+    assert layout(client, table) == (
+        {"type": "HOUR", "field": "_cdc_ingested_at"},
+        ["_cdc_database", "tenant", "id"],  # ratio (FLOAT64) cannot cluster
+    )
+    rows = client.query(
+        f"SELECT id FROM `{DATASET}.{table}` WHERE _cdc_ingested_at >= TIMESTAMP_SUB(CURRENT_TIMESTAMP(), "
+        f"INTERVAL 1 DAY) AND _cdc_database = 'shop' AND tenant = 't1' ORDER BY id"
+    ).result()
+    assert [row[0] for row in rows] == [0, 1, 2]
+
+
+def test_the_quarantine_is_partitioned_by_day_and_clustered_by_table_and_reason(landed):
+    client, _ = landed
+    assert layout(client, QUARANTINE_TABLE) == ({"type": "DAY", "field": "quarantined_at"}, ["table_name", "reason"])
+    (row,) = client.query(f"SELECT reason FROM `{DATASET}.{QUARANTINE_TABLE}`").result()
+    assert row[0] == "unparseable"
+
+
+def test_an_unpartitioned_table_of_an_earlier_release_keeps_receiving_rows(landed):
+    client, _ = landed
+    table = version_table("legacy", LEGACY)
+    assert layout(client, table) == (None, None)
+    rows = client.query(f"SELECT id, name FROM `{DATASET}.{table}` ORDER BY id").result()
+    assert [tuple(row.values()) for row in rows] == [(0, "x0"), (1, "x1")]
