@@ -26,13 +26,15 @@ from typing import Any, Literal, TypeVar, overload
 
 import duckdb
 
+from uniview.current_table import CurrentTablePlan
 from uniview.errors import ConfigError, NotFoundError, TransientWarehouseError, TypeParseError, WarehouseError
 from uniview.identifiers import validate_dataset, validate_table
 from uniview.render import render
 from uniview.schema import ColumnRecord, collector_paused, split_version_table
 from uniview.types import BQType, parse_type
 from uniview.version_description import described_primary_key
-from uniview.warehouse.base import Applied, ViewChange, Warehouse, fingerprint
+from uniview.warehouse import duckdb_current
+from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Warehouse, fingerprint
 from uniview.warehouse.duckdb_connection import open_connection, quote_identifier, scalar
 from uniview.warehouse.duckdb_folds import empty_retired_tables
 from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quote_string, to_duckdb
@@ -251,6 +253,8 @@ class DuckDBWarehouse(Warehouse):
         for change in changes:
             view = f"{quote_identifier(change.dataset)}.{quote_identifier(change.name)}"
             try:
+                if not change.is_drop:  # a current view replaces the current table of --current table
+                    duckdb_current.drop_current_table(connection, change.dataset, change.name)
                 for statement in _statements(view, change, table_types):
                     connection.execute(statement)
             except duckdb.TransactionException as error:
@@ -261,6 +265,24 @@ class DuckDBWarehouse(Warehouse):
                 raise WarehouseError(
                     f"{self.url}: cannot {action} view {change.dataset}.{change.name}: {_one_line(error)}"
                 ) from None
+
+    def current_table_action(self, plan: CurrentTablePlan, rebuild: bool = False) -> str:
+        """What maintain_current_table would do now, read from the catalog (uniview.warehouse.duckdb_current)."""
+        connection = self._connect(create=False)
+        if connection is None:
+            return plan.action(None, False, rebuild)
+        return _guarded(self.url, lambda: duckdb_current.current_table_action(connection, plan, rebuild))
+
+    def maintain_current_table(self, plan: CurrentTablePlan, rebuild: bool = False) -> CurrentTableResult:
+        """Create, rebuild or maintain `<table>_current` as a table in ONE transaction
+        (uniview.warehouse.duckdb_current); a failure rolls everything back."""
+        self._check_not_catalog_name(plan.dataset)
+
+        def run() -> CurrentTableResult:
+            with self.transaction() as connection:
+                return duckdb_current.maintain_current_table(connection, plan, column_types, rebuild)
+
+        return duckdb_current.run_guarded(self.url, run)
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -237,7 +237,12 @@ def _cast(node: exp.Cast) -> exp.Expr:
         return _raw(cast_to_timestamp(operand))
     if target == Scalar("DATETIME"):
         return _raw(cast_to_datetime(operand))
-    return _raw(f"CAST({operand} AS {_duckdb_type(target)})")
+    if target == Scalar("BYTES") and _type_of(node.this) == Scalar("STRING"):
+        return _raw(f"encode({operand})")  # its UTF-8 bytes; DuckDB's cast would read backslash escapes
+    cast = _raw(f"CAST({operand} AS {_duckdb_type(target)})")
+    if target == Scalar("INT64"):
+        cast.meta[_TYPE] = target  # so CAST(CAST(x AS INT64) AS STRING) is written for an INT64
+    return cast
 
 
 def _bigquery_type(data_type: exp.DataType) -> BQType:

@@ -1,0 +1,168 @@
+"""`<table>_current` as a table on DuckDB: the statements of uniview.current_table run in ONE transaction.
+
+The plan's statements are BigQuery SQL.  A select that reads column types the translation must know
+(`Statement.typed`: the window over the unified view, the presentation) goes through
+uniview.warehouse.duckdb_sql.to_duckdb, like every view body; the others use only portable SQL (and
+qualify columns, which to_duckdb reads as struct fields) and are transpiled by sqlglot.
+
+The floor of the window is computed first, in the same transaction, and written into the window's
+filter as a literal: DuckDB then pushes `_cdc_ingested_at > floor` into every version table's scan,
+where the row groups' min/max statistics skip what was landed before it.  A view named
+`<table>_current` (from --current) is dropped in the same transaction the table is created in.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+
+import duckdb
+import sqlglot
+
+from uniview.current_table import REDO, WINDOW, Action, CurrentTablePlan, Statement, parse_description
+from uniview.errors import TransientWarehouseError, WarehouseError
+from uniview.identifiers import string_literal
+from uniview.warehouse.base import CurrentTableResult
+from uniview.warehouse.duckdb_connection import quote_identifier
+from uniview.warehouse.duckdb_sql import TableColumns, quote_string, to_duckdb
+
+logger = logging.getLogger(__name__)
+
+_TABLE_SQL = (
+    "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?"
+    " AND NOT temporary"
+)
+_VIEW_SQL = (
+    "SELECT count(*) FROM duckdb_views() WHERE database_name = current_database() AND schema_name = ?"
+    " AND view_name = ? AND NOT internal AND NOT temporary"
+)
+
+
+def current_table_action(
+    connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan, rebuild: bool = False
+) -> Action:
+    """What maintaining `plan` would do now (CurrentTablePlan.action), from the catalog."""
+    tables = dict(connection.execute(_TABLE_SQL, [plan.dataset]).fetchall())
+    state = plan.keys_name in tables and plan.facts_name in tables
+    description = tables.get(plan.table_name) if plan.table_name in tables else None
+    return plan.action(description, state, rebuild)
+
+
+def maintain_current_table(
+    connection: duckdb.DuckDBPyConnection,
+    plan: CurrentTablePlan,
+    column_types: Callable[[duckdb.DuckDBPyConnection], TableColumns],
+    rebuild: bool = False,
+) -> CurrentTableResult:
+    """Run the plan's action in the open transaction of `connection` (the caller commits or rolls back)."""
+    connection.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(plan.dataset)}")
+    action = current_table_action(connection, plan, rebuild)
+    if action in ("create", "rebuild"):
+        _drop_view(connection, plan)
+    floor = _floor(connection, plan) if action in ("maintain", "re-present") else None
+    changes = databases = 0
+    for statement in plan.statements(action, floor):
+        connection.execute(duckdb_statement(statement, column_types(connection)))
+        if statement.kind == "temp" and statement.table == WINDOW:
+            changes = _count(connection, WINDOW)
+        elif statement.kind == "temp" and statement.table == REDO:
+            databases = _count(connection, REDO)
+    if action in ("create", "rebuild"):
+        _drop_other_states(connection, plan)
+        databases = -1
+    rows = _count(connection, _path(plan.dataset, plan.table_name))
+    logger.info("%s %s.%s: %d change(s) read, %d row(s)", action, plan.dataset, plan.table_name, changes, rows)
+    return CurrentTableResult(action, changes, databases, rows)
+
+
+def duckdb_statement(statement: Statement, table_types: TableColumns) -> str:
+    """One statement of the plan in DuckDB SQL."""
+    table = _duckdb_name(statement.table)
+    if statement.kind == "drop":
+        return f"DROP TABLE IF EXISTS {table}"
+    if statement.kind == "delete":
+        return sqlglot.transpile(statement.sql, read="bigquery", write="duckdb")[0]
+    assert statement.select is not None
+    if statement.typed:
+        select = to_duckdb(statement.select, table_types)
+    else:
+        select = sqlglot.transpile(statement.select, read="bigquery", write="duckdb")[0]
+    if statement.kind == "temp":
+        return f"CREATE OR REPLACE TEMP TABLE {table} AS\n{select}"
+    if statement.kind == "insert":
+        columns = ", ".join(_duckdb_column(column) for column in statement.columns)
+        return f"INSERT INTO {table} ({columns})\n{select}"
+    comment = f"; COMMENT ON TABLE {table} IS {quote_string(statement.description)}" if statement.description else ""
+    return f"CREATE OR REPLACE TABLE {table} AS\n{select}{comment}"
+
+
+def _floor(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> str | None:
+    """The window's floor as a TIMESTAMP literal (UTC), or None when no change was applied yet."""
+    newest = connection.execute(f"SELECT max(_uniview_watermark) FROM {_duckdb_name(plan.facts_table)}").fetchone()
+    if newest is None or newest[0] is None:
+        return None
+    floor = newest[0].astimezone(dt.UTC) - dt.timedelta(seconds=plan.lag_seconds)
+    return f"TIMESTAMP {string_literal(floor.strftime('%Y-%m-%d %H:%M:%S.%f'))}"
+
+
+def _drop_view(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> None:
+    """The current view of the same name, made by --current, gives way to the table."""
+    (found,) = connection.execute(_VIEW_SQL, [plan.dataset, plan.table_name]).fetchone() or (0,)
+    if found:
+        connection.execute(f"DROP VIEW {_path(plan.dataset, plan.table_name)}")
+
+
+def _drop_other_states(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> None:
+    """The state tables of the family's earlier state hashes, which nothing reads any more."""
+    mine = {plan.keys_name, plan.facts_name}
+    for (name,) in connection.execute(
+        _TABLE_SQL.replace("table_name, comment", "table_name"), [plan.dataset]
+    ).fetchall():
+        if name not in mine and name.startswith(plan.state_prefixes):
+            connection.execute(f"DROP TABLE {_path(plan.dataset, name)}")
+
+
+def drop_current_table(connection: duckdb.DuckDBPyConnection, dataset: str, name: str) -> None:
+    """Drop `dataset.name` if it is a current table (its comment records its fingerprints), with its state
+    tables: a view of that name (--current) is about to replace it."""
+    tables = dict(connection.execute(_TABLE_SQL, [dataset]).fetchall())
+    if name not in tables or parse_description(tables[name]) is None:
+        return
+    connection.execute(f"DROP TABLE {_path(dataset, name)}")
+    family = name.removesuffix("_current")
+    for other in tables:
+        if other.startswith((f"_uniview_current_keys_{family}_", f"_uniview_current_facts_{family}_")):
+            connection.execute(f"DROP TABLE {_path(dataset, other)}")
+
+
+def _count(connection: duckdb.DuckDBPyConnection, table: str) -> int:
+    found = connection.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return int(found[0]) if found else 0
+
+
+def _path(dataset: str, name: str) -> str:
+    return f"{quote_identifier(dataset)}.{quote_identifier(name)}"
+
+
+def _duckdb_name(bigquery_path: str) -> str:
+    return sqlglot.exp.to_table(bigquery_path, dialect="bigquery").sql("duckdb")
+
+
+def _duckdb_column(bigquery_identifier: str) -> str:
+    return sqlglot.parse_one(bigquery_identifier, read="bigquery").sql("duckdb")
+
+
+def run_guarded(url: str, action: Callable[[], CurrentTableResult]) -> CurrentTableResult:
+    """DuckDB's errors as uniview's: a write conflict is transient, anything else a WarehouseError."""
+    try:
+        return action()
+    except duckdb.TransactionException as error:
+        raise TransientWarehouseError(f"{url}: current table: {_first_line(error)}") from None
+    except duckdb.Error as error:
+        raise WarehouseError(f"{url}: cannot maintain the current table: {_first_line(error)}") from None
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0].strip() if lines else type(error).__name__
