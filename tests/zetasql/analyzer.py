@@ -184,17 +184,21 @@ class Analyzer:
         """Analyze one statement (a query, CREATE VIEW or DROP VIEW); its output columns, or the error."""
         import grpc
 
+        try:
+            resolved = self.resolve(statement, catalog)
+        except grpc.RpcError as error:
+            return Analysis([], error.details())
+        return Analysis(self._output_columns(resolved), None)
+
+    def resolve(self, statement: str, catalog: Catalog):
+        """The analyzer's resolved AST of one statement (an AnyResolvedStatementProto); grpc.RpcError if rejected."""
         stubs = self.stubs
         options = stubs.options.AnalyzerOptionsProto(language_options=self.language, default_timezone="UTC")
         request = stubs.service.AnalyzeRequest(
             options=options, simple_catalog=self._catalog_proto(catalog), sql_statement=statement
         )
         self.statements += 1
-        try:
-            response = self.client.Analyze(request)
-        except grpc.RpcError as error:
-            return Analysis([], error.details())
-        return Analysis(self._output_columns(response.resolved_statement), None)
+        return self.client.Analyze(request).resolved_statement
 
     def _output_columns(self, statement) -> list[tuple[str, BQType]]:
         node = getattr(statement, statement.WhichOneof("node"))
