@@ -14,6 +14,7 @@ import json
 import duckdb
 import pytest
 from sink_support import query, record, write_ndjson
+from typing_cases import TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
 
 from uniview.landing_layout import QUARANTINE_TABLE
 from uniview.sink.frames import parse_envelopes
@@ -25,113 +26,6 @@ from uniview.sink.routing import LandingColumn
 from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 
-#: Declared as a source declares them (NUMERIC is MySQL's: DECIMAL(10, 0)); each lands as its sink mapping.
-TYPES = [
-    "INT64",
-    "FLOAT64",
-    "NUMERIC",
-    "NUMERIC(10, 2)",
-    "NUMERIC(20, 3)",
-    "BIGNUMERIC",
-    "BIGNUMERIC(50, 10)",
-    "BOOL",
-    "STRING",
-    "BYTES",
-    "DATE",
-    "DATETIME",
-    "TIMESTAMP",
-    "TIME",
-    "JSON",
-    "GEOGRAPHY",
-    "STRUCT<a INT64, b STRING>",
-    "ARRAY<INT64>",
-    "ARRAY<STRUCT<d DATE, n NUMERIC(20, 2)>>",
-]
-#: JSON values as written in the record (not re-serialized, so 1.50 stays 1.50).
-VALUES = [
-    "0",
-    "5",
-    "-7",
-    "1.5",
-    "1.50",
-    "-0.0",
-    "1e2",
-    "2.5E-3",
-    "12.345",
-    "99999999.995",
-    "9223372036854775807",
-    "9223372036854775808",
-    "-9223372036854775808",
-    "12345678901234567890",
-    "12345678901234567.125",
-    "123456789012345678901234567890.0123456789",
-    '"12"',
-    '"-12"',
-    '"1.5"',
-    '" 12"',
-    '"12 "',
-    '"1e3"',
-    '"abc"',
-    '""',
-    '"NaN"',
-    '"Infinity"',
-    '"-inf"',
-    "true",
-    "false",
-    '"true"',
-    '"TRUE"',
-    '"False"',
-    '"0"',
-    '"00"',
-    '"-1"',
-    "null",
-    '{"a": 1, "b": "x"}',
-    "[1, 2]",
-    "[]",
-    "{}",
-    '{"a": "1"}',
-    '{"a": 1.5}',
-    '{"a": 1, "z": 2}',
-    '{"b": null}',
-    '[1, "2"]',
-    "[1, null]",
-    "[1.5]",
-    '[{"d": "2024-01-01", "n": 123456789012345678.25}]',
-    '[{"d": "2024-13-01"}]',
-    '[{"d": "2024-01-01", "x": true}]',
-    "[[1]]",
-    '"2024-02-29"',
-    '"2024-02-30"',
-    '"0001-01-01"',
-    '"9999-12-31"',
-    '"2024-5-1"',
-    '"2024-05-01 10:00:00"',
-    '"2024-05-01T10:00:00.123456"',
-    '"2024-05-01T10:00:00.1234567"',
-    '"2024-05-01T10:00:00Z"',
-    '"2024-05-01 23:59:60"',
-    '"2024-05-01 10:60:00"',
-    '"2024-05-01T10:00:00+02:00"',
-    '"2024-05-01T10:00:00-0530"',
-    '"2024-05-01T24:00:00"',
-    '"23:59:59.999999"',
-    '"24:00:00"',
-    '"7:00:00"',
-    '"[1,]"',
-    '"[NaN]"',
-    '"{\\"a\\": Infinity}"',
-    '"\\"NaN\\""',
-    '"1e5"',
-    '"null"',
-    '"  true "',
-    '"aGVsbG8="',
-    '"aGVsbG8"',
-    '"aGVs bG8="',
-    '"{\\"k\\": [1, 2]}"',
-    '"1, 2"',
-    '"POINT(1 2)"',
-    '"caf\\u00e9"',
-]
 _EXPONENT_TEXT = (
     "99999999.995",
     "12345678901234567.125",
@@ -156,31 +50,6 @@ DIFFERENCES = {
 }
 
 
-#: A version of several columns, and the data of its records: each lands, or is quarantined for a reason
-#: and detail that the SQL verdict must give too.
-VERDICT_SCHEMA = [
-    ("id", "int(11)"),
-    ("name", "varchar(20)"),
-    ("d", "date"),
-    ("item", "STRUCT<qty INT64>"),
-    ("n", "decimal(20,2)"),
-    ("m", "decimal(20,2)"),
-]
-VERDICT_DATA = [
-    None,
-    '"x"',
-    "[1]",
-    "{}",
-    '{"id": 1, "name": "a"}',
-    '{"id": 1, "id": 2}',
-    '{"id": 1, "zz": 2, "aa": 3}',
-    '{"ID": 1}',
-    '{"id": "x", "d": "2024-13-01", "name": "ok"}',
-    '{"zz": 1, "zz": 2}',
-    '{"n": 1.5, "m": "x"}',
-    '{"item": {"qty": 1.5}, "name": 7}',
-    '{"item": {"qty": 1.5}, "n": 12.5}',
-]
 #: Records whose detail differs, and why: the columns read from the line are read together by Spark, so
 #: when one does not fit it names all of them that have a value; the SQL names the one that does not fit.
 VERDICT_DIFFERENCES = {'{"item": {"qty": 1.5}, "n": 12.5}', '{"n": 1.5, "m": "x"}'}

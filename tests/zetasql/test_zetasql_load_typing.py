@@ -4,6 +4,15 @@ types and judges a batch's lines yields each column in its version table's type,
 
 from __future__ import annotations
 
+import base64
+import json
+import sys
+from datetime import UTC, datetime
+from decimal import Context, Decimal, localcontext
+from pathlib import Path
+from typing import Any
+
+import duckdb
 import pytest
 from analyzer import Catalog
 
@@ -11,7 +20,7 @@ from uniview.sink.load_dialect import BIGQUERY
 from uniview.sink.load_sql import typed_records
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.routing import LandingColumn
-from uniview.types import Array, Scalar, parse_type
+from uniview.types import Array, BQType, Scalar, Struct, parse_type
 
 #: Declared as a source declares them; each lands as its sink mapping (tests/sink/test_load_typing.py's TYPES).
 DECLARED = [
@@ -91,3 +100,163 @@ def test_the_rendered_typing_is_bigquerys_not_duckdbs(zetasql):
     """The analyzer is an oracle here: DuckDB's rendering of the same rules is refused."""
     statement = typed_records("`uniview`.`staged_lines`", _columns([("c", "INT64")]))
     assert zetasql.analyze(statement, catalog()).error is not None
+
+
+# One behaviour: the same odd values and records typed by BigQuery's rendering, run by ZetaSQL's reference
+# implementation of GoogleSQL (the semantics of JSON_VALUE, SAFE_CAST, REGEXP_CONTAINS, ... as GoogleSQL
+# defines them; the local BigQuery emulator runs BigQuery SQL translated to DuckDB's, so it cannot tell), and
+# by DuckDB's load step: the same rows land and the same records are quarantined with the same details.
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "sink"))
+from typing_cases import TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA  # noqa: E402
+
+#: ZetaSQL's reference implementation has no geography functions ("Unsupported built-in function:
+#: st_geogfromtext"), so GEOGRAPHY is only analyzed above.
+EVALUATED_TYPES = [declared for declared in TYPES if declared != "GEOGRAPHY"]
+
+
+def evaluate(zetasql, sql: str) -> list[list[str | None]]:
+    """Run a query with ZetaSQL's reference implementation (GoogleSQL's semantics, BigQuery's language
+    options); each row's cells as text, NULL as None (the query casts what it selects to STRING)."""
+    stubs = zetasql.stubs
+    options = stubs.options.AnalyzerOptionsProto(language_options=zetasql.language, default_timezone="UTC")
+    request = stubs.service.EvaluateQueryRequest(
+        sql=sql, options=options, simple_catalog=zetasql._catalog_proto(Catalog())
+    )
+    response = zetasql.client.EvaluateQuery(request)
+    return [
+        [cell.string_value if cell.WhichOneof("value") else None for cell in row.cell]
+        for row in response.content.table_data.row
+    ]
+
+
+def _lines(values: dict[str, str | None]) -> dict[str, str]:
+    """{position: line} with `values[position]` as the data (None: no data)."""
+    return {
+        position: json.dumps({"metadata": {"position": position}})
+        if data is None
+        else '{"data": %s, "metadata": %s}' % (data, json.dumps({"position": position}))
+        for position, data in values.items()
+    }
+
+
+def bigquery_outcome(zetasql, lines: dict[str, str], columns: list[LandingColumn]) -> dict:
+    """{position: (reason, detail, value)} as BigQuery's rendering types `lines` (value: t0 canonical)."""
+    literals = ", ".join("'" + line.replace("\\", "\\\\").replace("'", "\\'") + "'" for line in lines.values())
+    value = "TO_JSON_STRING(t0)" if columns else "NULL"
+    typed = typed_records(f"UNNEST([{literals}]) AS value", columns, BIGQUERY)
+    rows = evaluate(zetasql, f"SELECT JSON_VALUE(value, '$.metadata.position'), reason, detail, {value} FROM ({typed})")
+    return {
+        position: (
+            reason,
+            detail,
+            None
+            if reason or text is None
+            else canonical(json.loads(text, parse_float=Decimal), columns[0].bq_type, parsed=True),
+        )
+        for position, reason, detail, text in rows
+    }
+
+
+def duckdb_outcome(lines: dict[str, str], columns: list[LandingColumn]) -> dict:
+    """{position: (reason, detail, value)} as DuckDB's load step types `lines`."""
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    value = "t0" if columns else "NULL"
+    rows = connection.execute(
+        f"SELECT value ->> '$.metadata.position', reason, detail, {value} "
+        f"FROM ({typed_records('(SELECT unnest(?) AS value)', columns)})",
+        [list(lines.values())],
+    ).fetchall()
+    return {
+        position: (reason, detail, None if reason or landed is None else canonical(landed, columns[0].bq_type))
+        for position, reason, detail, landed in rows
+    }
+
+
+def canonical(value: Any, bq_type: BQType, parsed: bool = False) -> Any:
+    """A landed value in one form for both warehouses: DuckDB's Python value, or (`parsed`) BigQuery's
+    TO_JSON_STRING read back."""
+    if value is None:
+        return None
+    if isinstance(bq_type, Struct):
+        return {item.name: canonical(value.get(item.name), item.type, parsed) for item in bq_type.fields}
+    if isinstance(bq_type, Array):
+        return [canonical(element, bq_type.element, parsed) for element in value]
+    name = bq_type.name
+    if name in ("INT64", "NUMERIC", "BIGNUMERIC"):
+        return _exact(value)
+    if name == "FLOAT64":
+        number = float(value)
+        return "NaN" if number != number else number
+    if name == "BYTES":
+        return value if parsed else base64.b64encode(value).decode()
+    if name in ("DATETIME", "TIMESTAMP"):
+        moment = datetime.fromisoformat(value) if parsed else value
+        return (moment.astimezone(UTC) if name == "TIMESTAMP" else moment).isoformat()
+    if name == "JSON":
+        return _numbers(value if parsed else json.loads(value, parse_float=Decimal))
+    return str(value)
+
+
+def _exact(number: Any) -> Decimal:
+    """A number as an exact decimal, trailing zeros dropped (with every digit: Decimal's context keeps 28)."""
+    with localcontext(Context(prec=100)):
+        return Decimal(str(number)).normalize()
+
+
+def _numbers(document: Any) -> Any:
+    """A JSON document with every number as an exact decimal."""
+    if isinstance(document, dict):
+        return {key: _numbers(item) for key, item in document.items()}
+    if isinstance(document, list):
+        return [_numbers(item) for item in document]
+    if isinstance(document, (int, float, Decimal)) and not isinstance(document, bool):
+        return _exact(document)
+    return document
+
+
+def _differing(declared_cases: dict[str, tuple], bigquery: dict, duck: dict) -> dict:
+    return {
+        case: (bigquery[position], duck[position])
+        for position, case in declared_cases.items()
+        if bigquery[position] != duck[position]
+    }
+
+
+def test_bigquery_types_every_value_as_duckdb_does(zetasql):
+    differing = {}
+    for t, declared in enumerate(EVALUATED_TYPES):
+        cases = {f"{t}:{v}": (declared, value) for v, value in enumerate(VALUES)}
+        lines = _lines({position: '{"c": %s}' % value for position, (_, value) in cases.items()})
+        columns = [LandingColumn("c", declared, bigquery_type(declared).bq_type)]
+        differing.update(_differing(cases, bigquery_outcome(zetasql, lines, columns), duckdb_outcome(lines, columns)))
+    assert {case: pair for case, pair in differing.items() if case not in BIGQUERY_DIFFERENCES} == {}
+    assert set(BIGQUERY_DIFFERENCES) <= set(differing)
+
+
+def test_bigquery_judges_every_record_as_duckdb_does(zetasql):
+    cases = {f"v:{number}": data for number, data in enumerate(VERDICT_DATA)}
+    lines = _lines(cases)
+    columns = [LandingColumn(name, declared, bigquery_type(declared).bq_type) for name, declared in VERDICT_SCHEMA]
+    bigquery = {position: outcome[:2] for position, outcome in bigquery_outcome(zetasql, lines, columns).items()}
+    duck = {position: outcome[:2] for position, outcome in duckdb_outcome(lines, columns).items()}
+    assert bigquery == duck
+    assert sum(reason is None for reason, _ in duck.values()) == 2
+
+
+#: JSON numbers whose text DuckDB writes otherwise than they are written: its JSON functions give a number's text
+#: through a double (1.50 reads "1.5", 1e2 "100.0", 12345678901234567.125 "12345678901234568.0"), where GoogleSQL's
+#: JSON functions over a STRING give the number as written.  Every difference below is this one, and it is
+#: DuckDB's, not BigQuery's: a column landed from its text (STRING; a BIGNUMERIC wider than 38 digits, whose
+#: guard reads "100.0" but refuses "1e2") lands the text each warehouse reads.
+_NUMBER_TEXT = ("1.50", "12345678901234567.125", "123456789012345678901234567890.0123456789", "1e2", "2.5E-3")
+BIGQUERY_DIFFERENCES = {
+    **{("STRING", value): "number text" for value in _NUMBER_TEXT},
+    ("STRING", '[{"d": "2024-01-01", "n": 123456789012345678.25}]'): "number text",
+    **{
+        (declared, value): "number text"
+        for declared in ("BIGNUMERIC", "BIGNUMERIC(50, 10)")
+        for value in _NUMBER_TEXT[1:]
+    },
+}

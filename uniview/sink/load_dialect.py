@@ -26,7 +26,7 @@ from functools import cache
 import sqlglot
 from sqlglot import exp
 
-from uniview.types import BIGNUMERIC_MAX_INTEGER_DIGITS, NUMERIC_MAX_INTEGER_DIGITS, Scalar, decimal_parameters
+from uniview.types import Scalar, decimal_parameters
 from uniview.warehouse.duckdb_types import duckdb_type
 
 #: Where a value is in its document: the keys from the document's root, e.g. ("data", "customer_id").
@@ -269,7 +269,11 @@ _KEYS = """ARRAY(SELECT JSON_VALUE(RTRIM(RTRIM(token, ':')), '$') FROM (
 WHERE depth = 1 AND ENDS_WITH(token, ':') ORDER BY position)"""
 _EACH_ELEMENT = """ARRAY(SELECT __body FROM UNNEST(JSON_QUERY_ARRAY(__document, __path)) AS element
   WITH OFFSET AS position ORDER BY position)"""
-_MAX_INTEGER_DIGITS = {"NUMERIC": NUMERIC_MAX_INTEGER_DIGITS, "BIGNUMERIC": BIGNUMERIC_MAX_INTEGER_DIGITS}
+_DECIMALS = ("NUMERIC", "BIGNUMERIC")
+_BIGNUMERIC_SCALE = 38
+#: A text as a decimal of scale __scale whose integer part is under __limit, cast to its type __type.
+_DECIMAL = """(SELECT IF(ABS(rounded) < CAST(__limit AS BIGNUMERIC), CAST(rounded AS __type), NULL)
+  FROM UNNEST([ROUND(SAFE_CAST(__text AS BIGNUMERIC), __scale)]) AS rounded)"""
 
 
 class BigQueryDialect(LoadDialect):
@@ -362,13 +366,27 @@ class BigQueryDialect(LoadDialect):
         return exp.RegexpReplace(this=text.copy(), expression=_TEXT(pattern), replacement=_TEXT(replacement))
 
     def try_cast(self, text: exp.Expr, bq_type: Scalar) -> exp.Expr:
-        """SAFE_CAST to the column type (its decimal parameters kept, so a value rounds to its scale as on
-        DuckDB); a zone written without its colon is given one, as DuckDB reads it."""
+        """SAFE_CAST to the column type; a zone written without its colon is given one, as DuckDB reads it."""
+        if bq_type.name in _DECIMALS:
+            return self._decimal(text, bq_type)
         if bq_type.name == "TIMESTAMP":
             text = exp.RegexpReplace(
                 this=text.copy(), expression=_TEXT(_ZONE_WITHOUT_COLON), replacement=_TEXT(r"\1:\2")
             )
-        return exp.TryCast(this=text.copy(), to=exp.DataType.build(_cast_type(bq_type), dialect="bigquery"))
+        return exp.TryCast(this=text.copy(), to=exp.DataType.build(bq_type.name, dialect="bigquery"))
+
+    @staticmethod
+    def _decimal(text: exp.Expr, bq_type: Scalar) -> exp.Expr:
+        """A decimal rounded to its scale (half away from zero, as DuckDB's cast to DECIMAL(p, s)), NULL when
+        its integer digits are more than its precision leaves: through BIGNUMERIC, because SAFE_CAST to a
+        parameterized NUMERIC fails the query on a value out of its range instead of giving NULL."""
+        precision, scale = decimal_parameters(bq_type)
+        return _bigquery(
+            _DECIMAL.replace("__type", bq_type.name),
+            text=text,
+            scale=exp.Literal.number(min(scale, _BIGNUMERIC_SCALE)),
+            limit=_TEXT("1" + "0" * (precision - scale)),
+        )
 
     def from_base64(self, text: exp.Expr) -> exp.Expr:
         return function_call("SAFE.FROM_BASE64", text.copy())
@@ -390,8 +408,10 @@ class BigQueryDialect(LoadDialect):
         does not fit."""
         if bq_type.name == "GEOGRAPHY":
             return function_call("SAFE.ST_GEOGFROMTEXT", text.copy())
-        if bq_type.name in ("TIME", "BIGNUMERIC"):
+        if bq_type.name == "TIME":
             return self.try_cast(text, bq_type)
+        if bq_type.name in _DECIMALS:  # wider than a decimal's 38 digits: the guard has checked its digits
+            return exp.TryCast(this=text.copy(), to=exp.DataType.build("BIGNUMERIC", dialect="bigquery"))
         return text.copy()
 
 
@@ -409,17 +429,6 @@ def _bigquery(template: str, **parts: exp.Expr) -> exp.Expr:
         return node
 
     return _parsed(template).copy().transform(put)
-
-
-def _cast_type(bq_type: Scalar) -> str:
-    """The column type a text is cast to, a decimal with its parameters (so a value rounds to its scale as on
-    DuckDB); a decimal whose parameters BigQuery does not take as a type (more integer digits than it holds:
-    the guard lets no such value through) as its unparameterized type."""
-    if bq_type.name in _MAX_INTEGER_DIGITS and bq_type.params:
-        precision, scale = decimal_parameters(bq_type)
-        if precision - scale > _MAX_INTEGER_DIGITS[bq_type.name]:
-            return bq_type.name
-    return str(bq_type)
 
 
 def _pointer(path: Path) -> str:
