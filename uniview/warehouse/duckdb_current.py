@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import signal
 from collections.abc import Callable
 
 import duckdb
@@ -28,6 +30,7 @@ from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.duckdb_sql import TableColumns, quote_string, to_duckdb
 
 logger = logging.getLogger(__name__)
+KILL_AT = "UNIVIEW_CURRENT_KILL_AT"
 
 _TABLE_SQL = (
     "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?"
@@ -62,7 +65,8 @@ def maintain_current_table(
         _drop_view(connection, plan)
     floor = _floor(connection, plan) if action in ("maintain", "re-present") else None
     changes = databases = 0
-    for statement in plan.statements(action, floor):
+    for number, statement in enumerate(plan.statements(action, floor), start=1):
+        _reach(number)
         connection.execute(duckdb_statement(statement, column_types(connection)))
         if statement.kind == "temp" and statement.table == WINDOW:
             changes = _count(connection, WINDOW)
@@ -74,6 +78,13 @@ def maintain_current_table(
     rows = _count(connection, _path(plan.dataset, plan.table_name))
     logger.info("%s %s.%s: %d change(s) read, %d row(s)", action, plan.dataset, plan.table_name, changes, rows)
     return CurrentTableResult(action, changes, databases, rows)
+
+
+def _reach(number: int) -> None:
+    """`UNIVIEW_CURRENT_KILL_AT=<n>` makes the process SIGKILL itself before the n-th statement: exactly
+    `kill -9` half-way through the transaction (for the tests)."""
+    if os.environ.get(KILL_AT) == str(number):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def duckdb_statement(statement: Statement, table_types: TableColumns) -> str:
