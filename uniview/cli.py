@@ -283,13 +283,37 @@ def write_text(path: str, text: str) -> None:
 @click.option(
     "--apply", "apply_changes", is_flag=True, help="Add the columns; without it, only print what would be added."
 )
+@click.option(
+    "--partition",
+    is_flag=True,
+    help="BigQuery: instead, rewrite the version tables and quarantine created unpartitioned into the partitioned, "
+    "clustered layout, under the same names (stop the sink first).",
+)
+@click.option(
+    "--partition-granularity",
+    type=click.Choice(["HOUR", "DAY", "MONTH", "YEAR"], case_sensitive=False),
+    default="DAY",
+    show_default=True,
+    help="With --partition: the version tables' partitioning by _cdc_ingested_at (as the sink's option).",
+)
 @fail_cleanly
-def migrate_landing(warehouse: str, dataset: str, apply_changes: bool) -> None:
-    """Append the CDC columns (_cdc_database, _cdc_sequence) that version tables landed by an older uniview lack."""
+def migrate_landing(
+    warehouse: str, dataset: str, apply_changes: bool, partition: bool, partition_granularity: str
+) -> None:
+    """Append the CDC columns (_cdc_database, _cdc_sequence) that version tables landed by an older uniview lack;
+    with --partition, rewrite unpartitioned tables into the partitioned layout."""
     from uniview.migrate_landing import plan_migration
     from uniview.warehouse import open_warehouse
 
     with open_warehouse(warehouse) as connection:
+        if partition:
+            from uniview.warehouse.bigquery import BigQueryWarehouse
+            from uniview.warehouse.bigquery_relayout import migrate_partitioning
+
+            if not isinstance(connection, BigQueryWarehouse):
+                raise ConfigError("--partition is for a BigQuery --warehouse: DuckDB tables have no partitions")
+            migrate_partitioning(connection, dataset, partition_granularity.upper(), apply_changes, click.echo)
+            return
         additions = plan_migration(connection.read_columns(dataset))
         for table, columns in additions.items():
             click.echo(f"{dataset}.{table}: add {', '.join(f'{name} {bq_type}' for name, bq_type in columns)}")

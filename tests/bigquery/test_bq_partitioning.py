@@ -168,3 +168,116 @@ def test_consolidation_creates_its_table_partitioned_and_clustered_by_the_record
         "WHERE _cdc_ingested_at >= TIMESTAMP '2026-02-01' AND _cdc_database = 'shop'"
     ).result()
     assert [row[0] for row in moved] == [1]
+
+
+# --- moving tables of an earlier release to the layout (uniview migrate-landing --partition) ---
+
+
+def create_unpartitioned(landing, bq_client, dataset: str, table_route) -> None:
+    """The version table as a release before partitioning created it (same schema and description), 3 rows."""
+    from google.cloud import bigquery
+
+    from uniview.sink.landing import source_schema_comment
+    from uniview.sink.landing_bigquery import table_resource, version_table_schema
+
+    resource = table_resource(
+        DEFAULT_PROJECT,
+        dataset,
+        table_route.table_name,
+        version_table_schema(table_route),
+        source_schema_comment(table_route),
+        None,
+    )
+    bq_client.create_table(bigquery.Table.from_api_repr(resource))
+    bq_client.query(
+        f"INSERT INTO `{dataset}.{table_route.table_name}` (id, amount, _cdc_database, _cdc_ingested_at, _cdc_unavailable) "
+        "VALUES (1, 1.25, 'shop', TIMESTAMP '2026-01-02 03:00:00+00', ['amount']), "
+        "(2, NULL, 'shop', TIMESTAMP '2026-03-02 03:00:00+00', []), (3, 7, 'other', NULL, [])"
+    ).result()
+
+
+def snapshot(bq_client, dataset: str, table: str) -> tuple:
+    got = bq_client.get_table(f"{DEFAULT_PROJECT}.{dataset}.{table}")
+    rows = bq_client.query(f"SELECT * FROM `{dataset}.{table}` ORDER BY id").result()
+    return got.to_api_repr()["schema"], got.description, [tuple(row.values()) for row in rows]
+
+
+def test_migrate_landing_partition_rewrites_old_tables_under_their_names(
+    landing, warehouse, bq_client, run_sql, dataset
+):
+    from uniview.warehouse.bigquery_relayout import COPY_SUFFIX, migrate_partitioning
+
+    old = route(dataset, "d4", ("id",), ("id", "int", "INT64"), ("amount", "decimal(10,2)", "NUMERIC(10, 2)"))
+    create_unpartitioned(landing, bq_client, dataset, old)
+    run_sql(
+        f"CREATE TABLE `{dataset}.{QUARANTINE_TABLE}` (raw_line STRING, reason STRING, table_name STRING, quarantined_at TIMESTAMP)"
+    )
+    landing.create_version_table(route(dataset, "e5", ("id",), ("id", "int", "INT64")))  # partitioned already
+    before = snapshot(bq_client, dataset, old.table_name)
+    printed: list[str] = []
+
+    plan = migrate_partitioning(warehouse, dataset, "DAY", False, printed.append)
+    assert [item.table for item in plan] == [QUARANTINE_TABLE, old.table_name]
+    assert printed[-1] == "2 table(s) to rewrite; stop the sink, then run again with --apply"
+    assert metadata(bq_client, dataset, old.table_name) == (None, None)  # nothing changed without --apply
+
+    migrate_partitioning(warehouse, dataset, "DAY", True, printed.append)
+    assert printed[-1] == "rewrote 2 table(s), 3 rows, in the partitioned layout"
+    assert metadata(bq_client, dataset, old.table_name) == (
+        {"type": "DAY", "field": "_cdc_ingested_at"},
+        ["_cdc_database", "id"],  # the key read from the table's description
+    )
+    assert metadata(bq_client, dataset, QUARANTINE_TABLE) == (
+        {"type": "DAY", "field": "quarantined_at"},
+        ["table_name", "reason"],
+    )
+    assert snapshot(bq_client, dataset, old.table_name) == before  # same schema, description and rows
+    assert not [t for t in bq_client.list_tables(dataset) if t.table_id.endswith(COPY_SUFFIX)]
+    assert migrate_partitioning(warehouse, dataset, "DAY", True, printed.append) == []
+    assert printed[-1] == f"every version table and quarantine in {dataset} is partitioned"
+
+
+def test_a_rewrite_cut_short_is_finished_by_the_next_run(landing, warehouse, bq_client, dataset):
+    from google.cloud import bigquery
+
+    from uniview.warehouse.bigquery_relayout import COPY_SUFFIX, BigQueryRelayout, copy_resource, migrate_partitioning
+
+    cut_after_drop = route(dataset, "f6", ("id",), ("id", "int", "INT64"), ("amount", "int", "INT64"))
+    cut_after_copy = route(dataset, "a7", ("id",), ("id", "int", "INT64"), ("amount", "int", "INT64"))
+    for made in (cut_after_drop, cut_after_copy):
+        create_unpartitioned(landing, bq_client, dataset, made)
+    expected = snapshot(bq_client, dataset, cut_after_drop.table_name)
+    relayout = BigQueryRelayout(warehouse)
+    for item in relayout.plan(dataset, "DAY"):  # both copied; the first also dropped, not renamed yet
+        original = bq_client.get_table(f"{DEFAULT_PROJECT}.{dataset}.{item.table}")
+        bq_client.create_table(bigquery.Table.from_api_repr(copy_resource(original, item.layout)))
+        bq_client.query(
+            f"INSERT INTO `{dataset}.{item.table}{COPY_SUFFIX}` SELECT * FROM `{dataset}.{item.table}`"
+        ).result()
+        if item.table == cut_after_drop.table_name:
+            bq_client.delete_table(original)
+
+    plan = migrate_partitioning(warehouse, dataset, "DAY", True, lambda line: None)
+    assert [(item.table, item.resume) for item in plan] == [
+        (cut_after_drop.table_name, True),
+        (cut_after_copy.table_name, False),
+    ]
+    for made in (cut_after_drop, cut_after_copy):
+        assert metadata(bq_client, dataset, made.table_name)[0] == {"type": "DAY", "field": "_cdc_ingested_at"}
+        assert snapshot(bq_client, dataset, made.table_name)[2] == expected[2]
+    assert sorted(t.table_id for t in bq_client.list_tables(dataset)) == sorted(
+        [cut_after_drop.table_name, cut_after_copy.table_name]
+    )
+
+
+def test_migrate_landing_partition_is_for_bigquery(tmp_path):
+    from click.testing import CliRunner
+
+    from uniview.cli import main
+
+    result = CliRunner().invoke(
+        main,
+        ["migrate-landing", "--warehouse", f"duckdb:///{tmp_path}/w.duckdb", "--dataset", "cdc", "--partition"],
+    )
+    assert result.exit_code == 1
+    assert "--partition is for a BigQuery --warehouse" in result.output
