@@ -21,6 +21,7 @@ keep_grpc_fork_handlers_off()  # before anything imports gRPC
 
 from uniview.cli_options import generator_options, make_generator_options  # noqa: E402
 from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS  # noqa: E402
+from uniview.current_table import CurrentTablePlan  # noqa: E402
 from uniview.errors import ConfigError, UniviewError  # noqa: E402
 from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY  # noqa: E402
 from uniview.refresh import FamilyFailure, RefreshRequest  # noqa: E402
@@ -139,11 +140,17 @@ def plan(warehouse: str, as_json: bool, **request_options: Any) -> None:
     with open_warehouse(warehouse) as connection:
         plans = plan_families(connection, request, failures)
         stored = None if as_json or not plans else stored_fingerprints(connection, plans)
+        tables = [(p.current_table, connection.current_table_action(p.current_table)) for p in plans if p.current_table]
     if as_json:
         views = [{"name": view.qualified_name, "sql": view.statement} for p in plans for view in p.all_views]
-        click.echo(json.dumps({"views": views}, indent=2, ensure_ascii=False))
+        document: dict[str, Any] = {"views": views}
+        if tables:
+            document["current_tables"] = [current_table_json(table, action) for table, action in tables]
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif plans:
         print_plan(plans, stored)
+    for table, action in tables:
+        click.echo(f"uniview: {table.dataset}.{table.table_name} (table): {CURRENT_TABLE_ACTIONS[action]}", err=True)
     notes = [plan.current_note for plan in plans if plan.current_note]
     for note in notes:
         click.echo(f"uniview: note: {note}", err=True)
@@ -153,19 +160,59 @@ def plan(warehouse: str, as_json: bool, **request_options: Any) -> None:
     )
 
 
+#: What `uniview plan` says a refresh would do to a `<table>_current` table.
+CURRENT_TABLE_ACTIONS = {
+    "create": "would create it and its state from every change",
+    "rebuild": "would rebuild it and its state from every change (its columns or key changed, or --rebuild-current)",
+    "re-present": "would apply the changes since its watermark, then write it again from its key state "
+    "(the versions changed, its columns did not)",
+    "maintain": "would apply the changes since its watermark",
+}
+
+
+def current_table_json(table: CurrentTablePlan, action: str) -> dict[str, Any]:
+    """A current table in `uniview plan --json`: its name, the action and its statements (BigQuery SQL)."""
+    floor = None if action in ("create", "rebuild") else "uniview_floor"
+    statements = table.statements(action, floor)  # type: ignore[arg-type]
+    return {
+        "name": f"{table.dataset}.{table.table_name}",
+        "action": action,
+        "floor": table.floor_select,
+        "statements": [statement.sql for statement in statements],
+    }
+
+
 @main.command()
 @view_options
+@click.option(
+    "--rebuild-current",
+    is_flag=True,
+    help="With --current table: build each <table>_current table and its state again from every change.",
+)
 @fail_cleanly
-def refresh(warehouse: str, **request_options: Any) -> None:
+def refresh(warehouse: str, rebuild_current: bool, **request_options: Any) -> None:
     """Create or replace the unified views that differ from what is stored."""
+    from dataclasses import replace
+
     from uniview.cli_output import print_outcomes
     from uniview.refresh import refresh as run_refresh
     from uniview.warehouse import open_warehouse
 
     request = build_request(**request_options)
+    if rebuild_current and not request.options.current_table:
+        raise click.UsageError("--rebuild-current rebuilds <table>_current tables: give --current table")
+    request = replace(request, rebuild_current=rebuild_current)
     with open_warehouse(warehouse) as connection:
         outcomes = run_refresh(connection, request)
     print_outcomes([outcome for outcome in outcomes if not outcome.failed or outcome.changed])
+    for outcome in outcomes:
+        if outcome.current_table is not None:
+            done = outcome.current_table
+            rows = "" if done.rows is None else f", {done.rows:,} row(s)"
+            click.echo(
+                f"uniview: {outcome.family}_current (table): {done.action}, {done.changes_read:,} change(s) read{rows}",
+                err=True,
+            )
     for outcome in outcomes:
         if outcome.note:
             click.echo(f"uniview: note: {outcome.note}", err=True)
