@@ -270,6 +270,29 @@ def test_a_rewrite_cut_short_is_finished_by_the_next_run(landing, warehouse, bq_
     )
 
 
+def test_only_the_sinks_unpartitioned_tables_are_rewritten():
+    from google.cloud import bigquery
+
+    from uniview.warehouse.bigquery_relayout import target_layout
+
+    def table(name: str, *fields: tuple[str, str], partitioned: bool = False):
+        made = bigquery.Table(f"p.d.{name}", schema=[bigquery.SchemaField(n, t) for n, t in fields])
+        if partitioned:
+            made.time_partitioning = bigquery.TimePartitioning(field="_cdc_ingested_at")
+        return made
+
+    cdc = [(name, bq_type) for name, bq_type in CDC_COLUMNS if "ARRAY" not in bq_type]
+    assert target_layout(table("t_v_1", ("id", "INT64"), *cdc), "DAY") == TableLayout(
+        "_cdc_ingested_at", "DAY", ("_cdc_database",)
+    )
+    assert target_layout(table("t_v_1", ("id", "INT64"), *cdc, partitioned=True), "DAY") is None
+    assert target_layout(table("t_v_1", ("id", "INT64")), "DAY") is None  # not landed by the sink
+    assert target_layout(table("t_v_1", ("id", "INT64"), ("_cdc_operation", "STRING")), "DAY") is None  # migrate first
+    assert target_layout(table("notes", ("id", "INT64"), *cdc), "DAY") is None  # not a version table
+    assert target_layout(table(QUARANTINE_TABLE, ("quarantined_at", "TIMESTAMP")), "HOUR") == quarantine_layout("DAY")
+    assert target_layout(table(QUARANTINE_TABLE, ("reason", "STRING")), "DAY") is None
+
+
 def test_migrate_landing_partition_is_for_bigquery(tmp_path):
     from click.testing import CliRunner
 

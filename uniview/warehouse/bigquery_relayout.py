@@ -20,6 +20,7 @@ from uniview.errors import WarehouseError
 from uniview.identifiers import quote, quote_path
 from uniview.landing_layout import CDC_PREFIX, QUARANTINE_TABLE, TableLayout, quarantine_layout, table_layout
 from uniview.schema import split_version_table
+from uniview.types import Scalar
 from uniview.version_description import described_primary_key
 from uniview.warehouse.bigquery import BigQueryWarehouse
 from uniview.warehouse.bigquery_schema import field_type
@@ -50,9 +51,10 @@ def target_layout(table: Any, granularity: str) -> TableLayout | None:
     already or not the sink's (no CDC column; a version table without `_cdc_ingested_at` is migrated first)."""
     if table.time_partitioning is not None or table.range_partitioning is not None:
         return None
-    if table.table_id == QUARANTINE_TABLE:
-        return quarantine_layout(granularity)
     columns = [(field.name, field_type(field)) for field in table.schema]
+    if table.table_id == QUARANTINE_TABLE:
+        layout = quarantine_layout(granularity)
+        return layout if (layout.partition_column, Scalar("TIMESTAMP")) in columns else None
     if not split_version_table(table.table_id) or not any(n.lower().startswith(CDC_PREFIX) for n, _ in columns):
         return None
     layout = table_layout(columns, described_primary_key(table.description), granularity)
