@@ -13,77 +13,12 @@ from datetime import UTC
 
 import duckdb
 import pytest
+from typing_cases import ENVELOPE_LINES as LINES
 
 from uniview.sink.frames import METADATA_FIELDS, parse_envelopes
 from uniview.sink.job import SESSION_SETTINGS
 from uniview.sink.load_sql import envelopes
 
-_META = {
-    "database_name": "shop",
-    "table_name": "customer",
-    "table_version": "v1",
-    "operation": "INSERT",
-    "position": "mysql-bin.000003:1234",
-    "timestamp": "2024-05-01T10:00:00Z",
-    "schema": [{"name": "id", "type": "int"}],
-}
-
-
-def _line(**changes) -> str:
-    return json.dumps({"data": {"id": 1}, "metadata": {**_META, **changes}})
-
-
-LINES = [
-    _line(),
-    None,
-    "",
-    "   ",
-    "not json",
-    "[1, 2]",
-    '"a string"',
-    "42",
-    "null",
-    "{}",
-    '{"data": {"id": 1}}',
-    '{"metadata": null}',
-    '{"metadata": "shop"}',
-    '{"metadata": [1]}',
-    '{"metadata": 7}',
-    '{"metadata": {}}',
-    '{"metadata": {"table_name": "t"}}',
-    '{"data": 1, "metadata": {"table_name": "t"}}',
-    '{"data": {"id": 1}, "metadata": {"table_name": "t"}} trailing',
-    '{"data": {"id": 1,}, "metadata": {"table_name": "t"}}',
-    '{"data": {"x": NaN}, "metadata": {"table_name": "t"}}',
-    "{'metadata': {'table_name': 't'}}",
-    '{"data": {"s": "a,}"}, "metadata": {"table_name": "t", "schema": [1,\n]}}',
-    '{"data": {"s": "a, ]"}, "metadata": {}}',
-    _line(table_version=3),
-    _line(table_name={"a": 1}),
-    _line(primary_key=["id"]),
-    _line(primary_key="id"),
-    _line(timestamp="2024-05-01 10:00:00"),
-    _line(timestamp="2024-05-01T10:00:00.123456789+02:00"),
-    _line(timestamp="2024-05-01T10:00:00-0530"),
-    _line(timestamp="2024-13-01 10:00:00"),
-    _line(timestamp="yesterday"),
-    _line(timestamp=1714557600),
-    _line(timestamp=None),
-    _line(position="0/16B3748"),
-    _line(position="23923456"),
-    _line(position="mysql-bin.000010:4:2"),
-    _line(position="nowhere"),
-    _line(position=None),
-    _line(schema="not a list"),
-    _line(unavailable=["doc", "memo"]),
-    _line(unavailable=[]),
-    _line(unavailable=["doc", 1]),
-    _line(unavailable=[None]),
-    _line(unavailable="doc"),
-    _line(unavailable={"doc": True}),
-    _line(unavailable=None),
-    '{"metadata": {"table_name": "caf\\u00e9", "database_name": "a\\"b"}, "data": {}}',
-]
 #: Lines read differently, and why.
 DIFFERENCES = {
     # Spark's JSON reader takes the first value of a line and ignores what follows it; DuckDB's refuses the line.

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 
 import sqlglot
 from sqlglot import exp
@@ -129,6 +129,18 @@ class LoadDialect(ABC):
         return exp.RegexpLike(this=text.copy(), expression=_TEXT(pattern))
 
     @abstractmethod
+    def regexp_group(self, text: exp.Expr, pattern: str, number: int) -> exp.Expr:
+        """The group `number` of `pattern`'s match of the whole `text` ('' when the group took no part)."""
+
+    @abstractmethod
+    def lsn_number(self, high: exp.Expr, low: exp.Expr) -> exp.Expr:
+        """The decimal text of the 64-bit number of two hexadecimal halves of 32 bits."""
+
+    @abstractmethod
+    def string_list(self, text: exp.Expr) -> exp.Expr:
+        """The JSON text of a list of strings as a list; NULL when it is not one."""
+
+    @abstractmethod
     def try_cast(self, text: exp.Expr, bq_type: Scalar) -> exp.Expr:
         """The text cast to the column type of `bq_type`; NULL where it does not parse."""
 
@@ -225,6 +237,40 @@ class DuckDBDialect(LoadDialect):
     def join_present(self, separator: str, texts: Sequence[exp.Expr]) -> exp.Expr:
         return function_call("concat_ws", _TEXT(separator), *texts)
 
+    def matches(self, text: exp.Expr, pattern: str) -> exp.Expr:
+        return exp.RegexpLike(this=text.copy(), expression=_TEXT(pattern))
+
+    def regexp_group(self, text: exp.Expr, pattern: str, number: int) -> exp.Expr:
+        return function_call("regexp_extract", text.copy(), _TEXT(pattern), exp.Literal.number(number))
+
+    def lsn_number(self, high: exp.Expr, low: exp.Expr) -> exp.Expr:
+        def unsigned(half: exp.Expr) -> exp.Expr:
+            return exp.cast(
+                exp.DPipe(this=_TEXT("0x"), expression=half), exp.DataType.build("UBIGINT", dialect="duckdb")
+            )
+
+        number = exp.BitwiseOr(
+            this=exp.BitwiseLeftShift(this=unsigned(high), expression=exp.Literal.number(32)), expression=unsigned(low)
+        )
+        return exp.cast(number, "VARCHAR")
+
+    def string_list(self, text: exp.Expr) -> exp.Expr:
+        """A JSON array none of whose elements has a JSON type other than VARCHAR."""
+        as_json = exp.cast(text.copy(), exp.DataType.build("JSON", dialect="duckdb"))
+        x = exp.to_identifier("x")
+        not_text = exp.NEQ(this=function_call("json_type", exp.column(x)), expression=_TEXT("VARCHAR"))
+        others = function_call(
+            "list_filter",
+            function_call("json_extract", as_json, _TEXT("$[*]")),
+            exp.Lambda(this=not_text, expressions=[x]),
+        )
+        is_list = exp.and_(
+            function_call("json_valid", text.copy()),
+            exp.EQ(this=function_call("json_type", as_json.copy()), expression=_TEXT("ARRAY")),
+            exp.EQ(this=function_call("len", others), expression=exp.Literal.number(0)),
+        )
+        return exp.Case().when(is_list, exp.cast(as_json.copy(), exp.DataType.build("VARCHAR[]", dialect="duckdb")))
+
     def replace_all(self, text: exp.Expr, pattern: str, replacement: str) -> exp.Expr:
         return exp.RegexpReplace(
             this=text.copy(), expression=_TEXT(pattern), replacement=_TEXT(replacement), modifiers=_TEXT("g")
@@ -267,6 +313,14 @@ _KEYS = """ARRAY(SELECT JSON_VALUE(RTRIM(RTRIM(token, ':')), '$') FROM (
     OVER (ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS depth
   FROM UNNEST(REGEXP_EXTRACT_ALL(__document, __pattern)) AS token WITH OFFSET AS position)
 WHERE depth = 1 AND ENDS_WITH(token, ':') ORDER BY position)"""
+_BIGQUERY_LSN = """CAST(CAST(CAST(CONCAT('0x', __high) AS INT64) AS BIGNUMERIC) * 4294967296
+  + CAST(CONCAT('0x', __low) AS INT64) AS STRING)"""
+#: A JSON list whose every element is a string, as an ARRAY<STRING> (BigQuery: its elements' JSON texts start
+#: with a quote; DuckDB: their JSON type is VARCHAR).
+_BIGQUERY_STRING_LIST = """IF(STARTS_WITH(LTRIM(__text), '[') AND __valid
+    AND (SELECT LOGICAL_AND(STARTS_WITH(element, '"')) FROM UNNEST(JSON_QUERY_ARRAY(__text)) AS element) IS NOT FALSE,
+  ARRAY(SELECT JSON_VALUE(element) FROM UNNEST(JSON_QUERY_ARRAY(__text)) AS element WITH OFFSET AS position
+    ORDER BY position), NULL)"""
 _EACH_ELEMENT = """ARRAY(SELECT __body FROM UNNEST(JSON_QUERY_ARRAY(__document, __path)) AS element
   WITH OFFSET AS position ORDER BY position)"""
 _DECIMALS = ("NUMERIC", "BIGNUMERIC")
@@ -357,6 +411,17 @@ class BigQueryDialect(LoadDialect):
             allowed=allowed,
         )
 
+    def regexp_group(self, text: exp.Expr, pattern: str, number: int) -> exp.Expr:
+        """REGEXP_EXTRACT takes a pattern of one group: the whole text's match replaced by the group instead."""
+        return exp.RegexpReplace(this=text.copy(), expression=_TEXT(pattern), replacement=_TEXT(f"\\{number}"))
+
+    def lsn_number(self, high: exp.Expr, low: exp.Expr) -> exp.Expr:
+        """Through BIGNUMERIC: INT64 is signed, and an LSN takes all 64 bits."""
+        return _bigquery(_BIGQUERY_LSN, high=high, low=low)
+
+    def string_list(self, text: exp.Expr) -> exp.Expr:
+        return _bigquery(_BIGQUERY_STRING_LIST, text=text, valid=self.one_json_value(text))
+
     def join_present(self, separator: str, texts: Sequence[exp.Expr]) -> exp.Expr:
         """ARRAY_TO_STRING leaves NULL elements out."""
         return function_call("ARRAY_TO_STRING", exp.Array(expressions=list(texts)), _TEXT(separator))
@@ -420,15 +485,15 @@ def _parsed(template: str) -> exp.Expr:
     return sqlglot.parse_one(template, read="bigquery")
 
 
+def _put(parts: dict[str, exp.Expr], node: exp.Expr) -> exp.Expr:
+    if isinstance(node, exp.Column) and not node.table and node.name.startswith("__"):
+        return parts[node.name[2:]].copy()
+    return node
+
+
 def _bigquery(template: str, **parts: exp.Expr) -> exp.Expr:
     """The BigQuery expression `template` with each placeholder column `__name` replaced by `parts[name]`."""
-
-    def put(node: exp.Expr) -> exp.Expr:
-        if isinstance(node, exp.Column) and not node.table and node.name.startswith("__"):
-            return parts[node.name[2:]].copy()
-        return node
-
-    return _parsed(template).copy().transform(put)
+    return _parsed(template).copy().transform(partial(_put, parts))
 
 
 def _pointer(path: Path) -> str:

@@ -15,10 +15,11 @@ from dataclasses import astuple
 
 from sqlglot import exp
 
+from uniview.identifiers import quote_path
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink import reasons
 from uniview.sink.frames import METADATA_FIELDS, NOT_UTF8_DETAIL
-from uniview.sink.load_dialect import DUCKDB, LoadDialect
+from uniview.sink.load_dialect import BIGQUERY, DUCKDB, LoadDialect
 from uniview.sink.load_typing import (
     DataObject,
     computed,
@@ -33,7 +34,7 @@ from uniview.sink.load_typing import (
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.sequence import sequence_sql
 from uniview.sink.value_patterns import METADATA_TIMESTAMP
-from uniview.types import Array, Struct
+from uniview.types import Array, Scalar, Struct
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
 from uniview.warehouse.duckdb_connection import string_literal as literal
 
@@ -65,14 +66,74 @@ _CDC_SOURCES = {
     "_cdc_sequence": "l._cdc_sequence",
     "_cdc_unavailable": "l._cdc_unavailable",
 }
-#: metadata.unavailable (JSON text of a list of column names) as a list; NULL when it is not one.
-_UNAVAILABLE = """CASE WHEN json_valid(unavailable) AND json_type(unavailable::JSON) = 'ARRAY'
-    AND len(list_filter(json_extract(unavailable::JSON, '$[*]'), lambda x: json_type(x) <> 'VARCHAR')) = 0
-    THEN CAST(unavailable::JSON AS VARCHAR[]) END"""
 _CDC_NAMES = ", ".join(name for name, _ in CDC_COLUMNS)
 
 
-def envelopes(source: str, rewritten: bool) -> str:
+def envelopes(source: str, rewritten: bool, dialect: LoadDialect = DUCKDB) -> str:
+    """A SELECT of one row per staged line in `source` (a FROM item), in `dialect`: its metadata fields, `value`,
+    `_original_line` (the line as read when `rewritten`, else NULL: see RAW_LINE), `source_file`, the
+    typed `_cdc_timestamp` and `_cdc_sequence`, and `_reason`/`_detail` for a line that is not a record (a
+    tombstone, not a JSON object or a metadata that is not one, no metadata object)."""
+    return _bigquery_envelopes(source, rewritten) if dialect is BIGQUERY else _duckdb_envelopes(source, rewritten)
+
+
+def _envelope_reasons() -> tuple[str, str]:
+    """The CASE branches of a line's `_reason` and `_detail` over `value`, `_bytes`, `_object` (the line is a
+    JSON object) and `_metadata_kind` ('OBJECT', 'NULL' or 'ABSENT' for a line that may be a record)."""
+    cases = [
+        ("value IS NULL", reasons.TOMBSTONE, "a message with a null value (tombstone)"),
+        ("_bytes IS NOT NULL", reasons.NOT_UTF8, NOT_UTF8_DETAIL),
+        (
+            "_object IS NOT true OR _metadata_kind NOT IN ('OBJECT', 'NULL', 'ABSENT')",
+            reasons.UNPARSEABLE,
+            "the line is not a JSON object",
+        ),
+        ("_metadata_kind <> 'OBJECT'", reasons.MISSING_METADATA, "no metadata object"),
+    ]
+    reason = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, text, _ in cases)
+    detail = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, _, text in cases)
+    return reason, detail
+
+
+def _bigquery_envelopes(source: str, rewritten: bool) -> str:
+    """envelopes in BigQuery: the line is strict JSON when SAFE.PARSE_JSON reads it (and it has no trailing
+    comma, as on DuckDB); GoogleSQL's JSON_QUERY gives SQL NULL for a JSON null, so a metadata that is null
+    reads as absent (both are missing_metadata)."""
+    dialect = BIGQUERY
+    value, line = exp.column("value"), exp.column("_json")
+    strict = exp.and_(dialect.one_json_value(value), exp.not_(trailing_comma(value, dialect)))
+    valid = f"SELECT *, IF({dialect.sql(strict)}, value, NULL) AS _json FROM {source}"
+    metadata_kind = (
+        exp.Case()
+        .when(dialect.kind_is(line, ("metadata",), "OBJECT"), _TEXT("OBJECT"))
+        .when(exp.Is(this=dialect.extract(line, ("metadata",)), expression=exp.null()), _TEXT("ABSENT"))
+        .else_(_TEXT("OTHER"))
+    )
+    kind = (
+        f"SELECT *, {dialect.sql(dialect.kind_is(line, (), 'OBJECT'))} AS _object, "
+        f"{dialect.sql(metadata_kind)} AS _metadata_kind FROM ({valid})"
+    )
+    named = ", ".join(
+        f"IF(_metadata_kind = 'OBJECT', {dialect.sql(dialect.value_text(line, ('metadata', name)))}, NULL) "
+        f"AS {quote_path(name)}"
+        for name in METADATA_FIELDS
+    )
+    timestamp = exp.column("timestamp")
+    cdc_timestamp = exp.Case().when(
+        dialect.matches(timestamp, METADATA_TIMESTAMP), dialect.try_cast(timestamp, Scalar("TIMESTAMP"))
+    )
+    reason, detail = _envelope_reasons()
+    original = "_original_line" if rewritten else "CAST(NULL AS STRING)"
+    return f"""SELECT value, {original} AS _original_line, source_file, _bytes,
+      {", ".join(quote_path(name) for name in METADATA_FIELDS)},
+      {dialect.sql(cdc_timestamp)} AS _cdc_timestamp,
+      {dialect.sql(sequence_sql(exp.column("position"), dialect))} AS _cdc_sequence,
+      {_unavailable("unavailable", dialect)} AS _cdc_unavailable,
+      CASE {reason} END AS _reason, CASE {detail} END AS _detail
+    FROM (SELECT *, {named} FROM ({kind}))"""
+
+
+def _duckdb_envelopes(source: str, rewritten: bool) -> str:
     """A SELECT of one row per staged line in `source` (a FROM item): its metadata fields, `value`,
     `_original_line` (the line as read when `rewritten`, else NULL: see RAW_LINE), `source_file`, the
     typed `_cdc_timestamp` and `_cdc_sequence`, and `_reason`/`_detail` for a line that is not a record (a tombstone, not a JSON
@@ -95,24 +156,18 @@ def envelopes(source: str, rewritten: bool) -> str:
         exp.RegexpLike(this=timestamp, expression=_TEXT(METADATA_TIMESTAMP)),
         exp.TryCast(this=timestamp.copy(), to=exp.DataType.build("TIMESTAMPTZ")),
     )
-    cases = [
-        ("value IS NULL", reasons.TOMBSTONE, "a message with a null value (tombstone)"),
-        ("_bytes IS NOT NULL", reasons.NOT_UTF8, NOT_UTF8_DETAIL),
-        (
-            "_object IS NOT true OR _metadata_kind NOT IN ('OBJECT', 'NULL', 'ABSENT')",
-            reasons.UNPARSEABLE,
-            "the line is not a JSON object",
-        ),
-        ("_metadata_kind <> 'OBJECT'", reasons.MISSING_METADATA, "no metadata object"),
-    ]
-    reason = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, text, _ in cases)
-    detail = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, _, text in cases)
+    reason, detail = _envelope_reasons()
     return f"""SELECT value, {"_original_line" if rewritten else "NULL::VARCHAR"} AS _original_line, source_file, _bytes,
       {", ".join(quote(name) for name in METADATA_FIELDS)},
       {cdc_timestamp.sql("duckdb")} AS _cdc_timestamp, {sequence_sql(exp.column("position")).sql("duckdb")} AS _cdc_sequence,
-      {_UNAVAILABLE} AS _cdc_unavailable,
+      {_unavailable('unavailable')} AS _cdc_unavailable,
       CASE {reason} END AS _reason, CASE {detail} END AS _detail
     FROM (SELECT *, {named} FROM ({with_fields}))"""
+
+
+def _unavailable(column: str, dialect: LoadDialect = DUCKDB) -> str:
+    """metadata.unavailable (JSON text of a list of column names) as a list; NULL when it is not one."""
+    return dialect.sql(dialect.string_list(exp.column(*reversed(column.split(".")))))
 
 
 def routing_keys(lines: str) -> str:
@@ -153,7 +208,7 @@ def routed_lines(lines: str, decisions: str, fallback_dataset: str) -> str:
     cannot happen (routing reads the same lines), and would be quarantined as input_changed."""
     joined = " AND ".join(f"l.{quote(name)} IS NOT DISTINCT FROM d.key_{name}" for name in KEY_COLUMNS)
     bad_timestamp = 'l."timestamp" IS NOT NULL AND l._cdc_timestamp IS NULL'
-    bad_unavailable = f"l.unavailable IS NOT NULL AND {_UNAVAILABLE.replace('unavailable', 'l.unavailable')} IS NULL"
+    bad_unavailable = f"l.unavailable IS NOT NULL AND {_unavailable('l.unavailable')} IS NULL"
     cdc = ", ".join(f"{_CDC_SOURCES[name]} AS {name}" for name, _ in CDC_COLUMNS)
     return f"""SELECT l.value, l._original_line, l._bytes, l.source_file, l.table_name, {cdc},
       coalesce(d.dataset, {literal(fallback_dataset)}) AS _dataset, d.route AS _route,

@@ -23,7 +23,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from uniview.sink.load_typing import function_call
+from uniview.sink.load_dialect import DUCKDB, LoadDialect, function_call
 
 WIDTH = 20
 #: binlog `<name>.<number>:<pos>[:<row>]`; the file's number is the digits after its last dot.
@@ -65,29 +65,14 @@ def sequence_column(position: Column) -> Column:
     )
 
 
-def sequence_sql(position: exp.Expr) -> exp.Expr:
-    """The SQL expression of `sequence_of` over a position (sqlglot, for a warehouse's load step)."""
-
-    def call(name: str, *arguments: exp.Expr | str | int) -> exp.Expr:
-        return function_call(
-            name,
-            *[
-                a if isinstance(a, exp.Expr) else exp.Literal.string(a) if isinstance(a, str) else exp.Literal.number(a)
-                for a in arguments
-            ],
-        )
+def sequence_sql(position: exp.Expr, dialect: LoadDialect = DUCKDB) -> exp.Expr:
+    """The SQL expression of `sequence_of` over a position (sqlglot, for a warehouse's load step, in `dialect`)."""
 
     def group(pattern: str, number: int) -> exp.Expr:
-        return call("regexp_extract", position.copy(), pattern, number)
+        return dialect.regexp_group(position, pattern, number)
 
     def padded(value: exp.Expr) -> exp.Expr:
-        return call("lpad", value, WIDTH, "0")
-
-    def hexadecimal(number: int) -> exp.Expr:
-        return exp.cast(
-            exp.DPipe(this=exp.Literal.string("0x"), expression=group(LSN_TEXT, number)),
-            exp.DataType.build("UBIGINT", dialect="duckdb"),
-        )
+        return function_call("lpad", value, exp.Literal.number(WIDTH), exp.Literal.string("0"))
 
     row = group(BINLOG, 3)
     binlog = exp.DPipe(
@@ -98,12 +83,10 @@ def sequence_sql(position: exp.Expr) -> exp.Expr:
             .else_(row.copy())
         ),
     )
-    lsn = exp.BitwiseOr(
-        this=exp.BitwiseLeftShift(this=hexadecimal(1), expression=exp.Literal.number(32)), expression=hexadecimal(2)
-    )
+    lsn = dialect.lsn_number(group(LSN_TEXT, 1), group(LSN_TEXT, 2))
     return (
         exp.Case()
-        .when(call("regexp_matches", position.copy(), BINLOG), binlog)
-        .when(call("regexp_matches", position.copy(), NUMBER), padded(group(NUMBER, 1)))
-        .when(call("regexp_matches", position.copy(), LSN_TEXT), padded(exp.cast(lsn, "VARCHAR")))
+        .when(dialect.matches(position, BINLOG), binlog)
+        .when(dialect.matches(position, NUMBER), padded(group(NUMBER, 1)))
+        .when(dialect.matches(position, LSN_TEXT), padded(lsn))
     )
