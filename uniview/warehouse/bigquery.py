@@ -24,14 +24,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from uniview.errors import ConfigError, NotFoundError
 from uniview.identifiers import quote, quote_path, validate_dataset, validate_project, validate_table
 from uniview.plan import PART_FINGERPRINT, is_part_view_name
 from uniview.schema import ColumnRecord, split_version_table, version_table_prefix
 from uniview.version_description import described_primary_key, option_text
-from uniview.warehouse.base import Applied, ViewChange, Warehouse
+from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Warehouse
 from uniview.warehouse.bigquery_folds import not_folded
 from uniview.warehouse.bigquery_schema import record_from_row, records_from_table, table_names
 from uniview.warehouse.bigquery_views import (
@@ -42,6 +42,9 @@ from uniview.warehouse.bigquery_views import (
     version_tables_statement,
 )
 from uniview.warehouse.url import BIGQUERY, WarehouseURL
+
+if TYPE_CHECKING:
+    from uniview.current_table import CurrentTablePlan
 
 logger = logging.getLogger(__name__)
 
@@ -313,6 +316,45 @@ class BigQueryWarehouse(Warehouse):
         logger.info("created dataset %s.%s in %s", self.project, dataset, created.location)
         self._locations[dataset] = created.location or ""
         return created.location or ""
+
+    # -- <table>_current as a table (uniview.warehouse.bigquery_current) -----------------------
+
+    def current_table_action(self, plan: CurrentTablePlan, rebuild: bool = False) -> str:
+        """What maintain_current_table would do now, read with `tables.get` (no query job)."""
+        from uniview.warehouse import bigquery_current
+
+        return bigquery_current.current_action(self, plan, rebuild)
+
+    def maintain_current_table(self, plan: CurrentTablePlan, rebuild: bool = False) -> CurrentTableResult:
+        """One script job: the maintenance in one multi-statement transaction, retried whole on
+        serialization conflicts (uniview.warehouse.bigquery_current)."""
+        from uniview.warehouse import bigquery_current
+
+        validate_dataset(plan.dataset, "target dataset")
+        return bigquery_current.maintain(self, plan, rebuild)
+
+    def run_script_with_retry(
+        self, what: str, sql: str, dataset: str, predicate: Callable[[BaseException], bool], deadline: float
+    ) -> tuple[str, list[dict[str, Any]]]:
+        """One multi-statement job in `dataset`'s location, run again whole while `predicate` accepts its
+        failure, for up to `deadline` seconds; its id and the rows of its last statement."""
+        location = self._dataset_location(dataset)
+        if location is None:
+            raise NotFoundError(f"dataset {dataset} does not exist in project {self.project}")
+        return self._retry.call_with_retry(
+            what, lambda: self._run_script(sql, location or None), deadline, predicate=predicate
+        )
+
+    def get_table(self, dataset: str, table: str) -> Any:
+        """The table's metadata (`tables.get`); NotFoundError when it does not exist."""
+        return self._get_table(dataset, table)
+
+    def list_table_names(self, dataset: str) -> list[str]:
+        """The names of the tables and views in `dataset` (`tables.list`)."""
+        return self._call(
+            f"list the tables of {dataset}",
+            lambda: [t.table_id for t in self.client.list_tables(self._dataset_ref(dataset), retry=None)],
+        )
 
     # -- internals -------------------------------------------------------------------------
 

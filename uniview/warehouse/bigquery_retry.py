@@ -71,8 +71,15 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def call_with_retry(what: str, call: Callable[[], T], deadline: float, initial: float = 0.5) -> T:
-    """Run `call`, retrying transient failures until `deadline` seconds have passed.
+def call_with_retry(
+    what: str,
+    call: Callable[[], T],
+    deadline: float,
+    initial: float = 0.5,
+    predicate: Callable[[BaseException], bool] = is_transient,
+) -> T:
+    """Run `call`, retrying the failures `predicate` accepts (by default the transient ones) until
+    `deadline` seconds have passed.
 
     `what` names the operation in errors and log lines ("apply views to cdc_unified").
     """
@@ -81,7 +88,7 @@ def call_with_retry(what: str, call: Callable[[], T], deadline: float, initial: 
         logger.warning("BigQuery: %s failed, retrying: %s", what, describe(error))
 
     retry = Retry(
-        predicate=is_transient,
+        predicate=predicate,
         initial=initial,
         maximum=min(8.0, deadline),
         multiplier=2.0,
