@@ -123,7 +123,7 @@ def test_config_with_every_variable():
             "UNIVIEW_CURRENT": "True",
         }
     )
-    assert config.options.current is True
+    assert config.options.current == "view"
     assert config.target_dataset("cdc") == "views_cdc"
     assert (
         config.options.policy,
@@ -132,6 +132,33 @@ def test_config_with_every_variable():
         config.options.source_column,
         config.max_event_age_seconds,
     ) == ("widen", 50_000, "Europe/Paris", "_version", 600)
+
+
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [
+        ("", "off"),
+        ("false", "off"),
+        ("off", "off"),
+        ("true", "view"),
+        ("View", "view"),
+        ("table", "table"),
+        (" TABLE ", "table"),
+    ],
+)
+def test_uniview_current_takes_off_view_or_table(text, mode):
+    config = load_config({"UNIVIEW_WAREHOUSE": "bigquery://my-project", "UNIVIEW_CURRENT": text})
+    assert config.options.current == mode
+
+
+def test_uniview_current_names_a_value_it_does_not_know():
+    with pytest.raises(ConfigError) as raised:
+        load_config({"UNIVIEW_WAREHOUSE": "bigquery://my-project", "UNIVIEW_CURRENT": "materialized"})
+    assert (
+        "UNIVIEW_CURRENT" in str(raised.value)
+        and "table" in str(raised.value)
+        and "'materialized'" in str(raised.value)
+    )
 
 
 def test_config_reports_every_problem_at_once():
@@ -144,7 +171,7 @@ def test_config_reports_every_problem_at_once():
                 "UNIVIEW_DATETIME_TIMEZONE": "Mars/Olympus",
                 "UNIVIEW_SOURCE_COLUMN": "bad name",
                 "UNIVIEW_MAX_EVENT_AGE_SECONDS": "-5",
-                "UNIVIEW_CURRENT": "yes",
+                "UNIVIEW_CURRENT": "materialized",
                 "UNIVIEW_RENAMES": '{"renames": []}',
                 "UNIVIEW_CONSOLIDATE_IDLE_FOR": "soon",
                 "UNIVIEW_CONSOLIDATE_MAX_VERSIONS": "x",

@@ -6,7 +6,7 @@ UNIVIEW_POLICY                      uniview | widen; default uniview
 UNIVIEW_MAX_VIEW_CHARS              split views beyond this many characters; default 250000
 UNIVIEW_DATETIME_TIMEZONE           IANA zone DATETIME is read in when it becomes TIMESTAMP
 UNIVIEW_SOURCE_COLUMN               add a column naming each row's version table
-UNIVIEW_CURRENT                     "true": also keep <table>_current; default false
+UNIVIEW_CURRENT                     <table>_current: off | view | table ("true" = view, "false" = off); default off
 UNIVIEW_RENAMES                     declared column renames: a renames document (JSON, uniview.renames)
 UNIVIEW_MAX_EVENT_AGE_SECONDS       drop events older than this; default 86400
 UNIVIEW_CONSOLIDATE_IDLE_FOR        consolidate on dataset-wide (scheduled) events: versions idle this long
@@ -184,13 +184,6 @@ def _duration(name: str, text: str) -> timedelta | None:
         raise ConfigError(f"{name}: {error}") from None
 
 
-def _flag(text: str | None) -> Any:
-    """ "true"/"false" (any case, or unset: false); anything else is left for GeneratorOptions to reject."""
-    if not text:
-        return False
-    return {"true": True, "false": False}.get(text.strip().lower(), text)
-
-
 def _renames(text: str) -> tuple:
     """UNIVIEW_RENAMES: a renames document (uniview.renames); unset: none."""
     from uniview.renames import parse_renames
@@ -211,7 +204,7 @@ def _generator_options(values: Mapping[str, str], renames: tuple) -> Any:
         max_view_chars=max_view_chars,
         datetime_timezone=values["UNIVIEW_DATETIME_TIMEZONE"] or None,
         source_column=values["UNIVIEW_SOURCE_COLUMN"] or None,
-        current=_flag(values["UNIVIEW_CURRENT"]),
+        current=values["UNIVIEW_CURRENT"] or "off",  # GeneratorOptions reads true/false too, and names a bad value
         renames=renames,
         caller="function",
     )
