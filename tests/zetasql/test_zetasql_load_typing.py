@@ -19,9 +19,20 @@ from sqlglot import exp
 
 from uniview.sink.frames import METADATA_FIELDS
 from uniview.sink.load_dialect import BIGQUERY
-from uniview.sink.load_sql import envelopes, typed_records
+from uniview.sink.load_sql import (
+    KEY_COLUMNS,
+    bigquery_decisions,
+    decisions_json,
+    decisions_table,
+    envelopes,
+    key_of,
+    routed_lines,
+    routing_keys,
+    typed_records,
+    typed_routes,
+)
 from uniview.sink.mysql_types import bigquery_type
-from uniview.sink.routing import LandingColumn
+from uniview.sink.routing import Decision, LandingColumn, RecordKey, RoutingPlan
 from uniview.sink.sequence import sequence_of, sequence_sql
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
 
@@ -373,3 +384,68 @@ def test_bigquery_sequences_equal_the_reference_on_every_shape(zetasql):
     sequence = sequence_sql(exp.column("p"), BIGQUERY).sql("bigquery")
     rows = evaluate(zetasql, f"SELECT {sequence} FROM UNNEST([{literals}]) AS p WITH OFFSET AS o ORDER BY o")
     assert [row[0] for row in rows] == [sequence_of(p) for p in positions]
+
+
+# Routing: each line joined to its key's decision (a route, or a rejection), and the routes' records typed.
+
+
+def _plan(keys: list[RecordKey]) -> RoutingPlan:
+    """Decisions for `keys`: every third rejected, the others routed to two routes."""
+    plan = RoutingPlan()
+    for number, key in enumerate(keys):
+        if number % 3 == 2:
+            plan.decisions[key] = Decision("cdc", reason="invalid_schema", detail=f"rejected {number}", version="v9")
+        else:
+            plan.decisions[key] = Decision("cdc" if number % 2 else "other", route=number % 2, version="v1")
+    return plan
+
+
+def test_bigquery_routes_every_line_as_duckdb_does(zetasql):
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    source = "(SELECT unnest(?) AS value, 'file' AS source_file, NULL::BLOB AS _bytes)"
+    lines = envelopes(source, False)
+    keys = [key_of(row) for row in connection.execute(routing_keys(lines), [ENVELOPE_LINES]).fetchall()]
+    assert len(keys) > 3
+    plan = _plan(keys)
+    connection.execute(decisions_table("decisions"), [decisions_json(plan)])
+    selected = "value, _dataset, _route, _version, _reason, _detail, _cdc_position, _cdc_sequence, _cdc_database"
+    duck = {
+        row[0]: row[1:]
+        for row in connection.execute(
+            f"SELECT {selected} FROM ({routed_lines(lines, 'decisions', 'quarantine')})", [ENVELOPE_LINES]
+        ).fetchall()
+    }
+    literals = ", ".join("NULL" if line is None else _literal(line) for line in ENVELOPE_LINES)
+    bigquery_source = (
+        f"(SELECT value, 'file' AS source_file, CAST(NULL AS BYTES) AS _bytes FROM UNNEST([{literals}]) AS value)"
+    )
+    decisions = bigquery_decisions(_literal(decisions_json(plan)))
+    routed = routed_lines(envelopes(bigquery_source, False, BIGQUERY), decisions, "quarantine", BIGQUERY)
+    rows = evaluate(zetasql, f"SELECT {selected.replace('_route', 'CAST(_route AS STRING)')} FROM ({routed})")
+    bigquery = {
+        row[0]: tuple(None if cell is None else int(cell) if i == 1 else cell for i, cell in enumerate(row[1:]))
+        for row in rows
+    }
+    differing = {line: (bigquery[line], duck[line]) for line in ENVELOPE_LINES if bigquery[line] != duck[line]}
+    assert set(differing) == set(ENVELOPE_DIFFERENCES)
+    assert {row[3] for row in duck.values()} >= {None, "invalid_schema", "invalid_metadata", "missing_metadata"}
+
+
+def test_bigquery_routing_and_typing_statements_are_analyzed(zetasql):
+    """The statements of a BigQuery load over a staged table: the routing keys, and each route's records typed."""
+    c = catalog()
+    staged = [("value", Scalar("STRING")), ("source_file", Scalar("STRING")), ("_bytes", Scalar("BYTES"))]
+    c.add_table("uniview", "staged", staged)
+    lines = envelopes("`uniview`.`staged`", False, BIGQUERY)
+    keys = zetasql.analyze(routing_keys(lines, BIGQUERY), c)
+    assert keys.error is None, keys.error
+    assert keys.types == [Scalar("STRING")] * len(KEY_COLUMNS) + [Scalar("TIMESTAMP")]
+    decisions = bigquery_decisions("'[]'")
+    routed = f"({routed_lines(lines, decisions, 'quarantine', BIGQUERY)})"
+    columns = _columns(MANY)
+    typed = zetasql.analyze(typed_routes(routed, [0, 3], columns, BIGQUERY), c)
+    assert typed.error is None, typed.error
+    types = dict(typed.columns)
+    assert [types[f"t{j}"] for j in range(len(columns))] == [column.bq_type.base() for column in columns]
+    assert types["raw_bytes"] == Scalar("BYTES") and types["_cdc_unavailable"] == Array(Scalar("STRING"))

@@ -26,7 +26,10 @@ from functools import cache, partial
 import sqlglot
 from sqlglot import exp
 
+from uniview.identifiers import quote_path, string_literal
 from uniview.types import Scalar, decimal_parameters
+from uniview.warehouse.duckdb_connection import quote_identifier as duckdb_quote
+from uniview.warehouse.duckdb_connection import string_literal as duckdb_literal
 from uniview.warehouse.duckdb_types import duckdb_type
 
 #: Where a value is in its document: the keys from the document's root, e.g. ("data", "customer_id").
@@ -127,6 +130,18 @@ class LoadDialect(ABC):
 
     def matches(self, text: exp.Expr, pattern: str) -> exp.Expr:
         return exp.RegexpLike(this=text.copy(), expression=_TEXT(pattern))
+
+    @abstractmethod
+    def quote(self, name: str) -> str:
+        """An identifier, quoted."""
+
+    @abstractmethod
+    def literal(self, text: str) -> str:
+        """A string literal."""
+
+    @abstractmethod
+    def to_bytes(self, text: str) -> str:
+        """The UTF-8 bytes of the text `text` (SQL)."""
 
     @abstractmethod
     def regexp_group(self, text: exp.Expr, pattern: str, number: int) -> exp.Expr:
@@ -239,6 +254,15 @@ class DuckDBDialect(LoadDialect):
 
     def matches(self, text: exp.Expr, pattern: str) -> exp.Expr:
         return exp.RegexpLike(this=text.copy(), expression=_TEXT(pattern))
+
+    def quote(self, name: str) -> str:
+        return duckdb_quote(name)
+
+    def literal(self, text: str) -> str:
+        return duckdb_literal(text)
+
+    def to_bytes(self, text: str) -> str:
+        return f"encode({text})"
 
     def regexp_group(self, text: exp.Expr, pattern: str, number: int) -> exp.Expr:
         return function_call("regexp_extract", text.copy(), _TEXT(pattern), exp.Literal.number(number))
@@ -410,6 +434,15 @@ class BigQueryDialect(LoadDialect):
             list=values,
             allowed=allowed,
         )
+
+    def quote(self, name: str) -> str:
+        return quote_path(name)
+
+    def literal(self, text: str) -> str:
+        return string_literal(text)
+
+    def to_bytes(self, text: str) -> str:
+        return f"CAST({text} AS BYTES)"
 
     def regexp_group(self, text: exp.Expr, pattern: str, number: int) -> exp.Expr:
         """REGEXP_EXTRACT takes a pattern of one group: the whole text's match replaced by the group instead."""

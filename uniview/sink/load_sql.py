@@ -15,7 +15,7 @@ from dataclasses import astuple
 
 from sqlglot import exp
 
-from uniview.identifiers import quote_path
+from uniview.identifiers import quote_path, string_literal
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink import reasons
 from uniview.sink.frames import METADATA_FIELDS, NOT_UTF8_DETAIL
@@ -160,7 +160,7 @@ def _duckdb_envelopes(source: str, rewritten: bool) -> str:
     return f"""SELECT value, {"_original_line" if rewritten else "NULL::VARCHAR"} AS _original_line, source_file, _bytes,
       {", ".join(quote(name) for name in METADATA_FIELDS)},
       {cdc_timestamp.sql("duckdb")} AS _cdc_timestamp, {sequence_sql(exp.column("position")).sql("duckdb")} AS _cdc_sequence,
-      {_unavailable('unavailable')} AS _cdc_unavailable,
+      {_unavailable("unavailable")} AS _cdc_unavailable,
       CASE {reason} END AS _reason, CASE {detail} END AS _detail
     FROM (SELECT *, {named} FROM ({with_fields}))"""
 
@@ -170,10 +170,11 @@ def _unavailable(column: str, dialect: LoadDialect = DUCKDB) -> str:
     return dialect.sql(dialect.string_list(exp.column(*reversed(column.split(".")))))
 
 
-def routing_keys(lines: str) -> str:
+def routing_keys(lines: str, dialect: LoadDialect = DUCKDB) -> str:
     """The distinct routing keys of the records in `lines` (envelopes), each with its earliest timestamp."""
-    keys = ", ".join(quote(name) for name in KEY_COLUMNS)
-    return f"SELECT {keys}, min(_cdc_timestamp) FROM ({lines}) WHERE _reason IS NULL GROUP BY ALL"
+    keys = ", ".join(dialect.quote(name) for name in KEY_COLUMNS)
+    grouped = "ALL" if dialect is DUCKDB else ", ".join(str(number + 1) for number in range(len(KEY_COLUMNS)))
+    return f"SELECT {keys}, min(_cdc_timestamp) FROM ({lines}) WHERE _reason IS NULL GROUP BY {grouped}"
 
 
 def decisions_json(plan: RoutingPlan) -> str:
@@ -201,14 +202,28 @@ def decisions_table(name: str) -> str:
     )
 
 
-def routed_lines(lines: str, decisions: str, fallback_dataset: str) -> str:
+def bigquery_decisions(parameter: str) -> str:
+    """A FROM item of the decisions in BigQuery, read from `parameter` (decisions_json's text: a query
+    parameter such as @decisions, or a literal), with the columns of DuckDB's decisions table."""
+    columns = ", ".join(
+        f"JSON_VALUE(d, {string_literal('$.' + name)}) AS {name}"
+        if kind == "VARCHAR"
+        else f"CAST(JSON_VALUE(d, {string_literal('$.' + name)}) AS INT64) AS {name}"
+        for name, kind in _DECISION_TYPES.items()
+    )
+    return f"(SELECT {columns} FROM UNNEST(JSON_QUERY_ARRAY({parameter})) AS d)"
+
+
+def routed_lines(lines: str, decisions: str, fallback_dataset: str, dialect: LoadDialect = DUCKDB) -> str:
     """Each line of `lines` with its key's decision: `_dataset`, `_route`, `_version` (the version its
     quarantine row records), and `_reason`/`_detail`: the envelope's, the routing's rejection, or a
     metadata.timestamp that is not a timestamp (invalid_metadata).  A record whose key has no decision
     cannot happen (routing reads the same lines), and would be quarantined as input_changed."""
+    quote, literal = dialect.quote, dialect.literal
     joined = " AND ".join(f"l.{quote(name)} IS NOT DISTINCT FROM d.key_{name}" for name in KEY_COLUMNS)
-    bad_timestamp = 'l."timestamp" IS NOT NULL AND l._cdc_timestamp IS NULL'
-    bad_unavailable = f"l.unavailable IS NOT NULL AND {_unavailable('l.unavailable')} IS NULL"
+    stamp = f"l.{quote('timestamp')}"
+    bad_timestamp = f"{stamp} IS NOT NULL AND l._cdc_timestamp IS NULL"
+    bad_unavailable = f"l.unavailable IS NOT NULL AND {_unavailable('l.unavailable', dialect)} IS NULL"
     cdc = ", ".join(f"{_CDC_SOURCES[name]} AS {name}" for name, _ in CDC_COLUMNS)
     return f"""SELECT l.value, l._original_line, l._bytes, l.source_file, l.table_name, {cdc},
       coalesce(d.dataset, {literal(fallback_dataset)}) AS _dataset, d.route AS _route,
@@ -217,23 +232,26 @@ def routed_lines(lines: str, decisions: str, fallback_dataset: str) -> str:
                CASE WHEN {bad_timestamp} OR {bad_unavailable} THEN {literal(reasons.INVALID_METADATA)} END,
                CASE WHEN d.route IS NULL THEN {literal(reasons.INPUT_CHANGED)} END) AS _reason,
       CASE WHEN l._reason IS NOT NULL THEN l._detail WHEN d.reject IS NOT NULL THEN d.reject_detail
-           WHEN {bad_timestamp} THEN 'metadata.timestamp is not a timestamp: ' || l."timestamp"
+           WHEN {bad_timestamp} THEN 'metadata.timestamp is not a timestamp: ' || {stamp}
            WHEN {bad_unavailable} THEN 'metadata.unavailable is not a list of column names: ' || l.unavailable
            WHEN d.route IS NULL THEN 'this record was not read when the batch was routed' END AS _detail
     FROM ({lines}) l LEFT JOIN {decisions} d ON {joined}"""
 
 
-def typed_routes(routed: str, indexes: Sequence[int], columns: Sequence[LandingColumn]) -> str:
+def typed_routes(
+    routed: str, indexes: Sequence[int], columns: Sequence[LandingColumn], dialect: LoadDialect = DUCKDB
+) -> str:
     """A SELECT of the records in `routed` of the routes `indexes`, which share their `columns` (one version
     landing in many datasets is typed once), that no earlier check rejected: `_route`, each column typed
     (`t0`, `t1`, ... in the columns' order), the _cdc_ columns, the line, and the verdict on its data
     (`reason`/`detail`, NULL for a row to write)."""
     mine = f"(SELECT * FROM {routed} WHERE _route IN ({', '.join(map(str, indexes))}) AND _reason IS NULL)"
     kept = "".join(f"t{j}, " for j in range(len(columns)))
+    raw_bytes = RAW_BYTES if dialect is DUCKDB else f"coalesce(_bytes, {dialect.to_bytes(RAW_LINE)})"
     return f"""SELECT _route, {kept}{_CDC_NAMES}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
-      CASE WHEN reason IS NOT NULL THEN {RAW_BYTES} END AS raw_bytes,
+      CASE WHEN reason IS NOT NULL THEN {raw_bytes} END AS raw_bytes,
       source_file, table_name, _version, reason, detail
-    FROM ({typed_records(mine, columns)})"""
+    FROM ({typed_records(mine, columns, dialect)})"""
 
 
 def typed_records(records: str, columns: Sequence[LandingColumn], dialect: LoadDialect = DUCKDB) -> str:
