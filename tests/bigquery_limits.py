@@ -114,3 +114,37 @@ def enforce_on_client(client, enforcer: LimitEnforcer):
 
     client.query = query
     return client
+
+
+#: BigQuery: clustering columns are at most 4, top-level, not REPEATED, of these types; a time-unit partitioning
+#: column is a top-level DATE, DATETIME or TIMESTAMP (https://cloud.google.com/bigquery/docs/clustered-tables,
+#: https://cloud.google.com/bigquery/docs/partitioned-tables).  The emulator accepts any of them.
+MAX_CLUSTERING_FIELDS = 4
+CLUSTERING_TYPES = {"BIGNUMERIC", "BOOL", "BOOLEAN", "DATE", "DATETIME", "GEOGRAPHY", "INT64", "INTEGER", "NUMERIC"}
+CLUSTERING_TYPES |= {"RANGE", "STRING", "TIMESTAMP"}
+PARTITIONING_TYPES = {"DATE": ("DAY", "MONTH", "YEAR"), "DATETIME": ("HOUR", "DAY", "MONTH", "YEAR")}
+PARTITIONING_TYPES["TIMESTAMP"] = PARTITIONING_TYPES["DATETIME"]
+
+
+def check_table_layout(resource: dict) -> None:
+    """BadRequest, worded as BigQuery's, when a table resource (tables.insert or tables.get) has a partitioning
+    or clustering BigQuery refuses."""
+    fields = {field["name"].lower(): field for field in resource.get("schema", {}).get("fields", [])}
+    clustering = (resource.get("clustering") or {}).get("fields") or []
+    if len(clustering) > MAX_CLUSTERING_FIELDS:
+        raise BadRequest(f"Too many clustering fields: {len(clustering)}, only {MAX_CLUSTERING_FIELDS} allowed")
+    for name in clustering:
+        field = fields.get(name.lower())
+        if field is None or field.get("mode") == "REPEATED" or field["type"] not in CLUSTERING_TYPES:
+            kind = "missing" if field is None else f"{field.get('mode', 'NULLABLE')} {field['type']}"
+            raise BadRequest(f"Field {name} is of type {kind} which is not supported for clustering")
+    partitioning = resource.get("timePartitioning")
+    if partitioning and partitioning.get("field"):
+        field = fields.get(partitioning["field"].lower())
+        allowed = PARTITIONING_TYPES.get(field["type"], ()) if field and field.get("mode") != "REPEATED" else ()
+        if partitioning.get("type", "DAY") not in allowed:
+            raise BadRequest(
+                f"The field specified for time partitioning can only be of type TIMESTAMP, DATE or DATETIME, "
+                f"and {partitioning.get('type', 'DAY')} partitioning fits {partitioning['field']!r} of "
+                f"{'no type' if field is None else field['type']}"
+            )

@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from bigquery_limits import check_table_layout
+from google.api_core.exceptions import BadRequest
 
 from uniview.consolidate import ConsolidationRequest, consolidate
 from uniview.landing_layout import (
@@ -20,7 +22,7 @@ from uniview.landing_layout import (
     table_layout,
 )
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
-from uniview.types import parse_type
+from uniview.types import Array, parse_type
 
 CDC = [(name, parse_type(bq_type)) for name, bq_type in CDC_COLUMNS]
 
@@ -72,12 +74,41 @@ def test_history_tables_are_never_partitioned_finer_than_a_day():
         table_layout(CDC, None, "WEEK")
 
 
+def test_the_limits_the_emulator_does_not_enforce_are_checked():
+    """What check_table_layout refuses, as BigQuery does; the layouts above pass it."""
+    schema = {"fields": [{"name": n, "type": t, "mode": "NULLABLE"} for n, t in [("a", "STRING"), ("f", "FLOAT64")]]}
+    schema["fields"] += [{"name": "ts", "type": "TIMESTAMP"}, {"name": "d", "type": "DATE"}]
+    schema["fields"] += [{"name": "r", "type": "STRING", "mode": "REPEATED"}]
+    refused = [
+        {"clustering": {"fields": ["f"]}},
+        {"clustering": {"fields": ["r"]}},
+        {"clustering": {"fields": ["a", "ts", "d", "a", "ts"]}},
+        {"clustering": {"fields": ["missing"]}},
+        {"timePartitioning": {"type": "DAY", "field": "a"}},
+        {"timePartitioning": {"type": "HOUR", "field": "d"}},
+    ]
+    for layout in refused:
+        with pytest.raises(BadRequest):
+            check_table_layout({"schema": schema, **layout})
+    check_table_layout({"schema": schema, "timePartitioning": {"type": "HOUR", "field": "ts"}})
+    version = columns(("ratio", "FLOAT64"), ("id", "INT64"), ("k", "STRING"), ("d", "DATE"), ("n", "NUMERIC"))
+    layout = table_layout(version, ("ratio", "id", "k", "d", "n"), "HOUR")
+    fields = [
+        {"name": n, "type": t.element.sql(), "mode": "REPEATED"}
+        if isinstance(t, Array)
+        else {"name": n, "type": t.sql(), "mode": "NULLABLE"}
+        for n, t in version
+    ]
+    check_table_layout({"schema": {"fields": fields}, **layout.api_resource()})
+
+
 # --- on the emulator ---
 
 
 def metadata(bq_client, dataset: str, table: str) -> tuple[dict | None, list | None]:
     """(timePartitioning, clustering fields) as tables.get answers them."""
     got = bq_client.get_table(f"{DEFAULT_PROJECT}.{dataset}.{table}")
+    check_table_layout(got.to_api_repr())  # the emulator takes layouts BigQuery refuses
     clustering = got._properties.get("clustering")
     return got._properties.get("timePartitioning"), clustering and clustering["fields"]
 
@@ -114,6 +145,8 @@ def test_the_sink_creates_version_tables_and_the_quarantine_partitioned_and_clus
 
     version_layout = {"timePartitioning": {"type": "MONTH", "field": "_cdc_ingested_at"}}
     sent = {body["tableReference"]["tableId"]: body for body in landing.sent}
+    for body in landing.sent:
+        check_table_layout(body)
     assert sent["orders_v_a1"]["timePartitioning"] == version_layout["timePartitioning"]
     assert sent["orders_v_a1"]["clustering"] == {"fields": ["_cdc_database", "id"]}  # FLOAT64 Ratio skipped
     assert metadata(bq_client, dataset, "orders_v_a1") == (version_layout["timePartitioning"], ["_cdc_database", "id"])
