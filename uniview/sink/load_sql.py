@@ -261,13 +261,22 @@ def typed_records(records: str, columns: Sequence[LandingColumn], dialect: LoadD
     detail only for a row with a reason."""
     line, data = exp.column("value"), exp.column("data")
     listed, texts = value_texts(data, [c.name for c in columns], dialect)
+    with_data = f"SELECT *, {dialect.sql(data_of(line, dialect=dialect))} AS data FROM {records}"
+    if listed is None:  # each text read on its own: once, as r<j>, which the values then read
+        read = ", ".join(f"{dialect.sql(text)} AS r{j}" for j, text in enumerate(texts))
+        with_texts = f"SELECT *, {read} FROM ({with_data})" if read else with_data
+        texts = [exp.column(f"r{j}") for j in range(len(columns))]
+    else:
+        with_texts = f"SELECT *, {dialect.sql(listed)} AS texts FROM ({with_data})"
     typed = [
         typed_column(data, c.name, c.bq_type, line, text=text, dialect=dialect)
         for c, text in zip(columns, texts, strict=True)
     ]
     nested = [isinstance(c.bq_type, (Array, Struct)) for c in columns]
     values = ", ".join(
-        f"{dialect.sql(text)} AS r{j}, {dialect.sql(c.value)} AS t{j}" + (f", {dialect.sql(c.fits)} AS f{j}" * deep)
+        ("" if listed is None else f"{dialect.sql(text)} AS r{j}, ")
+        + f"{dialect.sql(c.value)} AS t{j}"
+        + (f", {dialect.sql(c.fits)} AS f{j}" * deep)
         for j, (text, c, deep) in enumerate(zip(texts, typed, nested, strict=True))
     )
     # a STRUCT or ARRAY fits when every field and element does: computed once, as f<j>
@@ -283,8 +292,6 @@ def typed_records(records: str, columns: Sequence[LandingColumn], dialect: LoadD
         dialect=dialect,
     )
     objects = data_object(data, dialect)
-    with_data = f"SELECT *, {dialect.sql(data_of(line, dialect=dialect))} AS data FROM {records}"
-    with_texts = with_data if listed is None else f"SELECT *, {dialect.sql(listed)} AS texts FROM ({with_data})"
     typed_rows = (
         f"SELECT *, {values}{', ' if values else ''}{dialect.sql(objects.kind)} AS kind, "
         f"{dialect.sql(objects.keys)} AS keys FROM ({with_texts})"
