@@ -63,7 +63,7 @@ def maintain_current_table(
     action = current_table_action(connection, plan, rebuild)
     if action in ("create", "rebuild"):
         _drop_view(connection, plan)
-    floor = _floor(connection, plan) if action in ("maintain", "re-present") else None
+    floor = window_floor(connection, plan) if action in ("maintain", "re-present") else None
     changes = databases = 0
     for number, statement in enumerate(plan.statements(action, floor), start=1):
         _reach(number)
@@ -108,7 +108,7 @@ def duckdb_statement(statement: Statement, table_types: TableColumns) -> str:
     return f"CREATE OR REPLACE TABLE {table} AS\n{select}{comment}"
 
 
-def _floor(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> str | None:
+def window_floor(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> str | None:
     """The window's floor as a TIMESTAMP literal (UTC), or None when no change was applied yet."""
     newest = connection.execute(f"SELECT max(_uniview_watermark) FROM {_duckdb_name(plan.facts_table)}").fetchone()
     if newest is None or newest[0] is None:
