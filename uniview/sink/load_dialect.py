@@ -345,7 +345,9 @@ _BIGQUERY_STRING_LIST = """IF(STARTS_WITH(LTRIM(__text), '[') AND __valid
     AND (SELECT LOGICAL_AND(STARTS_WITH(element, '"')) FROM UNNEST(JSON_QUERY_ARRAY(__text)) AS element) IS NOT FALSE,
   ARRAY(SELECT JSON_VALUE(element) FROM UNNEST(JSON_QUERY_ARRAY(__text)) AS element WITH OFFSET AS position
     ORDER BY position), NULL)"""
-_EACH_ELEMENT = """ARRAY(SELECT __body FROM UNNEST(JSON_QUERY_ARRAY(__document, __path)) AS element
+#: The elements of the array at __path (none when the value there is not an array: JSON_QUERY_ARRAY is given
+#: NULL then, so a lenient engine that reads every row's elements, whatever CASE guards them, reads none).
+_EACH_ELEMENT = """ARRAY(SELECT __body FROM UNNEST(JSON_QUERY_ARRAY(IF(__array, __value, NULL), '$')) AS element
   WITH OFFSET AS position ORDER BY position)"""
 _DECIMALS = ("NUMERIC", "BIGNUMERIC")
 _BIGNUMERIC_SCALE = 38
@@ -395,8 +397,8 @@ class BigQueryDialect(LoadDialect):
     def each_element(self, document: exp.Expr, path: Path, body: ElementBody) -> exp.Expr:
         return _bigquery(
             _EACH_ELEMENT,
-            document=document,
-            path=_TEXT(_json_path(path)),
+            array=self.kind_is(document, path, "ARRAY"),
+            value=self.extract(document, path),
             body=body(exp.column("element"), exp.column("position")),
         )
 
