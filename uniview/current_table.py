@@ -38,9 +38,11 @@ Statements (`Statement.sql` is BigQuery SQL; uniview.warehouse.duckdb_current ru
   = the facts merged with the window; 3. `_uniview_redo` = the databases whose every row must be
   presented again (see sql_templates/current_table_redo.sql.j2); 4. `_uniview_keys` = the window's
   keys' states merged with the window; 5. DELETE + INSERT those keys in the key state; 6. DELETE +
-  INSERT the facts (this advances the watermark); 7. `_uniview_scope` = key states of the window's
-  keys and of the redo databases; 8. DELETE those keys and databases from `<family>_current` and
-  INSERT their presentation; 9. drop the temporary tables.
+  INSERT the facts (this advances the watermark); 7. `_uniview_scope` = the new states of the
+  window's keys and every key state of the redo databases; 8. DELETE the redo databases' rows, then
+  the window's keys, from `<family>_current`, and INSERT the scope's presentation; 9. drop the
+  temporary tables.  Statements not marked `typed` are portable SQL: when no name needs quoting they
+  read the same on DuckDB.
 - `represent_statements(floor)`: steps 1-6, then `<family>_current` replaced whole from the key state
   with the new description (when only the presentation fingerprint changed).
 
@@ -310,10 +312,12 @@ class CurrentTablePlan:
             operation=identifier(layout.OPERATION),
         )
 
-    def _key_in_window(self, alias: str) -> str:
-        """`alias`'s row has a key of the window (NULL keys are one key)."""
+    def _key_in_window(self, alias: str, state: bool = True) -> str:
+        """`alias`'s row (of the key state, or of `<family>_current`) has a key of the window (NULL keys are
+        one key)."""
         database, *key = self.partition
-        tests = [f"w._uniview_db = {database_key(f'{alias}.{database}')}"]
+        own = f"{alias}._uniview_db" if state else database_key(f"{alias}.{database}")
+        tests = [f"w._uniview_db = {own}"]
         tests += [f"w.{column} IS NOT DISTINCT FROM {alias}.{column}" for column in key]
         return f"EXISTS (SELECT 1 FROM {WINDOW} AS w WHERE {' AND '.join(tests)})"
 
@@ -332,18 +336,24 @@ class CurrentTablePlan:
     def maintain_statements(self, floor: str | None) -> tuple[Statement, ...]:
         """Apply the changes since `floor` (an SQL TIMESTAMP expression, e.g. a script variable holding
         `floor_select`'s value; None: every change): ONE transaction."""
-        present = self.present_select(SCOPE)
-        in_redo = f"EXISTS (SELECT 1 FROM {REDO} AS r WHERE r._uniview_db = {database_key(f'c.{self.partition[0]}')})"
+        state = ", ".join(self.state_columns)
+        in_redo = f"_uniview_db IN (SELECT _uniview_db FROM {REDO})"
         return (
             *self._merge_statements(floor),
+            # the new states of the window's keys, and every key state of the databases presented again
             Statement(
                 "temp",
                 SCOPE,
-                f"SELECT * FROM {self.keys_table} AS s WHERE {self._key_in_window('s')}"
-                f" OR EXISTS (SELECT 1 FROM {REDO} AS r WHERE r._uniview_db = s._uniview_db)",
+                f"SELECT {state} FROM {self.keys_table} WHERE {in_redo}\nUNION ALL\n"
+                f"SELECT {state} FROM {KEYS} WHERE NOT {in_redo}",
             ),
-            Statement("delete", self.table, condition=f"{self._key_in_window('c')} OR {in_redo}", alias="c"),
-            Statement("insert", self.table, present, columns=self.columns, typed=True),
+            Statement(
+                "delete",
+                self.table,
+                condition=f"{database_key(identifier(layout.DATABASE))} IN (SELECT _uniview_db FROM {REDO})",
+            ),
+            Statement("delete", self.table, condition=self._key_in_window("c", state=False), alias="c"),
+            Statement("insert", self.table, self.present_select(SCOPE), columns=self.columns, typed=True),
             *(Statement("drop", name) for name in TEMPORARY),
         )
 

@@ -93,12 +93,9 @@ def duckdb_statement(statement: Statement, table_types: TableColumns) -> str:
     if statement.kind == "drop":
         return f"DROP TABLE IF EXISTS {table}"
     if statement.kind == "delete":
-        return sqlglot.transpile(statement.sql, read="bigquery", write="duckdb")[0]
+        return _portable(statement.sql)
     assert statement.select is not None
-    if statement.typed:
-        select = to_duckdb(statement.select, table_types)
-    else:
-        select = sqlglot.transpile(statement.select, read="bigquery", write="duckdb")[0]
+    select = to_duckdb(statement.select, table_types) if statement.typed else _portable(statement.select)
     if statement.kind == "temp":
         return f"CREATE OR REPLACE TEMP TABLE {table} AS\n{select}"
     if statement.kind == "insert":
@@ -106,6 +103,15 @@ def duckdb_statement(statement: Statement, table_types: TableColumns) -> str:
         return f"INSERT INTO {table} ({columns})\n{select}"
     comment = f"; COMMENT ON TABLE {table} IS {quote_string(statement.description)}" if statement.description else ""
     return f"CREATE OR REPLACE TABLE {table} AS\n{select}{comment}"
+
+
+def _portable(sql: str) -> str:
+    """A statement of portable SQL (IF, CONCAT of non-NULL texts, IS NOT DISTINCT FROM, window functions) as
+    DuckDB reads it: as it is when no name is quoted and no literal escaped (then both engines read the
+    same text alike), else transpiled."""
+    if "`" not in sql and "\\" not in sql and "TIMESTAMP_SUB" not in sql:
+        return sql
+    return sqlglot.transpile(sql, read="bigquery", write="duckdb")[0]
 
 
 def window_floor(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> str | None:
