@@ -186,3 +186,36 @@ def _window_scan(path):
         profile = json.loads(connection.get_profiling_information(format="json"))
         connection.execute("PRAGMA disable_profiling")
     return profile["query"]
+
+
+def _change(key, value, position, minute):
+    return (
+        f"({key}, '{value}', 'BINLOG', 'UPDATE', 'mysql-bin.000001:{position}', TIMESTAMPTZ '2024-05-01 10:00:00+00',"
+        f" TIMESTAMPTZ '2024-05-01 00:00:00+00' + to_minutes({minute}), 'db1',"
+        f" lpad('1', 20, '0') || lpad('{position}', 20, '0') || lpad('0', 20, '0'), NULL)"
+    )
+
+
+def test_names_that_need_quoting_are_kept_alike(tmp_path):
+    """A column named by a reserved word is quoted: the statements are then transpiled for DuckDB."""
+    path = tmp_path / "w.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("CREATE SCHEMA cdc")
+    add_version(
+        path,
+        "odd_v_a1",
+        [("id", "INT64"), ("order", "STRING")],
+        "VALUES " + ", ".join([_change(1, "a", 1, 0), _change(2, "b", 2, 0)]),
+    )
+    assert cli(path, "--table", "odd", "--current", "table").exit_code == 0
+    with duckdb.connect(str(path)) as connection:
+        connection.execute(f"INSERT INTO cdc.odd_v_a1 VALUES {_change(1, 'c', 3, 600)}")
+    result = cli(path, "--table", "odd", "--current", "table")
+    assert "odd_current (table): maintain, 3 change(s) read, 2 row(s)" in result.output, result.output
+    assert_equals_view(path, "odd")
+    assert [
+        value
+        for (value,) in duckdb.connect(str(path), read_only=True)
+        .execute('SELECT "order" FROM cdc_unified.odd_current ORDER BY id')
+        .fetchall()
+    ] == ["c", "b"]
