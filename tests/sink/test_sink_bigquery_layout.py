@@ -113,3 +113,18 @@ def test_an_unpartitioned_table_of_an_earlier_release_keeps_receiving_rows(lande
     assert layout(client, table) == (None, None)
     rows = client.query(f"SELECT id, name FROM `{DATASET}.{table}` ORDER BY id").result()
     assert [tuple(row.values()) for row in rows] == [(0, "x0"), (1, "x1")]
+
+
+@pytest.mark.parametrize(
+    ("warehouse", "granularity", "error"),
+    [
+        ("duckdb:///w.duckdb", "DAY", "--partition-granularity is for a BigQuery --warehouse"),
+        ("bigquery://test-project", "WEEK", "--partition-granularity: invalid partition granularity 'WEEK'"),
+    ],
+)
+def test_a_granularity_bigquery_has_not_or_a_duckdb_warehouse_is_refused(warehouse, granularity, error):
+    from uniview.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=error):
+        SinkOptions(input="in", warehouse=warehouse, partition_granularity=granularity).validate()
+    SinkOptions(input="in", warehouse="bigquery://test-project", partition_granularity="month").validate()
