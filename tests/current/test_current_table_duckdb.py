@@ -18,8 +18,7 @@ from uniview.refresh import RefreshRequest, plan_families
 from uniview.types import parse_type
 from uniview.version_description import version_description
 from uniview.warehouse.duckdb import DuckDBWarehouse, column_types
-from uniview.warehouse.duckdb_current import window_floor
-from uniview.warehouse.duckdb_sql import to_duckdb
+from uniview.warehouse.duckdb_current import window_sql
 from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 
@@ -180,7 +179,7 @@ def _window_scan(path):
         request = RefreshRequest("cdc", ("big",), options=GeneratorOptions(current="table"))
         plan = plan_families(warehouse, request)[0].current_table
         connection = warehouse._connect(create=False)
-        select = to_duckdb(plan.window_select(window_floor(connection, plan)), column_types(connection))
+        select = window_sql(connection, plan, column_types(connection))
         connection.execute("SET enable_profiling='no_output'")
         connection.execute(f"SELECT _uniview_order FROM ({select}) AS {WINDOW}").fetchall()
         profile = json.loads(connection.get_profiling_information(format="json"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import re
 import signal
 from collections.abc import Callable
 
@@ -24,12 +25,15 @@ import sqlglot
 
 from uniview.current_table import REDO, WINDOW, Action, CurrentTablePlan, Statement, parse_description
 from uniview.errors import TransientWarehouseError, WarehouseError
-from uniview.identifiers import string_literal
 from uniview.warehouse.base import CurrentTableResult
 from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.duckdb_sql import TableColumns, quote_string, to_duckdb
 
 logger = logging.getLogger(__name__)
+#: The window floor's placeholder in the translated statements: the text stays the same from one
+#: refresh to the next (translated once), and the literal written in is what DuckDB pushes into scans.
+FLOOR = "_uniview_floor_placeholder"
+_FLOOR = re.compile(rf"\b{FLOOR}\b")
 KILL_AT = "UNIVIEW_CURRENT_KILL_AT"
 
 _TABLE_SQL = (
@@ -65,9 +69,10 @@ def maintain_current_table(
         _drop_view(connection, plan)
     floor = window_floor(connection, plan) if action in ("maintain", "re-present") else None
     changes = databases = 0
-    for number, statement in enumerate(plan.statements(action, floor), start=1):
+    for number, statement in enumerate(plan.statements(action, None if floor is None else FLOOR), start=1):
         _reach(number)
-        connection.execute(duckdb_statement(statement, column_types(connection)))
+        sql = duckdb_statement(statement, column_types(connection), plan.state_hash)
+        connection.execute(sql if floor is None else with_floor(sql, floor))
         if statement.kind == "temp" and statement.table == WINDOW:
             changes = _count(connection, WINDOW)
         elif statement.kind == "temp" and statement.table == REDO:
@@ -87,15 +92,16 @@ def _reach(number: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def duckdb_statement(statement: Statement, table_types: TableColumns) -> str:
-    """One statement of the plan in DuckDB SQL."""
+def duckdb_statement(statement: Statement, table_types: TableColumns, state_hash: str | None = None) -> str:
+    """One statement of the plan in DuckDB SQL.  Typed selects are translated once per process and state
+    hash (which fixes the types of the columns they read)."""
     table = _duckdb_name(statement.table)
     if statement.kind == "drop":
         return f"DROP TABLE IF EXISTS {table}"
     if statement.kind == "delete":
         return _portable(statement.sql)
     assert statement.select is not None
-    select = to_duckdb(statement.select, table_types) if statement.typed else _portable(statement.select)
+    select = _typed(statement.select, table_types, state_hash) if statement.typed else _portable(statement.select)
     if statement.kind == "temp":
         return f"CREATE OR REPLACE TEMP TABLE {table} AS\n{select}"
     if statement.kind == "insert":
@@ -114,13 +120,41 @@ def _portable(sql: str) -> str:
     return sqlglot.transpile(sql, read="bigquery", write="duckdb")[0]
 
 
-def window_floor(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> str | None:
-    """The window's floor as a TIMESTAMP literal (UTC), or None when no change was applied yet."""
+def _typed(select: str, table_types: TableColumns, state_hash: str | None) -> str:
+    if state_hash is None:
+        return to_duckdb(select, table_types)
+    key = (state_hash, select)
+    if key not in _TRANSLATED:
+        if len(_TRANSLATED) >= _TRANSLATED_LIMIT:
+            _TRANSLATED.clear()
+        _TRANSLATED[key] = to_duckdb(select, table_types)
+    return _TRANSLATED[key]
+
+
+_TRANSLATED: dict[tuple[str, str], str] = {}
+_TRANSLATED_LIMIT = 256
+
+
+def window_floor(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> dt.datetime | None:
+    """The window's floor: the newest watermark applied less the lag; None when no change was applied yet."""
     newest = connection.execute(f"SELECT max(_uniview_watermark) FROM {_duckdb_name(plan.facts_table)}").fetchone()
     if newest is None or newest[0] is None:
         return None
-    floor = newest[0].astimezone(dt.UTC) - dt.timedelta(seconds=plan.lag_seconds)
-    return f"TIMESTAMP {string_literal(floor.strftime('%Y-%m-%d %H:%M:%S.%f'))}"
+    return newest[0].astimezone(dt.UTC) - dt.timedelta(seconds=plan.lag_seconds)
+
+
+def with_floor(sql: str, floor: dt.datetime) -> str:
+    """`sql` with the floor's placeholder (FLOOR) written as a TIMESTAMPTZ literal: DuckDB then pushes the
+    window's filter into every version table's scan."""
+    literal = f"TIMESTAMPTZ {quote_string(floor.strftime('%Y-%m-%d %H:%M:%S.%f+00'))}"
+    return _FLOOR.sub(literal, sql)
+
+
+def window_sql(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan, table_types: TableColumns) -> str:
+    """The DuckDB SELECT of the window the next maintenance reads."""
+    floor = window_floor(connection, plan)
+    select = to_duckdb(plan.window_select(None if floor is None else FLOOR), table_types)
+    return select if floor is None else with_floor(select, floor)
 
 
 def _drop_view(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> None:
