@@ -167,6 +167,30 @@ def test_a_table_that_exists_unpartitioned_is_left_as_it_is(landing, bq_client, 
     assert landing.sent == [] and metadata(bq_client, dataset, "orders_v_c3") == (None, None)
 
 
+def test_the_unified_view_reads_unpartitioned_and_partitioned_versions_alike(landing, warehouse, bq_client, dataset):
+    """A family whose older version an earlier release created unpartitioned and whose newer one is partitioned:
+    filters on the partition and clustering columns written against the view return the rows of both."""
+    from uniview.refresh import RefreshRequest, refresh
+
+    old = route(dataset, "b1", ("id",), ("id", "int", "INT64"), ("amount", "decimal(10,2)", "NUMERIC(10, 2)"))
+    create_unpartitioned(landing, bq_client, dataset, old)
+    new = route(dataset, "c2", ("id",), ("id", "int", "INT64"), ("amount", "varchar(9)", "STRING"))
+    landing.create_version_table(new)
+    bq_client.query(
+        f"INSERT INTO `{dataset}.{new.table_name}` (id, amount, _cdc_database, _cdc_ingested_at) VALUES "
+        "(4, 'x', 'shop', TIMESTAMP '2026-03-05 00:00:00+00'), (5, 'y', 'shop', TIMESTAMP '2025-12-01 00:00:00+00')"
+    ).result()
+    assert metadata(bq_client, dataset, old.table_name)[0] is None
+    assert metadata(bq_client, dataset, new.table_name)[0] == {"type": "MONTH", "field": "_cdc_ingested_at"}
+    (outcome,) = refresh(warehouse, RefreshRequest(dataset=dataset, tables=("orders",)))
+    assert not outcome.failed
+    rows = bq_client.query(
+        f"SELECT id FROM `{dataset}_unified.orders_unified` WHERE _cdc_ingested_at >= TIMESTAMP '2026-01-01' "
+        "AND _cdc_database = 'shop' AND id > 0 ORDER BY id"
+    ).result()
+    assert [row[0] for row in rows] == [1, 2, 4]  # 3: no landing time, database 'other'; 5: landed before
+
+
 def test_consolidation_creates_its_table_partitioned_and_clustered_by_the_recorded_key(
     landing, warehouse, bq_client, run_sql, dataset
 ):
