@@ -1,0 +1,192 @@
+"""Benchmark: `<table>_current` kept as a table on DuckDB, as ratios measured in the same run.
+
+A family of two versions (amount INT64, then STRING; a column added) holds KEYS keys, each changed
+CHANGES times (a short history), and the same keys changed 10 x CHANGES times (a long history), in
+two files.  After `uniview refresh --current table` built the table, each repeat lands 1% of the keys
+changed once more, two hours later, and times, alternating:
+
+- the maintenance (Warehouse.maintain_current_table: the window since the watermark, the merges, the
+  re-presentation, one transaction), against a query reading just those changed rows through the
+  unified view (CREATE TEMP TABLE AS SELECT ... WHERE _cdc_ingested_at > the watermark): goal <= 2x;
+- the maintenance on the long history against the short one: goal <= 1.2x;
+- a full scan of the table against a plain table holding the same rows: goal <= 1.1x;
+- the same full scan of today's current view, for comparison.
+
+Usage: python -m bench.bench_current_table [--keys 100000] [--changes 5] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from bench.results_file import write_results
+from uniview.landing_layout import CDC_COLUMNS
+from uniview.plan import GeneratorOptions
+from uniview.refresh import RefreshRequest, plan_families, refresh
+from uniview.types import parse_type
+from uniview.version_description import version_description
+from uniview.warehouse.duckdb import DuckDBWarehouse
+from uniview.warehouse.duckdb_types import duckdb_type
+
+FAMILY = "orders"
+VERSIONS = (
+    ("orders_v_a1", [("id", "INT64"), ("amount", "INT64"), ("note", "STRING")]),
+    ("orders_v_b2", [("id", "INT64"), ("amount", "STRING"), ("note", "STRING"), ("status", "STRING")]),
+)
+SCAN = "SELECT count(*), max(amount), max(note), max(status), max(_cdc_ingested_at) FROM {source}"
+_START = "TIMESTAMPTZ '2025-01-01 00:00:00+00'"
+
+
+def _rows(table: str, first: int, count: int, keys: int, hours: float) -> str:
+    """`count` changes numbered from `first` (key = number % keys), made one a millisecond, landed from `hours`
+    after the start one every ten seconds; the first version has no status."""
+    status = ", 'open'" if table.endswith("b2") else ""
+    amount = "CAST(i AS VARCHAR)" if table.endswith("b2") else "i"
+    return (
+        f"SELECT i % {keys}, {amount}, 'note ' || i{status}, 'BINLOG',"
+        f" CASE WHEN i < {keys} THEN 'INSERT' ELSE 'UPDATE' END, 'pos-' || i, {_START} + to_milliseconds(i),"
+        f" {_START} + to_microseconds(CAST({hours} * 3600e6 AS BIGINT)) + to_seconds(10 * (i - {first})),"
+        f" 'db1', lpad(CAST(i AS VARCHAR), 20, '0'), NULL FROM range({first}, {first + count}) AS r(i)"
+    )
+
+
+def build(path: Path, keys: int, changes: int) -> int:
+    """The history: the first half of the changes in the first version, the rest in the second; the
+    number of changes landed."""
+    total = keys * changes
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("CREATE SCHEMA cdc")
+        for (table, columns), (first, count) in zip(
+            VERSIONS, ((0, total // 2), (total // 2, total - total // 2)), strict=True
+        ):
+            definitions = ", ".join(f'"{c}" {duckdb_type(parse_type(t))}' for c, t in columns + list(CDC_COLUMNS))
+            connection.execute(f"CREATE TABLE cdc.{table} ({definitions})")
+            description = version_description(FAMILY, columns, ("id",)).replace("'", "''")
+            connection.execute(f"COMMENT ON TABLE cdc.{table} IS '{description}'")
+            connection.execute(f"INSERT INTO cdc.{table} {_rows(table, first, count, keys, 0)}")
+    return total
+
+
+def land(path: Path, first: int, keys: int, hours: float) -> int:
+    """1% of the keys changed once more, `hours` after the start; the number of changes."""
+    count = max(1, keys // 100)
+    with duckdb.connect(str(path)) as connection:
+        step = keys // count
+        connection.execute(
+            f"INSERT INTO cdc.orders_v_b2 {_rows('orders_v_b2', first, count, keys, hours)}".replace(
+                f"i % {keys}", f"(i * {step}) % {keys}"
+            )
+        )
+    return count
+
+
+def timed(action) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+class Family:
+    """One file: its history, the table built, and what a repeat measures."""
+
+    def __init__(self, folder: Path, name: str, keys: int, changes: int) -> None:
+        self.path = folder / f"{name}.duckdb"
+        self.keys = keys
+        self.landed = build(self.path, keys, changes)
+        self.hours = 2 + self.landed / 360  # the history's last change, and two hours more
+        request = RefreshRequest("cdc", (FAMILY,), options=GeneratorOptions(current="table"))
+        with DuckDBWarehouse(self.path) as warehouse:
+            refresh(warehouse, request)
+            refresh(warehouse, RefreshRequest("cdc", (FAMILY,), "cdc_view", GeneratorOptions(current="view")))
+            self.plan = plan_families(warehouse, request)[0].current_table
+
+    def repeat(self) -> tuple[float, float, int]:
+        """Land 1% of the keys changed; (seconds to read just them, seconds to maintain, changes the maintenance
+        read: these, and after the build the history's last hour, within the lag)."""
+        count = land(self.path, self.landed, self.keys, self.hours)
+        watermark = f"{_START} + to_microseconds(CAST({self.hours} * 3600e6 AS BIGINT))"
+        self.landed += count
+        self.hours += 4  # beyond the lag: each maintenance reads its own batch alone
+        with DuckDBWarehouse(self.path) as warehouse:
+            connection = warehouse._connect(create=False)
+            assert connection is not None
+            read = timed(
+                lambda: connection.execute(
+                    "CREATE OR REPLACE TEMP TABLE changed AS SELECT * FROM cdc_unified.orders_unified"
+                    f" WHERE _cdc_ingested_at >= {watermark}"
+                )
+            )
+            (rows,) = connection.execute("SELECT count(*) FROM changed").fetchone() or (0,)
+            assert rows == count, (rows, count)
+            result = []
+            maintain = timed(lambda: result.append(warehouse.maintain_current_table(self.plan)))
+        assert result[0].action == "maintain", result
+        return read, maintain, result[0].changes_read
+
+    def scans(self, repeats: int) -> tuple[float, float, float]:
+        """Median seconds of the same full scan over the table, a plain copy of it, and the current view."""
+        with duckdb.connect(str(self.path)) as connection:
+            connection.execute("CREATE OR REPLACE TABLE cdc.plain AS SELECT * FROM cdc_unified.orders_current")
+            sources = ("cdc_unified.orders_current", "cdc.plain", "cdc_view.orders_current")
+            times: dict[str, list[float]] = {source: [] for source in sources}
+            for _ in range(repeats):
+                for source in sources:
+                    times[source].append(timed(lambda s=source: connection.execute(SCAN.format(source=s)).fetchall()))
+        return tuple(statistics.median(times[source]) for source in sources)  # type: ignore[return-value]
+
+
+def measure(keys: int, changes: int, repeats: int) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        short = Family(Path(folder), "short", keys, changes)
+        long = Family(Path(folder), "long", keys, changes * 10)
+        reads, maintained, maintained_long = [], [], []
+        short.repeat(), long.repeat()  # warm-up: the first maintenance also reads the history's last hour again
+        for _ in range(repeats):
+            read, maintain, read_count = short.repeat()
+            count = max(1, keys // 100)
+            reads.append(read)
+            maintained.append(maintain)
+            maintained_long.append(long.repeat()[1])
+        table, plain, view = short.scans(repeats)
+    return {
+        "keys": keys,
+        "changes_per_key": changes,
+        "history_rows": keys * changes,
+        "long_history_rows": keys * changes * 10,
+        "changed_per_repeat": count,
+        "changes_read_per_repeat": read_count,
+        "repeats": repeats,
+        "read_changed_s": statistics.median(reads),
+        "maintain_s": statistics.median(maintained),
+        "maintain_long_s": statistics.median(maintained_long),
+        "maintain_vs_read": statistics.median(maintained) / statistics.median(reads),
+        "long_vs_short": statistics.median(maintained_long) / statistics.median(maintained),
+        "scan_table_s": table,
+        "scan_plain_s": plain,
+        "scan_view_s": view,
+        "table_vs_plain": table / plain,
+        "view_vs_table": view / table,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", type=int, default=100_000)
+    parser.add_argument("--changes", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    results = measure(args.keys, args.changes, args.repeats)
+    path = write_results("current_table", results)
+    for name, value in results.items():
+        print(f"{name:>20}: {value:.4f}" if isinstance(value, float) else f"{name:>20}: {value:,}")
+    print(f"written to {path}")
+
+
+if __name__ == "__main__":
+    main()
