@@ -4,8 +4,8 @@ and DuckDB enforce none of them), so a test fails where BigQuery would, with Big
 `LimitEnforcer` sees every job's SQL text: it refuses a job over 1,024K characters, a view body over
 256K, and, for a query, a resolved length over 12 MB (the query plus every view it reaches, expanded),
 more than 1,000 unique tables and views, or views nested more than 15 deep; and a transaction that
-mutates more than 100 tables.  It learns view bodies
-from the CREATE VIEW statements it sees.  The messages follow BigQuery's ("The query is too large...").
+mutates more than 100 tables or holds DDL on a permanent table (the emulator runs it).  It learns view
+bodies from the CREATE VIEW statements it sees.  The messages follow BigQuery's ("The query is too large...").
 """
 
 from __future__ import annotations
@@ -22,6 +22,14 @@ _NAME = r"(?:`(?:[^`\\]|\\.)+`|[A-Za-z_][\w-]*)"
 _REFERENCE = re.compile(rf"\b(?:FROM|JOIN)\s+({_NAME}(?:\.{_NAME}){{1,2}})", re.I)
 _MUTATED = re.compile(
     rf"^\s*(?:INSERT\s+INTO|DELETE\s+FROM|UPDATE|MERGE(?:\s+INTO)?)\s+({_NAME}(?:\.{_NAME}){{1,2}})", re.I | re.M
+)
+#: BigQuery: inside a transaction, DDL only on temporary entities (docs/transactions#statements_supported_in_transactions);
+#: the emulator accepts any.  A temporary table is named without a dataset.
+_DDL = re.compile(r"\s*(?:CREATE|DROP|ALTER)\b", re.I)
+_TEMPORARY_DDL = re.compile(
+    rf"\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+(?:TABLE|FUNCTION)\b"
+    rf"|DROP\s+(?:TABLE|FUNCTION)\s+(?:IF\s+EXISTS\s+)?{_NAME}\s*$)",
+    re.I,
 )
 #: BigQuery: a multi-statement transaction mutates at most 100 tables.
 MAX_TABLES_PER_TRANSACTION = 100
@@ -53,6 +61,12 @@ class LimitEnforcer:
         for statement in statements_of(sql):
             self.check_statement(statement)
         for transaction in re.findall(r"BEGIN TRANSACTION;(.*?)COMMIT TRANSACTION;", sql, re.S):
+            for statement in statements_of(transaction):
+                if _DDL.match(statement) and not _TEMPORARY_DDL.match(statement):
+                    raise BadRequest(
+                        "DDL statements are not supported in a transaction, except for those creating or dropping "
+                        f"temporary tables or temporary functions: {statement.strip()[:80]}"
+                    )
             mutated = {normalized(name) for name in _MUTATED.findall(transaction)}
             if len(mutated) > MAX_TABLES_PER_TRANSACTION:
                 raise BadRequest(
