@@ -168,6 +168,48 @@ def test_inline_notification_refreshes_the_unified_view(spark, tmp_path):
     assert rows == [("1", "Ann", None), ("c-2", None, "b@x")]
 
 
+def test_inline_refresh_keeps_the_current_table_after_every_batch(spark, tmp_path):
+    """--current table: a batch that only adds rows to an existing version (no notification) still brings
+    <table>_current up to date."""
+    from uniview.plan import GeneratorOptions
+
+    def change(operation, position, data):
+        return record("customer", data, CUSTOMER, operation=operation, position=position, primary_key=["id"])
+
+    warehouse = tmp_path / "w.duckdb"
+
+    def sink(name, lines):
+        write_ndjson(tmp_path / name / "a.json", lines)
+        options = SinkOptions(
+            input=str(tmp_path / name),
+            warehouse=duckdb_url(warehouse),
+            dataset="cdc",
+            notify="inline",
+            generator_options=GeneratorOptions(current="table"),
+        )
+        return run(spark, options)
+
+    first = sink(
+        "in1",
+        [
+            change("INSERT", "b.000001:10", {"id": 1, "first_name": "Ann"}),
+            change("INSERT", "b.000001:20", {"id": 2, "first_name": "Bob"}),
+        ],
+    )
+    assert len(first.sent) == 1
+    second = sink(
+        "in2",
+        [
+            change("UPDATE", "b.000001:30", {"id": 1, "first_name": "Anna"}),
+            change("DELETE", "b.000001:40", {"id": 2, "first_name": "Bob"}),
+        ],
+    )
+    assert second.sent == [] and second.failed == {}  # no new version: nothing announced
+    kind = query(warehouse, "SELECT table_type FROM information_schema.tables WHERE table_name = 'customer_current'")
+    assert kind == [("BASE TABLE",)]
+    assert query(warehouse, "SELECT id, first_name FROM cdc_unified.customer_current") == [(1, "Anna")]
+
+
 def test_pending_notifications_file_under_the_checkpoint(spark, tmp_path):
     """The BigQuery warehouse keeps pending notifications in a file through Hadoop's file system."""
     from uniview.sink.notify import Notification

@@ -166,14 +166,15 @@ def sink_command(
     max_view_chars: int,
     datetime_timezone: str | None,
     source_column: str | None,
-    current: bool,
+    current: str,
     renames: str | None,
     **options: Any,
 ) -> None:
     """Land NDJSON CDC records in typed, hash-versioned tables; quarantine bad records; notify.
 
     The view options (--policy, --max-view-chars, --datetime-timezone, --source-column, --current,
-    --target-dataset) are those of `uniview refresh`, used by --notify inline."""
+    --target-dataset) are those of `uniview refresh`, used by --notify inline: with `--current table`
+    each new version's refresh also brings `<table>_current` up to date as a table."""
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
     try:

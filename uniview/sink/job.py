@@ -402,7 +402,31 @@ class Sink:
             " (already landed: not written again)" if counts.replayed else "",
         )
         self.flush()
+        self._maintain_current_tables(counts)
         return counts
+
+    def _maintain_current_tables(self, counts: BatchCounts) -> None:
+        """`--notify inline --current table`: the families the batch wrote rows to get their `<table>_current`
+        brought up to date (a view follows new rows by itself; a table needs a refresh).  A failure is logged:
+        the next batch's refresh, or any refresh, applies every change since the table's watermark."""
+        from uniview.schema import split_version_table
+
+        generator = self.options.generator_options
+        if self.options.notify != "inline" or getattr(generator, "current", None) != "table":
+            return
+        families = set()
+        for qualified in counts.written:
+            dataset, _, table = qualified.partition(".")
+            parts = split_version_table(table)
+            if parts is not None:
+                families.add((dataset, parts[0], parts[1]))
+        for dataset, family, version in sorted(families):
+            try:
+                self.notifier.send(Notification(dataset, family, version))
+            except UniviewError as error:
+                logger.warning(
+                    "%s.%s: <table>_current not brought up to date, a later refresh will: %s", dataset, family, error
+                )
 
     def _land(self, lines: DataFrame, key: BatchKey) -> BatchCounts:
         lines = checked_lines(lines)
