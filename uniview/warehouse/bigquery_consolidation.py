@@ -19,6 +19,7 @@ from uniview.identifiers import identifier, quote_path, string_literal
 from uniview.landing_layout import DEFAULT_GRANULARITY, SOURCE_TABLE, history_granularity, table_layout
 from uniview.plan import GeneratorOptions
 from uniview.schema import TableVersion
+from uniview.version_description import version_description
 from uniview.warehouse.bigquery import BigQueryWarehouse
 from uniview.warehouse.bigquery_folds import FOLDED_LABEL, FOLDS_TABLE, registry_ddl
 from uniview.warehouse.bigquery_views import pack_scripts
@@ -176,7 +177,9 @@ def consolidated_table_ddl(project: str, plan: FoldPlan, primary_key: Sequence[s
     clustered by `_cdc_database` and the primary key, like the version tables it takes the rows of."""
     columns = ", ".join(f"{identifier(name)} {bq_type.base().sql()}" for name, bq_type in plan.table_definition)
     layout = table_layout(plan.table_definition, primary_key, history_granularity(DEFAULT_GRANULARITY))
-    description = string_literal(f"uniview consolidated table of {plan.family} (docs/consolidation.md)")
+    # The key is recorded as a version table's description records it: <table>_current reads it there.
+    text = version_description(plan.family, (), primary_key) if primary_key else None
+    description = string_literal(text or f"uniview consolidated table of {plan.family} (docs/consolidation.md)")
     return (
         f"CREATE TABLE IF NOT EXISTS {quote_path(project, plan.dataset, plan.consolidated_table)} ({columns}) "
         + (f"{layout.ddl()} " if layout.ddl() else "")

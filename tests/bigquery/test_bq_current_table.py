@@ -1,0 +1,337 @@
+"""`<table>_current` as a table on the BigQuery API emulator: after every step of a random history (the
+DuckDB test's generator, tests/current/current_table_history.py, landed through BigQuery's API) the table
+holds exactly the rows and values of the current view; and it stays exact when a transaction fails
+half-way, when a job ran but its answer was lost and it is run again, when Pub/Sub delivers one
+notification twice to the function, when two refreshes of the family race, when the refresh process
+is killed with SIGKILL, after a new version retypes a column to STRING, and after a consolidation.
+
+Every job is held to BigQuery's limits (tests/bigquery_limits.py), which refuse DDL on permanent tables
+inside a transaction as BigQuery does (the emulator accepts it).
+
+UNIVIEW_CURRENT_FUZZ_SEED picks the history's seed (default: a fixed one, printed on failure).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import pytest
+import requests
+from bigquery_limits import enforce_on_client
+from current_table_bq_history import FAMILY, BigQueryHistory, json_value, schema_field
+from current_table_history import DATABASES
+from google.api_core import exceptions as api_exceptions
+from google.cloud import bigquery
+
+from uniview.cloudfn.events import notification, push_body
+from uniview.consolidate import ConsolidationRequest, consolidate
+from uniview.landing_layout import CDC_COLUMNS
+from uniview.local.bigquery_emulator import DEFAULT_PROJECT
+from uniview.local.function_server import function_server
+from uniview.plan import GeneratorOptions
+from uniview.refresh import FamilyOutcome, RefreshRequest, refresh
+from uniview.version_description import version_description
+from uniview.warehouse.bigquery import BigQueryWarehouse, make_client
+from uniview.warehouse.bigquery_current import is_serialization_conflict
+
+pytestmark = pytest.mark.emulator
+
+SEED = int(os.environ.get("UNIVIEW_CURRENT_FUZZ_SEED", "20261127"))
+STEPS = 4
+#: Races of two refreshes, and refreshes killed: each costs several refreshes on the emulator.
+RACES = KILLS = 1
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class Faults:
+    """A google-cloud-bigquery client whose next script job with a transaction can be made to fail:
+    `fail_at(n)` puts `SELECT ERROR(...)` before the transaction's n-th statement; `lose_answer()` runs
+    the job to its end and then answers 503, as if the response was lost."""
+
+    def __init__(self, client: Any, limits: Any) -> None:
+        self._client = client
+        self._limits = limits
+        self.error_before: int | None = None
+        self.lose = False
+        self.transactions = 0
+
+    def fail_at(self, number: int) -> None:
+        self.error_before = number
+
+    def lose_answer(self) -> None:
+        self.lose = True
+
+    def query(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        if "BEGIN TRANSACTION;\n" in sql:
+            self.transactions += 1
+            if self.error_before is not None:
+                sql, self.error_before = _with_error(sql, self.error_before), None
+            elif self.lose:
+                self.lose = False
+                job = self._limits(sql, *args, **kwargs)
+                job.result()
+                raise api_exceptions.ServiceUnavailable("injected: the job ran, its answer was lost")
+        return self._limits(sql, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def _with_error(script: str, number: int) -> str:
+    head, rest = script.split("BEGIN TRANSACTION;\n", 1)
+    inside, tail = rest.split("COMMIT TRANSACTION;\n", 1)
+    statements = [s + ";\n" for s in inside.split(";\n") if s.strip()]
+    at = min(number, len(statements))
+    statements.insert(at, "SELECT ERROR('injected failure inside the transaction');\n")
+    return head + "BEGIN TRANSACTION;\n" + "".join(statements) + "COMMIT TRANSACTION;\n" + tail
+
+
+@pytest.fixture
+def faulty(bq_emulator_host, limits_enforcer):
+    """A warehouse on the emulator whose jobs are held to BigQuery's limits and can be made to fail."""
+    client = enforce_on_client(make_client(DEFAULT_PROJECT), limits_enforcer)
+    faults = Faults(client, client.query)
+    with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30, client=faults) as opened:
+        yield opened, faults
+
+
+@pytest.fixture
+def views_dataset(dataset, bq_client):
+    """Where the current VIEW the table is compared with lives (the table lives in <dataset>_unified)."""
+    name = f"{dataset}_view"
+    yield name
+    bq_client.query(f"DROP SCHEMA IF EXISTS `{name}` CASCADE").result()
+
+
+def refreshed(
+    warehouse: BigQueryWarehouse, dataset: str, mode: str = "table", target: str | None = None
+) -> FamilyOutcome:
+    (outcome,) = refresh(warehouse, RefreshRequest(dataset, (FAMILY,), target, GeneratorOptions(current=mode)))
+    return outcome
+
+
+def rows_of(client: Any, relation: str) -> list[str]:
+    return sorted(
+        json.dumps(dict(row.items()), default=str, sort_keys=True) for row in client.query(f"SELECT * FROM {relation}")
+    )
+
+
+def assert_table_equals_view(client: Any, warehouse: BigQueryWarehouse, dataset: str, views: str, context: str) -> None:
+    outcome = refreshed(warehouse, dataset, "view", views)
+    assert outcome.error is None, outcome.error
+    table = client.get_table(f"{dataset}_unified.{FAMILY}_current")
+    view = client.get_table(f"{views}.{FAMILY}_current")
+    assert table.table_type == "TABLE" and view.table_type == "VIEW"
+    assert [(f.name, f.field_type, f.mode) for f in table.schema] == [
+        (f.name, f.field_type, f.mode) for f in view.schema
+    ], f"{context}: columns differ"
+    in_table, in_view = (
+        rows_of(client, f"`{dataset}_unified.{FAMILY}_current`"),
+        rows_of(client, f"`{views}.{FAMILY}_current`"),
+    )
+    missing, extra = sorted(set(in_view) - set(in_table)), sorted(set(in_table) - set(in_view))
+    assert in_table == in_view, f"{context}: rows differ; missing {missing[:3]}, extra {extra[:3]}"
+
+
+def state(client: Any, dataset: str) -> list[tuple[str, str | None, list[str]]]:
+    """The current table and its state tables: names, descriptions, rows."""
+    target = f"{dataset}_unified"
+    names = sorted(
+        t.table_id
+        for t in client.list_tables(target)
+        if t.table_id.startswith("_uniview_current_") or t.table_id == f"{FAMILY}_current"
+    )
+    return [
+        (name, client.get_table(f"{target}.{name}").description, rows_of(client, f"`{target}.{name}`"))
+        for name in names
+    ]
+
+
+def ok(outcome: FamilyOutcome) -> FamilyOutcome:
+    assert outcome.error is None, outcome.error
+    return outcome
+
+
+def land_a_version_retyping_score_to_string(client: Any, dataset: str, history: BigQueryHistory) -> None:
+    """A version `item_v_e5` where score (INT64 in every other version) is STRING, with a change of a key
+    in every database, newer than everything landed."""
+    columns = [("id", "INT64"), ("name", "STRING"), ("score", "STRING"), *CDC_COLUMNS]
+    table = bigquery.Table(f"{client.project}.{dataset}.{FAMILY}_v_e5", schema=[schema_field(c, t) for c, t in columns])
+    table.description = version_description(FAMILY, [("id", "int64"), ("name", "string"), ("score", "string")], ("id",))
+    client.create_table(table)
+    stamp = history.newest_ingested + dt.timedelta(hours=1)
+    rows = []
+    for number, database in enumerate(DATABASES):
+        cdc = history._cdc(database, "UPDATE", stamp + dt.timedelta(seconds=number))
+        rows.append({"id": number, "name": f"retyped {number}", "score": f"s{number}", **cdc})
+    assert (
+        client.insert_rows_json(table, [{k: json_value(v) for k, v in row.items() if v is not None} for row in rows])
+        == []
+    )
+
+
+# --------------------------------------------------------------------------- the random history
+
+
+def test_the_table_equals_the_view_after_every_step_a_failed_transaction_changes_nothing_and_a_rerun_is_exact(
+    bq_client, dataset, views_dataset, faulty
+):
+    warehouse, faults = faulty
+    rng = random.Random(SEED * 31)
+    history = BigQueryHistory(bq_client, dataset, SEED)
+    actions = []
+    for step in range(1, STEPS + 1):
+        history.step()
+        context = f"seed {SEED} (UNIVIEW_CURRENT_FUZZ_SEED), step {step}"
+        if step > 1 and rng.random() < 0.5:  # a transaction failing before a random statement changes nothing
+            before = state(bq_client, dataset)
+            faults.fail_at(rng.randrange(0, 12))
+            failed = refreshed(warehouse, dataset)
+            if failed.error is not None:
+                assert "injected failure" in str(failed.error)
+                assert state(bq_client, dataset) == before, f"{context}: a failed transaction left changes"
+        if step == 3:  # the job runs to its end, its answer is lost, it is run again whole
+            faults.lose_answer()
+            transactions = faults.transactions
+        actions.append(ok(refreshed(warehouse, dataset)).current_table.action)
+        if step == 3:
+            assert faults.transactions == transactions + 2 or actions[-1] != "maintain", "the job was not run again"
+        assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, context)
+    assert actions[0] == "create" and "maintain" in actions
+    land_a_version_retyping_score_to_string(bq_client, dataset, history)
+    assert ok(refreshed(warehouse, dataset)).current_table.action == "rebuild"  # the state's shape changed
+    assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, f"seed {SEED}: score retyped to STRING")
+    before = state(bq_client, dataset)
+    assert ok(refreshed(warehouse, dataset)).current_table.action == "maintain"
+    assert state(bq_client, dataset) == before, "a refresh with nothing new changed the table or its state"
+
+
+# --------------------------------------------------------------------------- concurrency and faults
+
+
+def test_two_refreshes_racing_both_end_and_the_table_is_exact(bq_client, dataset, views_dataset, warehouse):
+    history = BigQueryHistory(bq_client, dataset, SEED + 2)
+    history.step()
+    ok(refreshed(warehouse, dataset))
+    for round_number in range(RACES):
+        history.step()
+        start = threading.Barrier(2)
+        outcomes: list[FamilyOutcome] = []
+
+        def race(start: threading.Barrier = start, outcomes: list[FamilyOutcome] = outcomes) -> None:
+            with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30) as own:
+                start.wait()
+                outcomes.append(refreshed(own, dataset))
+
+        threads = [threading.Thread(target=race) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert [o.error for o in outcomes] == [None, None], [str(o.error) for o in outcomes]
+        assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, f"race {round_number}")
+
+
+def test_the_emulator_aborts_the_loser_of_two_transactions_with_bigquerys_words(bq_client, dataset):
+    bq_client.query(
+        f"CREATE TABLE `{dataset}.t` AS SELECT x AS id, 0 AS n FROM UNNEST(GENERATE_ARRAY(1, 500)) AS x"
+    ).result()
+    script = (
+        "BEGIN TRANSACTION;\n"
+        f"MERGE `{dataset}.t` AS d USING (SELECT x AS id FROM UNNEST(GENERATE_ARRAY(1, 500)) AS x) AS s ON d.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET n = d.n + 1;\n"
+        f"DELETE FROM `{dataset}.t` WHERE id = 0;\n"
+        "COMMIT TRANSACTION;\n"
+    )
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        for _ in range(2):
+            try:
+                bq_client.query(script).result()
+            except api_exceptions.GoogleAPICallError as error:
+                errors.append(error)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (committed,) = bq_client.query(f"SELECT DISTINCT n FROM `{dataset}.t`").result()
+    assert committed[0] == 6 - len(errors)  # every transaction whole or not at all: MERGE inside one included
+    assert errors and all(is_serialization_conflict(error) for error in errors), [str(e)[:200] for e in errors]
+
+
+def test_a_refresh_killed_with_sigkill_is_finished_by_the_next(bq_client, dataset, views_dataset, bq_emulator_host):
+    history = BigQueryHistory(bq_client, dataset, SEED + 3)
+    history.step()
+    with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30) as warehouse:
+        ok(refreshed(warehouse, dataset))
+        rng = random.Random(SEED)
+        command = [sys.executable, "-m", "uniview.cli", "refresh", "--warehouse", f"bigquery://{DEFAULT_PROJECT}"]
+        command += ["--dataset", dataset, "--table", FAMILY, "--current", "table"]
+        for _ in range(KILLS):
+            history.step()
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(1.0, 4.0))  # planning, the views, or the table's job under way
+            process.send_signal(signal.SIGKILL)
+            assert process.wait() in (-signal.SIGKILL, 0)
+            ok(refreshed(warehouse, dataset))
+            assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "after a SIGKILL")
+
+
+def test_a_duplicate_pubsub_delivery_through_the_function_changes_nothing(
+    tmp_path, bq_client, dataset, views_dataset, bq_emulator_host
+):
+    history = BigQueryHistory(bq_client, dataset, SEED + 4)
+    history.step()
+    environment = {
+        "UNIVIEW_WAREHOUSE": f"bigquery://{DEFAULT_PROJECT}",
+        "BIGQUERY_EMULATOR_HOST": bq_emulator_host,
+        "UNIVIEW_CURRENT": "table",
+    }
+    with function_server(tmp_path, environment) as served:
+        body = push_body(notification(dataset, FAMILY, "a1"), "current-1")
+        assert requests.post(served.url, json=body, timeout=180).status_code == 200
+        history.step()
+        body = push_body(notification(dataset, FAMILY, "a1"), "current-2")
+        assert requests.post(served.url, json=body, timeout=180).status_code == 200
+        after_first = state(bq_client, dataset)
+        assert requests.post(served.url, json=body, timeout=180).status_code == 200  # delivered again
+        assert state(bq_client, dataset) == after_first
+        logged = [json.loads(line) for line in served.log_path.read_text().splitlines() if line.startswith("{")]
+        outcomes = [line.get("outcome") for line in logged if line.get("message_id") == "current-2"]
+        assert len(outcomes) == 2 and set(outcomes) <= {"refreshed", "unchanged"}, outcomes
+    with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30) as warehouse:
+        assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "after a duplicate delivery")
+
+
+def test_a_consolidation_then_a_refresh(bq_client, dataset, views_dataset, bq_emulator_host):
+    history = BigQueryHistory(bq_client, dataset, SEED + 5)
+    for version in range(3):  # versions a1, b2 and c3, each written by every database
+        history.version_of = dict.fromkeys(DATABASES, version)
+        history.step()
+    with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30) as warehouse:
+        ok(refreshed(warehouse, dataset))
+        options = GeneratorOptions(current="table")
+        request = ConsolidationRequest(
+            dataset, (FAMILY,), dt.timedelta(0), 2, True, options=options, settle=dt.timedelta(0)
+        )
+        (done,) = consolidate(warehouse, request)
+        assert done.applied and done.moved_rows > 0, done
+        ok(refreshed(warehouse, dataset))  # consolidation refreshed the family already: its own options
+        assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "after a consolidation")
+        history.step()
+        ok(refreshed(warehouse, dataset))
+        assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "a step after a consolidation")
