@@ -32,7 +32,7 @@ resource "google_bigquery_dataset" "source" {
 }
 
 resource "google_bigquery_dataset" "target" {
-  #checkov:skip=CKV_GCP_81:Holds only logical views, which store no data; the rows stay in the source datasets and their encryption.
+  #checkov:skip=CKV_GCP_81:Customer-managed encryption is opt-in through var.bigquery_kms_key_name; without it Google-managed encryption applies.
   for_each = local.target_datasets
 
   project     = var.project_id
@@ -41,8 +41,17 @@ resource "google_bigquery_dataset" "target" {
   description = "UNION ALL views over every schema version of the tables in ${each.key}, maintained by uniview."
   labels      = local.labels
 
-  # Only generated views live here; the function recreates them from the source dataset.
+  # Only generated views live here, and with current_views = "table" the <table>_current tables and
+  # their hidden state: the function recreates all of them from the source dataset.
   delete_contents_on_destroy = true
+
+  # current_views = "table" stores rows here (copies of the source's): the same key as the source.
+  dynamic "default_encryption_configuration" {
+    for_each = var.bigquery_kms_key_name == null ? [] : [var.bigquery_kms_key_name]
+    content {
+      kms_key_name = default_encryption_configuration.value
+    }
+  }
 
   lifecycle {
     precondition {
@@ -127,6 +136,10 @@ resource "google_bigquery_dataset_access" "sink_source_writer" {
 }
 
 # Target datasets carry no authorized-resource entries, so IAM members are safe there.
+# roles/bigquery.dataEditor on the target dataset only: create and replace views, and, for
+# current_views = "table", create the <table>_current tables and their state, MERGE/INSERT/DELETE
+# their rows in one transaction (tables.create, tables.get, tables.getData, tables.update,
+# tables.updateData) and rebuild them (tables.delete); the narrowest predefined role that has them.
 resource "google_bigquery_dataset_iam_member" "function_target_editor" {
   for_each = local.target_datasets
 

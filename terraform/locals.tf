@@ -67,7 +67,7 @@ locals {
     UNIVIEW_MAX_VIEW_CHARS              = tostring(var.max_view_chars)
     UNIVIEW_DATETIME_TIMEZONE           = var.datetime_timezone
     UNIVIEW_SOURCE_COLUMN               = var.source_column
-    UNIVIEW_CURRENT                     = tostring(var.current_views)
+    UNIVIEW_CURRENT                     = lookup({ "true" = "view", "false" = "off" }, lower(var.current_views), lower(var.current_views))
     UNIVIEW_RENAMES                     = length(var.renames) == 0 ? null : jsonencode({ uniview_renames = 1, renames = var.renames })
     UNIVIEW_MAX_EVENT_AGE_SECONDS       = tostring(var.max_event_age_seconds)
     UNIVIEW_CONSOLIDATE_IDLE_FOR        = var.consolidate_idle_for

@@ -101,7 +101,7 @@ variable "target_dataset_template" {
 }
 
 variable "bigquery_kms_key_name" {
-  description = "Cloud KMS key (projects/P/locations/L/keyRings/R/cryptoKeys/K) used as the default encryption of the source datasets the module creates. null = Google-managed encryption. The BigQuery encryption service account needs roles/cloudkms.cryptoKeyEncrypterDecrypter on the key."
+  description = "Cloud KMS key (projects/P/locations/L/keyRings/R/cryptoKeys/K) used as the default encryption of the source datasets the module creates and of the target datasets (which hold rows with current_views = \"table\"). null = Google-managed encryption. The BigQuery encryption service account needs roles/cloudkms.cryptoKeyEncrypterDecrypter on the key."
   type        = string
   default     = null
 
@@ -161,9 +161,14 @@ variable "datetime_timezone" {
 }
 
 variable "current_views" {
-  description = "Also keep <table>_current, the latest row per (_cdc_database, primary key), for every family (UNIVIEW_CURRENT)."
-  type        = bool
-  default     = false
+  description = "<table>_current, the latest row per (_cdc_database, primary key), for every family (UNIVIEW_CURRENT): \"off\", \"view\" (computed at every query) or \"table\" (a table the function keeps up to date incrementally; docs/current-state.md). true and false still mean \"view\" and \"off\"."
+  type        = string
+  default     = "off"
+
+  validation {
+    condition     = contains(["off", "view", "table", "true", "false"], lower(var.current_views))
+    error_message = "current_views must be \"off\", \"view\" or \"table\" (or true / false)."
+  }
 }
 
 variable "renames" {

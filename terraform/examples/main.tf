@@ -45,6 +45,9 @@ module "uniview" {
   source_datasets   = var.source_datasets
   view_readers      = var.view_readers
 
+  # <table>_current: "off", "view" or "table" (kept incrementally by the function).
+  current_views = var.current_views
+
   # Self-healing: a full refresh of every dataset once an hour.
   self_healing_enabled  = var.self_healing_enabled
   self_healing_schedule = "17 * * * *"

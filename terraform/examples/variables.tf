@@ -62,3 +62,9 @@ variable "consolidate_idle_for" {
   type        = string
   default     = null
 }
+
+variable "current_views" {
+  description = "<table>_current for every family: \"off\", \"view\" or \"table\"."
+  type        = string
+  default     = "off"
+}

@@ -101,7 +101,7 @@ def test_env_with_defaults_sets_no_optional_variable(evaluator: Evaluator) -> No
         "UNIVIEW_POLICY": "uniview",
         "UNIVIEW_MAX_VIEW_CHARS": "250000",
         "UNIVIEW_MAX_EVENT_AGE_SECONDS": "86400",
-        "UNIVIEW_CURRENT": "false",
+        "UNIVIEW_CURRENT": "off",
         "UNIVIEW_CONSOLIDATE_MAX_VERSIONS": "500",
         "UNIVIEW_CONSOLIDATE_SETTLE": "1h",
     }
@@ -119,10 +119,23 @@ def test_env_sets_optional_variables_when_given(evaluator: Evaluator) -> None:
     assert env["UNIVIEW_DATETIME_TIMEZONE"] == "Europe/Berlin"
     assert env["UNIVIEW_SOURCE_COLUMN"] == "_version_table"
     assert env["UNIVIEW_POLICY"] == "widen"
-    assert evaluator.value("local.function_env", current_views=True)["UNIVIEW_CURRENT"] == "true"
     assert env["UNIVIEW_MAX_VIEW_CHARS"] == "120000"
     assert env["UNIVIEW_TARGET_DATASET"] == "views_{dataset}"
     assert all(value != "" for value in env.values())
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [(True, "view"), (False, "off"), ("view", "view"), ("TABLE", "table"), ("off", "off")],
+)
+def test_current_views_reaches_the_function_as_a_mode_it_reads(
+    evaluator: Evaluator, setting: object, expected: str
+) -> None:
+    from uniview.cloudfn.config import load_config
+
+    env = evaluator.value("local.function_env", current_views=setting)
+    assert env["UNIVIEW_CURRENT"] == expected
+    assert load_config({**env, "UNIVIEW_WAREHOUSE": "duckdb:///x.duckdb"}).options.current == expected
 
 
 def test_target_datasets_follow_the_template(evaluator: Evaluator) -> None:
@@ -324,6 +337,8 @@ ACCEPTED = [
     ("dataproc_cluster", {"num_workers": 0}),
     ("view_readers", ["group:analysts@example.com"]),
     ("bigquery_kms_key_name", "projects/p/locations/us/keyRings/r/cryptoKeys/k"),
+    ("current_views", "table"),
+    ("current_views", True),
 ]
 
 REJECTED = [
@@ -348,6 +363,7 @@ REJECTED = [
     ("dataproc_cluster", {"num_workers": 1}),
     ("view_readers", ["analysts@example.com"]),
     ("bigquery_kms_key_name", "my-key"),
+    ("current_views", "materialized"),
 ]
 
 

@@ -29,6 +29,7 @@ VARIABLE_SETS = {
         "project_id": PROJECT,
         "source_datasets": ["cdc", "shop_eu", "shop_us"],
         "view_readers": ["group:analysts@example.com", "user:ana@example.com"],
+        "current_views": "table",
     },
     "scheduler_off": {
         "project_id": PROJECT,
@@ -265,6 +266,22 @@ def test_scheduled_consolidation_is_granted_on_the_source_datasets_only_when_ask
         assert not [g for g in plans[name].grants() if g.role == role]
         (function,) = plans[name].of_type("google_cloudfunctions2_function")
         assert "UNIVIEW_CONSOLIDATE_IDLE_FOR" not in function["values"]["service_config"][0]["environment_variables"]
+
+
+def test_current_tables_need_no_grant_beyond_the_views(plans):
+    """current_views = "table": the function keeps <table>_current tables in the target datasets with the
+    grant the views already need there (roles/bigquery.dataEditor on each target dataset only)."""
+    plan = plans["several_datasets"]
+    (function,) = plan.of_type("google_cloudfunctions2_function")
+    assert function["values"]["service_config"][0]["environment_variables"]["UNIVIEW_CURRENT"] == "table"
+    on_targets = sorted(
+        (g.scope, g.role)
+        for g in plan.grants()
+        if g.member == account("fn") and g.scope_type.endswith("_iam_member") and (g.scope or "").endswith("_unified")
+    )
+    assert on_targets == [(f"{d}_unified", "roles/bigquery.dataEditor") for d in ("cdc", "shop_eu", "shop_us")]
+    (minimal,) = plans["minimal"].of_type("google_cloudfunctions2_function")
+    assert minimal["values"]["service_config"][0]["environment_variables"]["UNIVIEW_CURRENT"] == "off"
 
 
 def test_push_subscription_authenticates_and_dead_letters(each_plan):
