@@ -335,3 +335,16 @@ def test_a_consolidation_then_a_refresh(bq_client, dataset, views_dataset, bq_em
         history.step()
         ok(refreshed(warehouse, dataset))
         assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "a step after a consolidation")
+
+
+def test_switching_between_the_table_and_the_view(bq_client, dataset, views_dataset, warehouse):
+    """--current replaces the table (and drops its state) with the view; --current table replaces the view."""
+    history = BigQueryHistory(bq_client, dataset, SEED + 6)
+    history.step()
+    ok(refreshed(warehouse, dataset))
+    ok(refreshed(warehouse, dataset, "view"))
+    target = f"{dataset}_unified"
+    assert bq_client.get_table(f"{target}.{FAMILY}_current").table_type == "VIEW"
+    assert [t.table_id for t in bq_client.list_tables(target) if t.table_id.startswith("_uniview_current_")] == []
+    assert ok(refreshed(warehouse, dataset)).current_table.action == "create"
+    assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "the view replaced by the table again")

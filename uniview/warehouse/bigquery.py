@@ -260,6 +260,7 @@ class BigQueryWarehouse(Warehouse):
         for change in changes:
             validate_table(change.name, "view")
         locations = [self._ensure_dataset(target, changes) for target in targets]
+        self._drop_current_tables(changes)
         statements = [change_statement(self.project, change) for change in changes]
         if recheck is not None:
             statements.append(version_tables_statement(self.project, *recheck))
@@ -285,6 +286,15 @@ class BigQueryWarehouse(Warehouse):
                 row["table_name"] for row in rows if (split_version_table(row["table_name"]) or ("",))[0] == family
             ),
         )
+
+    def _drop_current_tables(self, changes: list[ViewChange]) -> None:
+        """A current view (--current) replaces a current table of the same name (--current table)."""
+        from uniview.current_view import current_view_name
+        from uniview.warehouse import bigquery_current
+
+        for change in changes:
+            if not change.is_drop and change.name.endswith(current_view_name("")):
+                bigquery_current.drop_current_table(self, change.dataset, change.name)
 
     def add_columns(self, dataset: str, additions: dict[str, list[tuple[str, str]]]) -> list[str]:
         """ALTER TABLE ... ADD COLUMN IF NOT EXISTS statements in script jobs of at most 1,024K characters

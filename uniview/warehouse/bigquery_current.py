@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as api_exceptions
 
-from uniview.current_table import Action, CurrentTablePlan, Statement
+from uniview.current_table import Action, CurrentTablePlan, Statement, parse_description
 from uniview.errors import NotFoundError
 from uniview.identifiers import quote_path
 from uniview.warehouse.base import CurrentTableResult
@@ -166,3 +166,23 @@ def _drop_other_states(warehouse: BigQueryWarehouse, plan: CurrentTablePlan) -> 
         if name not in mine and name.startswith(plan.state_prefixes):
             warehouse.delete_table(plan.dataset, name)
             logger.info("dropped %s", quote_path(warehouse.project, plan.dataset, name))
+
+
+def drop_current_table(warehouse: BigQueryWarehouse, dataset: str, name: str) -> bool:
+    """Drop `dataset.name` when it is a current table (its description records its fingerprints), with its
+    state tables: a view of that name (--current) is about to replace it, and BigQuery does not replace a
+    table with a view.  True when it dropped one."""
+    try:
+        found = warehouse.get_table(dataset, name)
+    except NotFoundError:
+        return False
+    if found.table_type != "TABLE" or parse_description(found.description) is None:
+        return False
+    warehouse.delete_table(dataset, name)
+    family = name.removesuffix("_current")
+    prefixes = (f"_uniview_current_keys_{family}_", f"_uniview_current_facts_{family}_")
+    for other in warehouse.list_table_names(dataset):
+        if other.startswith(prefixes):
+            warehouse.delete_table(dataset, other)
+    logger.info("dropped the current table %s.%s and its state: a view replaces it", dataset, name)
+    return True
