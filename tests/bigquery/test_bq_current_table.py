@@ -311,8 +311,10 @@ def test_a_duplicate_pubsub_delivery_through_the_function_changes_nothing(
         assert requests.post(served.url, json=body, timeout=180).status_code == 200  # delivered again
         assert state(bq_client, dataset) == after_first
         logged = [json.loads(line) for line in served.log_path.read_text().splitlines() if line.startswith("{")]
-        outcomes = [line.get("outcome") for line in logged if line.get("message_id") == "current-2"]
-        assert len(outcomes) == 2 and set(outcomes) <= {"refreshed", "unchanged"}, outcomes
+        lines = {key: [line for line in logged if line.get("message_id") == key] for key in ("current-1", "current-2")}
+        assert [line["current_table_action"] for line in lines["current-1"]] == ["create"]
+        assert len(lines["current-2"]) == 2 and lines["current-2"][-1]["current_table_action"] == "maintain"
+        assert {line["outcome"] for line in lines["current-2"]} <= {"refreshed", "unchanged"}
     with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30) as warehouse:
         assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "after a duplicate delivery")
 

@@ -256,6 +256,18 @@ def _consolidate(
             )
 
 
+def _current_table_fields(outcome: Any) -> dict[str, Any]:
+    """What UNIVIEW_CURRENT=table did to the family's <table>_current (none when it is not a table)."""
+    done = getattr(outcome, "current_table", None)
+    if done is None:
+        return {}
+    return {
+        "current_table_action": done.action,
+        "current_table_changes_read": done.changes_read,
+        "current_table_rows": done.rows,
+    }
+
+
 def _log_outcome(outcome: Any, scope: dict, duration_ms: int) -> None:
     family_scope = {**scope, "family": outcome.family}
     if outcome.failed:
@@ -294,6 +306,7 @@ def _log_outcome(outcome: Any, scope: dict, duration_ms: int) -> None:
         job_count=len(outcome.jobs),  # Terraform's jobs-per-event metric reads it (terraform/monitoring.tf)
         rounds=outcome.rounds,
         duration_ms=duration_ms,
+        **_current_table_fields(outcome),
     )
     if outcome.note:
         log_event(logger, logging.WARNING, outcome.note, **family_scope, outcome="note")
