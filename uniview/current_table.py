@@ -262,12 +262,13 @@ class CurrentTablePlan:
         sources = [f"SELECT {listed} FROM {WINDOW}"]
         if with_state:
             sources.insert(0, f"SELECT {listed} FROM {self.keys_table} AS s WHERE {self._key_in_window('s')}")
+        plain = columns[: len(self.columns) + 2]
         return render(
             "current_table_keys.sql.j2",
-            columns=columns,
-            plain=columns[: len(self.columns) + 2],
+            plain=plain,
             carried=self.carried,
-            partition=self.partition,
+            carried_columns=columns[len(plain) :],
+            key=self.partition[1:],
             sources=sources,
         )
 

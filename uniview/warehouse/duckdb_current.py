@@ -113,11 +113,20 @@ def duckdb_statement(statement: Statement, table_types: TableColumns, state_hash
 
 def _portable(sql: str) -> str:
     """A statement of portable SQL (IF, CONCAT of non-NULL texts, IS NOT DISTINCT FROM, window functions) as
-    DuckDB reads it: as it is when no name is quoted and no literal escaped (then both engines read the
-    same text alike), else transpiled."""
-    if "`" not in sql and "\\" not in sql and "TIMESTAMP_SUB" not in sql:
+    DuckDB reads it: as it is when no name is quoted, no literal escaped and no function is spelled
+    otherwise (then both engines read the same text alike), else transpiled (once per process)."""
+    if not _NOT_PORTABLE.search(sql):
         return sql
-    return sqlglot.transpile(sql, read="bigquery", write="duckdb")[0]
+    if sql not in _TRANSPILED:
+        if len(_TRANSPILED) >= _TRANSLATED_LIMIT:
+            _TRANSPILED.clear()
+        _TRANSPILED[sql] = sqlglot.transpile(sql, read="bigquery", write="duckdb")[0]
+    return _TRANSPILED[sql]
+
+
+#: What DuckDB reads otherwise than BigQuery: quoted names, escapes, and the functions written differently.
+_NOT_PORTABLE = re.compile(r"`|\\|\b(?:TIMESTAMP_SUB|STRUCT|ANY_VALUE)\(")
+_TRANSPILED: dict[str, str] = {}
 
 
 def _typed(select: str, table_types: TableColumns, state_hash: str | None) -> str:
