@@ -15,23 +15,38 @@ by uniview.
 4. Two transactions that mutate one table: BigQuery aborts one with "Transaction is aborted due to
    concurrent update against table ..." (400 invalidQuery); the emulator's DuckLake catalog answers
    "Failed to commit DuckLake transaction" at COMMIT.  Here that COMMIT fails with BigQuery's words.
+5. JSON_VALUE, JSON_QUERY and JSON_QUERY_ARRAY over a STRING with a constant path run GoogleSQL's semantics
+   (uniview.local.bigquery_emulator_json): NULL for text that is not JSON, where DuckDB's JSON functions fail
+   the query, and a number's text as written, where DuckDB's give its double's.
+6. PARSE_JSON(..., wide_number_mode => 'round') keeps an integer of [-2^63, 2^64) exact, as BigQuery's JSON
+   stores it (https://cloud.google.com/bigquery/docs/reference/standard-sql/json_functions#parse_json); the
+   emulator made every integer above 2^63 - 1 a double.  Only a wider integer or a decimal is rounded.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
+import json
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import grpc
+from local_bigquery.engine import database
 from local_bigquery.errors import BigQueryError
 from local_bigquery.grpc import write
 from local_bigquery.grpc.read import StorageError
 from local_bigquery.jobs import merge, query
+from local_bigquery.sql.rules import NODE_RULES
+from local_bigquery.sql.rules.typing import kind
 from sqlglot import exp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: the emulator's venv has no uniview
+from uniview.local.bigquery_emulator_json import json_query, json_query_array, json_value
 
 _MICROS_BITS = 20
 
@@ -151,6 +166,66 @@ def _merge(cur: Any, tree: Any, context: Any) -> Any:
     return _emulator_merge(_InTransaction(cur) if getattr(_in_transaction, "open", False) else cur, tree, context)
 
 
+#: GoogleSQL's JSON functions as DuckDB functions of (text, path as a JSON list of keys and positions).
+_JSON_FUNCTIONS: dict[type, tuple[str, Callable[..., Any], str]] = {
+    exp.JSONExtractScalar: ("_bq_json_value", json_value, "VARCHAR"),
+    exp.JSONExtract: ("_bq_json_query", json_query, "VARCHAR"),
+    exp.JSONExtractArray: ("_bq_json_query_array", json_query_array, "VARCHAR[]"),
+}
+
+
+def _path_steps(path: Any) -> list[str | int] | None:
+    """A constant JSONPath's keys and positions; None for any other path (left to the emulator)."""
+    if path is None:
+        return []
+    if not isinstance(path, exp.JSONPath):
+        return None
+    steps: list[str | int] = []
+    for part in path.expressions:
+        if (isinstance(part, exp.JSONPathKey) and isinstance(part.this, str)) or (
+            isinstance(part, exp.JSONPathSubscript) and isinstance(part.this, int)
+        ):
+            steps.append(part.this)
+        elif not isinstance(part, exp.JSONPathRoot):
+            return None
+    return steps
+
+
+def _googlesql_json(node: Any, context: Any) -> Any:
+    """JSON_VALUE/JSON_QUERY/JSON_QUERY_ARRAY over text as GoogleSQL's (a JSON-typed input is left as it is)."""
+    if type(node) not in _JSON_FUNCTIONS or kind(node.this) == exp.DataType.Type.JSON:
+        return node
+    steps = _path_steps(node.expression)
+    if steps is None:
+        return node
+    name, _, returns = _JSON_FUNCTIONS[type(node)]
+    call = exp.Anonymous(this=name, expressions=[node.this, exp.Literal.string(json.dumps(steps))])
+    return exp.Cast(this=call, to=exp.DataType.build(returns, dialect="duckdb"))
+
+
+#: PARSE_JSON's 'round' mode: BigQuery's JSON holds an integer of [-2^63, 2^64) exactly.
+_PARSE_JSON = """CREATE OR REPLACE MACRO bq.main.parse_json(s) AS bq.main._parse_json_exact(s),
+(s, mode) AS CASE lower(mode)
+    WHEN 'exact' THEN bq.main._parse_json_exact(s)
+    WHEN 'round' THEN CASE
+        WHEN json_type(json(s)) IN ('DOUBLE', 'HUGEINT') THEN to_json(CAST(json(s) AS DOUBLE))
+        ELSE json(s) END
+    ELSE _raise('Invalid wide_number_mode: ' || mode)
+END"""
+_emulator_connect = database._connect.__wrapped__  # uncached: the emulator's reset() clears the cache below
+
+
+@functools.cache
+def _connect() -> Any:
+    connection = _emulator_connect()
+    connection.execute(_PARSE_JSON)
+    for name, function, returns in _JSON_FUNCTIONS.values():  # NULL in, NULL out: they return NULL too
+        connection.create_function(name, function, ["VARCHAR", "VARCHAR"], returns, null_handling="special")
+    return connection
+
+
+NODE_RULES.insert(0, _googlesql_json)
+database._connect = _connect
 query._execute = _execute
 query._run = _run
 merge.run = _merge

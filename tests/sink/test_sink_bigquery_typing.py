@@ -1,0 +1,129 @@
+"""The load step's typing rendered for BigQuery (uniview.sink.load_sql with load_dialect.BIGQUERY), run by the
+local BigQuery emulator, against DuckDB's load step: the same odd values and records (typing_cases) land the
+same values and are quarantined for the same reasons and details.
+
+The emulator runs BigQuery SQL translated to DuckDB's; its shim gives JSON_VALUE, JSON_QUERY and
+JSON_QUERY_ARRAY over text GoogleSQL's semantics (uniview.local.bigquery_emulator_json), without which the
+statements of a STRUCT or ARRAY column failed ("Malformed JSON") and a decimal was read through a double.
+GEOGRAPHY is left out: BigQuery lands only a geography (SAFE.ST_GEOGFROMTEXT), DuckDB the text."""
+
+from __future__ import annotations
+
+import json
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from uniview.local.bigquery_emulator import (
+    DEFAULT_PROJECT,
+    emulator_environment,
+    emulator_venv_path,
+    find_emulator_venv,
+)
+from uniview.sink.load_dialect import BIGQUERY
+from uniview.sink.load_sql import typed_records
+from uniview.sink.mysql_types import bigquery_type
+from uniview.sink.routing import LandingColumn
+from uniview.types import Scalar
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1] / "zetasql"))
+from test_zetasql_load_typing import BIGQUERY_DIFFERENCES, _lines, canonical, duckdb_outcome
+from typing_cases import TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory):
+    """A plain google-cloud-bigquery client on a running emulator."""
+    if find_emulator_venv() is None:
+        pytest.skip(
+            f"BigQuery emulator not installed in {emulator_venv_path()}: run scripts/setup-bigquery-emulator.sh"
+        )
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import bigquery
+
+    with emulator_environment(tmp_path_factory.mktemp("bigquery-typing")) as host:
+        client = bigquery.Client(
+            project=DEFAULT_PROJECT,
+            credentials=AnonymousCredentials(),
+            client_options={"api_endpoint": f"http://{host}"},
+        )
+        yield client
+        client.close()
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def emulator_outcome(client, lines: dict[str, str], columns: list[LandingColumn]) -> dict:
+    """{position: (reason, detail, value)} as the emulator runs BigQuery's rendering over `lines`.  A value is
+    selected only for a row that lands (BigQuery refuses to return an ARRAY with a NULL element, which a
+    quarantined row's may hold), as TO_JSON_STRING but for BYTES (the emulator's gives the bytes, not base64)."""
+    typed = typed_records(f"UNNEST([{', '.join(map(_literal, lines.values()))}]) AS value", columns, BIGQUERY)
+    bq_type = columns[0].bq_type if columns else None
+    as_text = bq_type is not None and bq_type != Scalar("BYTES")
+    value = "NULL" if bq_type is None else ("TO_JSON_STRING(t0)" if as_text else "t0")
+    rows = client.query(
+        f"SELECT JSON_VALUE(value, '$.metadata.position') AS position, reason, detail, "
+        f"IF(reason IS NULL, {value}, NULL) AS landed FROM ({typed})"
+    ).result()
+    outcome = {}
+    for row in rows:
+        landed = row["landed"]
+        if landed is not None and bq_type is not None:
+            landed = canonical(json.loads(landed, parse_float=Decimal) if as_text else landed, bq_type, parsed=as_text)
+        outcome[row["position"]] = (row["reason"], row["detail"], landed)
+    return outcome
+
+
+#: Where the emulator's landing differs from DuckDB's: where BigQuery's does (DuckDB's text of a JSON number: its
+#: functions read a number through a double, GoogleSQL's give it as written; BIGQUERY_DIFFERENCES), but for a
+#: BIGNUMERIC of more than 38 digits, which the emulator cannot hold (it keeps BIGNUMERIC in DuckDB's DECIMAL(38)).
+_WIDE = "123456789012345678901234567890.0123456789"
+EXPECTED = {case: why for case, why in BIGQUERY_DIFFERENCES.items() if case[0] == "STRING" or case[1] != _WIDE}
+
+
+def test_the_emulator_types_every_value_as_duckdb_does(emulator):
+    differing = {}
+    for t, declared in enumerate(TYPES):
+        if declared == "GEOGRAPHY":
+            continue
+        cases = {f"{t}:{v}": (declared, value) for v, value in enumerate(VALUES)}
+        lines = _lines({position: '{"c": %s}' % value for position, (_, value) in cases.items()})
+        columns = [LandingColumn("c", declared, bigquery_type(declared).bq_type)]
+        bigquery, duck = emulator_outcome(emulator, lines, columns), duckdb_outcome(lines, columns)
+        differing.update({case: (bigquery[p], duck[p]) for p, case in cases.items() if bigquery[p] != duck[p]})
+    unexpected = {case: pair for case, pair in differing.items() if case not in EXPECTED}
+    assert unexpected == {}
+    assert set(EXPECTED) <= set(differing)
+    emulator_reads, duckdb_reads = differing[("BIGNUMERIC", "1e2")]  # the guard's digits: "1e2" and "100.0"
+    assert emulator_reads[0] == "type_mismatch" and duckdb_reads == (None, None, Decimal(100))
+
+
+def test_the_emulator_judges_every_record_as_duckdb_does(emulator):
+    cases = {f"v:{number}": data for number, data in enumerate(VERDICT_DATA)}
+    lines = _lines(cases)
+    columns = [LandingColumn(name, declared, bigquery_type(declared).bq_type) for name, declared in VERDICT_SCHEMA]
+    bigquery = {p: outcome[:2] for p, outcome in emulator_outcome(emulator, lines, columns).items()}
+    duck = {p: outcome[:2] for p, outcome in duckdb_outcome(lines, columns).items()}
+    assert bigquery == duck
+    assert sum(reason is None for reason, _ in duck.values()) == 2
+
+
+def test_text_that_is_not_json_reads_as_null_and_numbers_as_written(emulator):
+    """GoogleSQL's JSON functions over a STRING (ZetaSQL's reference implementation gives these rows)."""
+    row = next(
+        iter(
+            emulator.query(
+                """SELECT JSON_QUERY('x', '$') AS q, JSON_VALUE('"x', '$') AS v, JSON_QUERY_ARRAY('[1,', '$') AS a,
+                  JSON_VALUE('{"a": 1.50, "a": 2}', '$."a"') AS first, JSON_QUERY('{"a": {"b": 2e3, "b": 1}}', '$.a') AS o,
+                  JSON_QUERY_ARRAY('[12345678901234567.125, "s", null]') AS e, JSON_VALUE('{"a": null}', '$.a') AS n"""
+            ).result()
+        )
+    )
+    assert (row["q"], row["v"], row["a"]) == (None, None, [])
+    assert row["first"] == "1.50" and row["o"] == '{"b":2e3,"b":1}' and row["n"] is None
+    assert row["e"] == ["12345678901234567.125", '"s"', "null"]
