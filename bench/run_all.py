@@ -26,6 +26,7 @@ FULL = {
     "sink": ["--records", "400000", "1000000", "--pairs", "3"],
     "scan": [],
     "tenants": ["--databases", "1", "100", "1000", "--rounds", "3"],
+    "current_table": ["--keys", "100000", "--changes", "3", "--repeats", "5"],
 }
 QUICK = {
     "plan": ["--versions", "50", "100", "--shell-versions", "100"],
@@ -33,6 +34,7 @@ QUICK = {
     "sink": ["--records", "100000", "--pairs", "1"],
     "scan": ["--versions", "4", "--rows", "50000", "--repeats", "3"],
     "tenants": ["--databases", "1", "100", "--emulator-databases", "1", "10", "--rounds", "1"],
+    "current_table": ["--keys", "10000", "--changes", "3", "--repeats", "2"],
 }
 
 
@@ -138,12 +140,33 @@ def tenants_rows(r: dict) -> list[tuple[str, str, str]]:
     return rows
 
 
+def current_table_rows(r: dict) -> list[tuple[str, str, str]]:
+    return [
+        (
+            f"DuckDB current table: maintenance after 1% of {r['keys']:,} keys change ({r['history_rows']:,} changes)",
+            f"{r['maintain_s']:.3f} s",
+            f"{r['maintain_vs_read']:.2f}x reading just the changes (goal <= 2x)",
+        ),
+        (
+            f"the same on {r['long_history_rows']:,} changes",
+            f"{r['maintain_long_s']:.3f} s",
+            f"{r['long_vs_short']:.2f}x the shorter history (goal <= 1.2x)",
+        ),
+        (
+            "full scan of the current table",
+            f"{r['scan_table_s']:.3f} s",
+            f"{r['table_vs_plain']:.2f}x a plain table (goal <= 1.1x); the view {r['view_vs_table']:.1f}x the table",
+        ),
+    ]
+
+
 FORMATTERS = {
     "plan": plan_rows,
     "function": function_rows,
     "sink": sink_rows,
     "scan": scan_rows,
     "tenants": tenants_rows,
+    "current_table": current_table_rows,
 }
 
 
