@@ -21,6 +21,8 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -31,6 +33,7 @@ from uniview.plan import GeneratorOptions
 from uniview.refresh import RefreshRequest, plan_families, refresh
 from uniview.types import parse_type
 from uniview.version_description import version_description
+from uniview.warehouse.base import CurrentTableResult
 from uniview.warehouse.duckdb import DuckDBWarehouse
 from uniview.warehouse.duckdb_types import duckdb_type
 
@@ -86,10 +89,14 @@ def land(path: Path, first: int, keys: int, hours: float) -> int:
     return count
 
 
-def timed(action) -> float:
+def timed(action: Callable[[], object]) -> float:
     started = time.perf_counter()
     action()
     return time.perf_counter() - started
+
+
+def _scan(connection: duckdb.DuckDBPyConnection, source: str) -> None:
+    connection.execute(SCAN.format(source=source)).fetchall()
 
 
 class Family:
@@ -104,7 +111,9 @@ class Family:
         with DuckDBWarehouse(self.path) as warehouse:
             refresh(warehouse, request)
             refresh(warehouse, RefreshRequest("cdc", (FAMILY,), "cdc_view", GeneratorOptions(current="view")))
-            self.plan = plan_families(warehouse, request)[0].current_table
+            plan = plan_families(warehouse, request)[0].current_table
+        assert plan is not None
+        self.plan = plan
 
     def repeat(self) -> tuple[float, float, int]:
         """Land 1% of the keys changed; (seconds to read just them, seconds to maintain, changes the maintenance
@@ -112,8 +121,9 @@ class Family:
         count = land(self.path, self.landed, self.keys, self.hours)
         watermark = f"{_START} + to_microseconds(CAST({self.hours} * 3600e6 AS BIGINT))"
         self.landed += count
-        self.hours += 4  # beyond the lag: each maintenance reads its own batch alone
-        with DuckDBWarehouse(self.path) as warehouse:
+        self.hours += 4  # the next batch: the maintenance reads this one, and the previous one again (the lag)
+        warehouse = DuckDBWarehouse(self.path)
+        with warehouse:
             connection = warehouse._connect(create=False)
             assert connection is not None
             read = timed(
@@ -124,7 +134,7 @@ class Family:
             )
             (rows,) = connection.execute("SELECT count(*) FROM changed").fetchone() or (0,)
             assert rows == count, (rows, count)
-            result = []
+            result: list[CurrentTableResult] = []
             maintain = timed(lambda: result.append(warehouse.maintain_current_table(self.plan)))
         assert result[0].action == "maintain", result
         return read, maintain, result[0].changes_read
@@ -138,8 +148,9 @@ class Family:
             times: dict[str, list[float]] = {source: [] for source in sources}
             for _ in range(repeats):
                 for source in sources:
-                    times[source].append(timed(lambda s=source: connection.execute(SCAN.format(source=s)).fetchall()))
-        return tuple(statistics.median(times[source]) for source in sources)  # type: ignore[return-value]
+                    times[source].append(timed(partial(_scan, connection, source)))
+        table, plain, view = (statistics.median(times[source]) for source in sources)
+        return table, plain, view
 
 
 def measure(keys: int, changes: int, repeats: int) -> dict:
