@@ -23,15 +23,24 @@ from uniview.local.bigquery_emulator import (
     find_emulator_venv,
 )
 from uniview.sink.load_dialect import BIGQUERY
-from uniview.sink.load_sql import typed_records
+from uniview.sink.load_sql import envelopes, typed_records
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.routing import LandingColumn
 from uniview.types import Scalar
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "zetasql"))
-from test_zetasql_load_typing import BIGQUERY_DIFFERENCES, _lines, canonical, duckdb_outcome
-from typing_cases import TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
+from test_zetasql_load_typing import (
+    _ENVELOPE_COLUMNS,
+    BIGQUERY_DIFFERENCES,
+    ENVELOPE_DIFFERENCES,
+    _comparable,
+    _duckdb_envelopes,
+    _lines,
+    canonical,
+    duckdb_outcome,
+)
+from typing_cases import ENVELOPE_LINES, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +136,32 @@ def test_text_that_is_not_json_reads_as_null_and_numbers_as_written(emulator):
     assert (row["q"], row["v"], row["a"]) == (None, None, [])
     assert row["first"] == "1.50" and row["o"] == '{"b":2e3,"b":1}' and row["n"] is None
     assert row["e"] == ["12345678901234567.125", '"s"', "null"]
+
+
+def _emulator_envelopes(client, lines: list[str | None]) -> dict:
+    """{line: its envelope} as the emulator runs BigQuery's rendering (the lines a query parameter; an ARRAY holds
+    no NULL, so a NULL line is added to it as a row)."""
+    from google.cloud import bigquery
+
+    given = [line for line in lines if line is not None]
+    source = (
+        "(SELECT value, 'file' AS source_file, CAST(NULL AS BYTES) AS _bytes FROM UNNEST(@lines) AS value"
+        " UNION ALL SELECT CAST(NULL AS STRING), 'file', CAST(NULL AS BYTES))"
+    )
+    names = ", ".join(f"`{name}`" for name in _ENVELOPE_COLUMNS)
+    rows = client.query(
+        f"SELECT value, {names}, TO_JSON_STRING(_cdc_unavailable) AS unavailable_list, "
+        "FORMAT_TIMESTAMP('%Y-%m-%dT%H:%M:%E6S+00:00', _cdc_timestamp, 'UTC') AS stamp, _cdc_sequence "
+        f"FROM ({envelopes(source, False, BIGQUERY)})",
+        job_config=bigquery.QueryJobConfig(query_parameters=[bigquery.ArrayQueryParameter("lines", "STRING", given)]),
+    ).result()
+    return {
+        row[0]: _comparable([*row[1:-3], None if row[-3] is None else json.loads(row[-3]), *row[-2:]]) for row in rows
+    }
+
+
+def test_the_emulator_reads_every_envelope_as_duckdb_does(emulator):
+    emulated, duck = _emulator_envelopes(emulator, ENVELOPE_LINES), _duckdb_envelopes(ENVELOPE_LINES)
+    differing = {line: (emulated[line], duck[line]) for line in ENVELOPE_LINES if emulated[line] != duck[line]}
+    assert set(differing) == set(ENVELOPE_DIFFERENCES)  # NaN: BigQuery's parser refuses the line
+    assert all(emulated[line][0] == "unparseable" for line in ENVELOPE_DIFFERENCES)

@@ -18,9 +18,13 @@ by uniview.
 5. JSON_VALUE, JSON_QUERY and JSON_QUERY_ARRAY over a STRING with a constant path run GoogleSQL's semantics
    (uniview.local.bigquery_emulator_json): NULL for text that is not JSON, where DuckDB's JSON functions fail
    the query, and a number's text as written, where DuckDB's give its double's.
-6. PARSE_JSON(..., wide_number_mode => 'round') keeps an integer of [-2^63, 2^64) exact, as BigQuery's JSON
+6. CAST of a NUMERIC or BIGNUMERIC to STRING writes no trailing fractional zeros (BigQuery's `23803720`, not
+   DuckDB's DECIMAL text `23803720.000000000000000000`).
+7. PARSE_JSON(..., wide_number_mode => 'round') keeps an integer of [-2^63, 2^64) exact, as BigQuery's JSON
    stores it (https://cloud.google.com/bigquery/docs/reference/standard-sql/json_functions#parse_json); the
    emulator made every integer above 2^63 - 1 a double.  Only a wider integer or a decimal is rounded.
+7. A STRUCT field given as a column path takes the column's name, as in GoogleSQL (`STRUCT(id, v.name).name`);
+   the emulator made every field of such a STRUCT unnamed, so reading one by name failed.
 """
 
 from __future__ import annotations
@@ -36,12 +40,13 @@ from typing import Any
 
 import duckdb
 import grpc
+import sqlglot
 from local_bigquery.engine import database
 from local_bigquery.errors import BigQueryError
 from local_bigquery.grpc import write
 from local_bigquery.grpc.read import StorageError
 from local_bigquery.jobs import merge, query
-from local_bigquery.sql.rules import NODE_RULES
+from local_bigquery.sql.rules import NODE_RULES, STATEMENT_RULES
 from local_bigquery.sql.rules.typing import kind
 from sqlglot import exp
 
@@ -203,6 +208,32 @@ def _googlesql_json(node: Any, context: Any) -> Any:
     return exp.Cast(this=call, to=exp.DataType.build(returns, dialect="duckdb"))
 
 
+def _struct_field_names(tree: Any, context: Any) -> Any:
+    """STRUCT(a, t.b, 1 AS c): the fields given as column paths named after the column, as GoogleSQL infers
+    them (before the emulator's own rule makes every unnamed field positional)."""
+    for struct in list(tree.find_all(exp.Struct)):
+        for field in list(struct.expressions):
+            if isinstance(field, exp.Column):
+                field.replace(exp.PropertyEQ(this=exp.to_identifier(field.name, quoted=True), expression=field.copy()))
+    return tree
+
+
+_DECIMAL_TEXT = r"regexp_replace(regexp_replace(CAST({} AS VARCHAR), '(\.[0-9]*[1-9])0+$', '\1'), '\.0*$', '')"
+
+
+def _decimal_text(node: Any, context: Any) -> Any:
+    """CAST(x AS STRING) of a decimal (or of a value whose type the translation does not know) as BigQuery's."""
+    if not (isinstance(node, exp.Cast) and node.to.this in (exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR)):
+        return node
+    if kind(node.this) not in (None, exp.DataType.Type.DECIMAL, exp.DataType.Type.BIGDECIMAL):
+        return node
+    trimmed = sqlglot.parse_one(_DECIMAL_TEXT.format("__x"), read="duckdb").transform(
+        lambda part: node.this.copy() if isinstance(part, exp.Column) and part.name == "__x" else part
+    )
+    decimal = exp.Like(this=exp.func("typeof", node.this.copy()), expression=exp.Literal.string("DECIMAL%"))
+    return exp.Case().when(decimal, trimmed).else_(node)
+
+
 #: PARSE_JSON's 'round' mode: BigQuery's JSON holds an integer of [-2^63, 2^64) exactly.
 _PARSE_JSON = """CREATE OR REPLACE MACRO bq.main.parse_json(s) AS bq.main._parse_json_exact(s),
 (s, mode) AS CASE lower(mode)
@@ -225,6 +256,8 @@ def _connect() -> Any:
 
 
 NODE_RULES.insert(0, _googlesql_json)
+NODE_RULES.append(_decimal_text)
+STATEMENT_RULES.insert(0, _struct_field_names)
 database._connect = _connect
 query._execute = _execute
 query._run = _run
