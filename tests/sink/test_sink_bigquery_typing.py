@@ -14,6 +14,7 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from uniview.local.bigquery_emulator import (
@@ -23,7 +24,17 @@ from uniview.local.bigquery_emulator import (
     find_emulator_venv,
 )
 from uniview.sink.load_dialect import BIGQUERY
-from uniview.sink.load_sql import envelopes, typed_records
+from uniview.sink.load_sql import (
+    bigquery_decisions,
+    decisions_json,
+    decisions_table,
+    envelopes,
+    key_of,
+    routed_lines,
+    routing_keys,
+    typed_records,
+    typed_routes,
+)
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.routing import LandingColumn
 from uniview.types import Scalar
@@ -37,6 +48,7 @@ from test_zetasql_load_typing import (
     _comparable,
     _duckdb_envelopes,
     _lines,
+    _plan,
     canonical,
     duckdb_outcome,
 )
@@ -165,3 +177,53 @@ def test_the_emulator_reads_every_envelope_as_duckdb_does(emulator):
     differing = {line: (emulated[line], duck[line]) for line in ENVELOPE_LINES if emulated[line] != duck[line]}
     assert set(differing) == set(ENVELOPE_DIFFERENCES)  # NaN: BigQuery's parser refuses the line
     assert all(emulated[line][0] == "unparseable" for line in ENVELOPE_DIFFERENCES)
+
+
+def test_the_emulator_routes_and_types_every_line_as_duckdb_does(emulator):
+    """A batch's load over staged lines: its routing keys, each line joined to its key's decision (given as one
+    query parameter, as decisions_json writes it) and the routes' records typed, on the emulator and on DuckDB."""
+    from google.cloud import bigquery
+
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    lines = envelopes("(SELECT unnest(?) AS value, 'file' AS source_file, NULL::BLOB AS _bytes)", False)
+    duck_keys = connection.execute(routing_keys(lines), [ENVELOPE_LINES]).fetchall()
+    plan = _plan([key_of(row) for row in duck_keys])
+    connection.execute(decisions_table("decisions"), [decisions_json(plan)])
+    columns = [LandingColumn("id", "int(11)", bigquery_type("int(11)").bq_type)]
+    duck_routed = f"({routed_lines(lines, 'decisions', 'quarantine')})"
+    selected = "value, _dataset, _route, _version, _reason, _detail, _cdc_position, _cdc_sequence, _cdc_database"
+    typed = "_route, t0, reason, detail, raw_line, decode(raw_bytes) AS raw_text, _cdc_operation, _version"
+    duck = connection.execute(f"SELECT {selected} FROM {duck_routed}", [ENVELOPE_LINES]).fetchall()
+    duck_typed = connection.execute(
+        f"SELECT {typed} FROM ({typed_routes(duck_routed, [0, 1], columns)})", [ENVELOPE_LINES]
+    ).fetchall()
+
+    given = [line for line in ENVELOPE_LINES if line is not None]
+    staged = (
+        "(SELECT value, 'file' AS source_file, CAST(NULL AS BYTES) AS _bytes FROM UNNEST(@lines) AS value"
+        " UNION ALL SELECT CAST(NULL AS STRING), 'file', CAST(NULL AS BYTES))"
+    )
+    parameters = [
+        bigquery.ArrayQueryParameter("lines", "STRING", given),
+        bigquery.ScalarQueryParameter("decisions", "STRING", decisions_json(plan)),
+    ]
+    config = bigquery.QueryJobConfig(query_parameters=parameters)
+    bq_lines = envelopes(staged, False, BIGQUERY)
+    keys = emulator.query(routing_keys(bq_lines, BIGQUERY), job_config=config).result()
+    assert {tuple(row.values()) for row in keys} == set(duck_keys)
+    routed = f"({routed_lines(bq_lines, bigquery_decisions('@decisions'), 'quarantine', BIGQUERY)})"
+    emulated = {
+        row[0]: tuple(row.values()) for row in emulator.query(f"SELECT {selected} FROM {routed}", config).result()
+    }
+    differing = {row[0] for row in duck if emulated[row[0]] != row}
+    assert differing == set(ENVELOPE_DIFFERENCES)
+    assert {row[4] for row in duck} >= {None, "invalid_schema", "invalid_metadata", "missing_metadata"}
+
+    typed_bq = typed.replace("decode(raw_bytes)", "SAFE_CONVERT_BYTES_TO_STRING(raw_bytes)")
+    emulated_typed = emulator.query(
+        f"SELECT {typed_bq} FROM ({typed_routes(routed, [0, 1], columns, BIGQUERY)})", config
+    )
+    assert sorted((tuple(row.values()) for row in emulated_typed.result()), key=repr) == sorted(duck_typed, key=repr)
+    reasons = {row[2] for row in duck_typed}
+    assert reasons >= {None, "invalid_data"} and len(reasons) >= 3, reasons
