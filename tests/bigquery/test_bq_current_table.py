@@ -41,7 +41,7 @@ from uniview.plan import GeneratorOptions
 from uniview.refresh import FamilyOutcome, RefreshRequest, refresh
 from uniview.version_description import version_description
 from uniview.warehouse.bigquery import BigQueryWarehouse, make_client
-from uniview.warehouse.bigquery_current import is_serialization_conflict
+from uniview.warehouse.bigquery_current import is_retryable, is_serialization_conflict
 
 pytestmark = pytest.mark.emulator
 
@@ -57,13 +57,15 @@ RACES = KILLS = 1
 class Faults:
     """A google-cloud-bigquery client whose next script job with a transaction can be made to fail:
     `fail_at(n)` puts `SELECT ERROR(...)` before the transaction's n-th statement; `lose_answer()` runs
-    the job to its end and then answers 503, as if the response was lost."""
+    the job to its end and then answers 503, as if the response was lost; `lose_a_race()` refuses it as
+    BigQuery refuses the loser of two concurrent transactions on one table."""
 
     def __init__(self, client: Any, limits: Any) -> None:
         self._client = client
         self._limits = limits
         self.error_before: int | None = None
         self.lose = False
+        self.conflict = False
         self.transactions = 0
 
     def fail_at(self, number: int) -> None:
@@ -72,11 +74,20 @@ class Faults:
     def lose_answer(self) -> None:
         self.lose = True
 
+    def lose_a_race(self) -> None:
+        """The next transaction is refused as BigQuery refuses the loser of two concurrent ones."""
+        self.conflict = True
+
     def query(self, sql: str, *args: Any, **kwargs: Any) -> Any:
         if "BEGIN TRANSACTION;\n" in sql:
             self.transactions += 1
             if self.error_before is not None:
                 sql, self.error_before = _with_error(sql, self.error_before), None
+            elif self.conflict:
+                self.conflict = False
+                raise api_exceptions.BadRequest(
+                    "Transaction is aborted due to concurrent update against table p:d.t. Transaction ID: x"
+                )
             elif self.lose:
                 self.lose = False
                 job = self._limits(sql, *args, **kwargs)
@@ -201,11 +212,13 @@ def test_the_table_equals_the_view_after_every_step_a_failed_transaction_changes
             if failed.error is not None:
                 assert "injected failure" in str(failed.error)
                 assert state(bq_client, dataset) == before, f"{context}: a failed transaction left changes"
+        transactions = faults.transactions
+        if step == 2:  # refused as the loser of a race: run again whole
+            faults.lose_a_race()
         if step == 3:  # the job runs to its end, its answer is lost, it is run again whole
             faults.lose_answer()
-            transactions = faults.transactions
         actions.append(ok(refreshed(warehouse, dataset)).current_table.action)
-        if step == 3:
+        if step in (2, 3):
             assert faults.transactions == transactions + 2 or actions[-1] != "maintain", "the job was not run again"
         assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, context)
     assert actions[0] == "create" and "maintain" in actions
@@ -350,3 +363,16 @@ def test_switching_between_the_table_and_the_view(bq_client, dataset, views_data
     assert [t.table_id for t in bq_client.list_tables(target) if t.table_id.startswith("_uniview_current_")] == []
     assert ok(refreshed(warehouse, dataset)).current_table.action == "create"
     assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "the view replaced by the table again")
+
+
+@pytest.mark.parametrize(
+    ("message", "retried"),
+    [
+        ("Transaction is aborted due to concurrent update against table p:d.t. Transaction ID: 61e3", True),
+        ("Could not serialize access to table p:d.t due to concurrent update", True),
+        ("Syntax error: Unexpected keyword DECLARE at [1:1]", False),
+        ("injected failure inside the transaction", False),
+    ],
+)
+def test_which_refusals_run_the_job_again(message, retried):
+    assert is_retryable(api_exceptions.BadRequest(message)) is retried
