@@ -227,3 +227,24 @@ def test_the_emulator_routes_and_types_every_line_as_duckdb_does(emulator):
     assert sorted((tuple(row.values()) for row in emulated_typed.result()), key=repr) == sorted(duck_typed, key=repr)
     reasons = {row[2] for row in duck_typed}
     assert reasons >= {None, "invalid_data"} and len(reasons) >= 3, reasons
+
+
+def test_a_geography_lands_only_when_bigquery_reads_it_as_one(emulator):
+    """The choice BigQuery forces: its rendering lands text SAFE.ST_GEOGFROMTEXT reads (as BigQuery writes it),
+    and quarantines any other, which DuckDB lands as text."""
+    columns = [LandingColumn("c", "GEOGRAPHY", bigquery_type("GEOGRAPHY").bq_type)]
+    values = [*VALUES, '"LINESTRING(0 0, 1 1)"', '"POINT(1 2 3 4 5)"']
+    lines = _lines({str(number): '{"c": %s}' % value for number, value in enumerate(values)})
+    typed = typed_records(f"UNNEST([{', '.join(map(_literal, lines.values()))}]) AS value", columns, BIGQUERY)
+    rows = emulator.query(
+        f"SELECT JSON_VALUE(value, '$.metadata.position') AS position, reason, "
+        f"IF(reason IS NULL, ST_ASTEXT(t0), NULL) AS landed FROM ({typed})"
+    ).result()
+    emulated = {row["position"]: (row["reason"], row["landed"]) for row in rows}
+    duck = duckdb_outcome(lines, columns)
+    landed = {values[int(p)]: text for p, (reason, text) in emulated.items() if reason is None and text is not None}
+    assert landed == {'"POINT(1 2)"': "POINT(1 2)", '"LINESTRING(0 0, 1 1)"': "LINESTRING(0 0, 1 1)"}
+    kept = {p for p, (reason, _) in emulated.items() if reason is None}
+    assert {values[int(p)] for p in kept} == {*landed, "null"}
+    assert {p for p, outcome in duck.items() if outcome[0] is None} == set(emulated)  # DuckDB lands all as text
+    assert {emulated[p][0] for p in set(emulated) - kept} == {"type_mismatch"}
