@@ -174,22 +174,26 @@ def ok(outcome: FamilyOutcome) -> FamilyOutcome:
     return outcome
 
 
-def land_a_version_retyping_score_to_string(client: Any, dataset: str, history: BigQueryHistory) -> None:
-    """A version `item_v_e5` where score (INT64 in every other version) is STRING, with a change of a key
-    in every database, newer than everything landed."""
-    columns = [("id", "INT64"), ("name", "STRING"), ("score", "STRING"), *CDC_COLUMNS]
-    table = bigquery.Table(f"{client.project}.{dataset}.{FAMILY}_v_e5", schema=[schema_field(c, t) for c, t in columns])
-    table.description = version_description(FAMILY, [("id", "int64"), ("name", "string"), ("score", "string")], ("id",))
+def land_version(
+    client: Any, dataset: str, history: BigQueryHistory, name: str, columns: list[tuple[str, str]]
+) -> None:
+    """A version `item_v_<name>` of `columns` (and the CDC columns), with a change of a key in every database,
+    newer than everything landed."""
+    every = [*columns, *CDC_COLUMNS]
+    table = bigquery.Table(
+        f"{client.project}.{dataset}.{FAMILY}_v_{name}", schema=[schema_field(c, t) for c, t in every]
+    )
+    table.description = version_description(FAMILY, [(c, t.lower()) for c, t in columns], ("id",))
     client.create_table(table)
     stamp = history.newest_ingested + dt.timedelta(hours=1)
+    history.newest_ingested = stamp + dt.timedelta(seconds=len(DATABASES))
     rows = []
     for number, database in enumerate(DATABASES):
         cdc = history._cdc(database, "UPDATE", stamp + dt.timedelta(seconds=number))
-        rows.append({"id": number, "name": f"retyped {number}", "score": f"s{number}", **cdc})
-    assert (
-        client.insert_rows_json(table, [{k: json_value(v) for k, v in row.items() if v is not None} for row in rows])
-        == []
-    )
+        values = {column: (number if bq_type == "INT64" else f"{name} {number}") for column, bq_type in columns}
+        rows.append({**values, **cdc})
+    encoded = [{k: json_value(v) for k, v in row.items() if v is not None} for row in rows]
+    assert client.insert_rows_json(table, encoded) == []
 
 
 # --------------------------------------------------------------------------- the random history
@@ -222,7 +226,8 @@ def test_the_table_equals_the_view_after_every_step_a_failed_transaction_changes
             assert faults.transactions == transactions + 2 or actions[-1] != "maintain", "the job was not run again"
         assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, context)
     assert actions[0] == "create" and "maintain" in actions
-    land_a_version_retyping_score_to_string(bq_client, dataset, history)
+    # score is INT64 in every other version, STRING in this one
+    land_version(bq_client, dataset, history, "e5", [("id", "INT64"), ("name", "STRING"), ("score", "STRING")])
     assert ok(refreshed(warehouse, dataset)).current_table.action == "rebuild"  # the state's shape changed
     assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, f"seed {SEED}: score retyped to STRING")
     before = state(bq_client, dataset)
@@ -363,6 +368,10 @@ def test_switching_between_the_table_and_the_view(bq_client, dataset, views_data
     assert [t.table_id for t in bq_client.list_tables(target) if t.table_id.startswith("_uniview_current_")] == []
     assert ok(refreshed(warehouse, dataset)).current_table.action == "create"
     assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "the view replaced by the table again")
+    # a version with columns the family has, of the types it has: the state is kept, the table presented again
+    land_version(bq_client, dataset, history, "f6", [("id", "INT64"), ("name", "STRING")])
+    assert ok(refreshed(warehouse, dataset)).current_table.action == "re-present"
+    assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "a version keeping the unified types")
 
 
 @pytest.mark.parametrize(
