@@ -66,6 +66,7 @@ class Faults:
         self.error_before: int | None = None
         self.lose = False
         self.conflict = False
+        self.after_commit = False
         self.transactions = 0
 
     def fail_at(self, number: int) -> None:
@@ -73,6 +74,10 @@ class Faults:
 
     def lose_answer(self) -> None:
         self.lose = True
+
+    def fail_after_commit(self) -> None:
+        """The next script with a transaction fails right after its COMMIT (before what runs outside it)."""
+        self.after_commit = True
 
     def lose_a_race(self) -> None:
         """The next transaction is refused as BigQuery refuses the loser of two concurrent ones."""
@@ -83,6 +88,10 @@ class Faults:
             self.transactions += 1
             if self.error_before is not None:
                 sql, self.error_before = _with_error(sql, self.error_before), None
+            elif self.after_commit:
+                self.after_commit = False
+                failing = "COMMIT TRANSACTION;\nSELECT ERROR('injected failure after the commit');\n"
+                sql = sql.replace("COMMIT TRANSACTION;\n", failing, 1)
             elif self.conflict:
                 self.conflict = False
                 raise api_exceptions.BadRequest(
@@ -357,8 +366,10 @@ def test_a_consolidation_then_a_refresh(bq_client, dataset, views_dataset, bq_em
         assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "a step after a consolidation")
 
 
-def test_switching_between_the_table_and_the_view(bq_client, dataset, views_dataset, warehouse):
-    """--current replaces the table (and drops its state) with the view; --current table replaces the view."""
+def test_switching_between_the_table_and_the_view(bq_client, dataset, views_dataset, faulty):
+    """--current replaces the table (and drops its state) with the view; --current table replaces the view.
+    Then a re-presentation stopped between its commit and the table's replacement is done again by the next."""
+    warehouse, faults = faulty
     history = BigQueryHistory(bq_client, dataset, SEED + 6)
     history.step()
     ok(refreshed(warehouse, dataset))
@@ -370,6 +381,8 @@ def test_switching_between_the_table_and_the_view(bq_client, dataset, views_data
     assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "the view replaced by the table again")
     # a version with columns the family has, of the types it has: the state is kept, the table presented again
     land_version(bq_client, dataset, history, "f6", [("id", "INT64"), ("name", "STRING")])
+    faults.fail_after_commit()
+    assert "injected failure after the commit" in str(refreshed(warehouse, dataset).error)
     assert ok(refreshed(warehouse, dataset)).current_table.action == "re-present"
     assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "a version keeping the unified types")
 
