@@ -79,7 +79,7 @@ def maintain_current_table(
             databases = _count(connection, REDO)
     if action in ("create", "rebuild"):
         _drop_other_states(connection, plan)
-        databases = -1
+        databases = _count(connection, f"(SELECT DISTINCT _uniview_db FROM {_duckdb_name(plan.facts_table)})")
     rows = _count(connection, _path(plan.dataset, plan.table_name))
     logger.info("%s %s.%s: %d change(s) read, %d row(s)", action, plan.dataset, plan.table_name, changes, rows)
     return CurrentTableResult(action, changes, databases, rows)
