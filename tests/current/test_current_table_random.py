@@ -125,15 +125,18 @@ def test_a_refresh_killed_before_any_statement_leaves_the_table_as_it_was(tmp_pa
     history = History(path, SEED + 100)
     for _ in range(3):
         history.step()
+    url = duckdb_url(path)
+    command = [sys.executable, "-m", "uniview.cli", "refresh", "--warehouse", url, "--dataset", DATASET]
+    command += ["--table", FAMILY, "--current", "table"]
+    killed = subprocess.run(command, env={**os.environ, duckdb_current.KILL_AT: "4"}, check=False)
+    assert killed.returncode == -9, "the first refresh was not killed while it built the table"
+    assert state(path) == []  # neither the table nor its state
     refresh_current(path, "table")
     rng = random.Random(SEED)
-    url = duckdb_url(path)
     for _ in range(2):
         history.step()
         before = state(path)
         kill_at = rng.randrange(1, 15)
-        command = [sys.executable, "-m", "uniview.cli", "refresh", "--warehouse", url, "--dataset", DATASET]
-        command += ["--table", FAMILY, "--current", "table"]
         killed = subprocess.run(command, env={**os.environ, duckdb_current.KILL_AT: str(kill_at)}, check=False)
         assert killed.returncode == -9, f"the refresh was not killed before statement {kill_at}"
         after = state(path)
