@@ -26,6 +26,7 @@ from fuzz_corpus import Corpus, draw_corpus
 
 from uniview.sink.command import sink_command
 from uniview.sink.frames import MAX_RAW_BYTES, QUARANTINE_COLUMNS
+from uniview.warehouse.duckdb_connection import quote_identifier
 
 SEED = int(os.environ.get("UNIVIEW_FUZZ_SEED") or secrets.randbits(32))
 UNIVIEW = str(Path(sys.executable).with_name("uniview"))
@@ -101,7 +102,9 @@ def test_every_line_is_written_or_quarantined_with_its_bytes_in_duckdb(input_for
         tables = connection.execute(
             "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'cdc' AND table_name LIKE '%\\_v\\_%' ESCAPE '\\'"
         ).fetchall()
-        written = sum(connection.execute(f"SELECT count(*) FROM cdc.{t}").fetchone()[0] for (t,) in tables)
+        written = sum(
+            connection.execute(f"SELECT count(*) FROM cdc.{quote_identifier(t)}").fetchone()[0] for (t,) in tables
+        )
         quarantine = connection.execute(
             "SELECT raw_bytes, raw_size, raw_sha256, reason FROM cdc._uniview_quarantine"
         ).fetchall()
