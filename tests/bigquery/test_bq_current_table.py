@@ -67,6 +67,7 @@ class Faults:
         self.lose = False
         self.conflict = False
         self.after_commit = False
+        self.build = False
         self.transactions = 0
 
     def fail_at(self, number: int) -> None:
@@ -79,11 +80,19 @@ class Faults:
         """The next script with a transaction fails right after its COMMIT (before what runs outside it)."""
         self.after_commit = True
 
+    def fail_build(self) -> None:
+        """The next build fails after the state tables are made, before `<table>_current` is."""
+        self.build = True
+
     def lose_a_race(self) -> None:
         """The next transaction is refused as BigQuery refuses the loser of two concurrent ones."""
         self.conflict = True
 
     def query(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        if self.build and "CREATE OR REPLACE TABLE" in sql and "BEGIN TRANSACTION" not in sql:
+            self.build = False
+            last = sql.rindex("CREATE OR REPLACE TABLE")
+            sql = sql[:last] + "SELECT ERROR('injected failure before the table');\n" + sql[last:]
         if "BEGIN TRANSACTION;\n" in sql:
             self.transactions += 1
             if self.error_before is not None:
@@ -377,6 +386,8 @@ def test_switching_between_the_table_and_the_view(bq_client, dataset, views_data
     target = f"{dataset}_unified"
     assert bq_client.get_table(f"{target}.{FAMILY}_current").table_type == "VIEW"
     assert [t.table_id for t in bq_client.list_tables(target) if t.table_id.startswith("_uniview_current_")] == []
+    faults.fail_build()  # the view is dropped, the state made, the table not: the next refresh builds again
+    assert "injected failure before the table" in str(refreshed(warehouse, dataset).error)
     assert ok(refreshed(warehouse, dataset)).current_table.action == "create"
     assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "the view replaced by the table again")
     # a version with columns the family has, of the types it has: the state is kept, the table presented again
