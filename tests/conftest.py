@@ -7,7 +7,9 @@ test-sized inputs C2's compiling is most of their CPU (in the connector's tests,
 174 s), while the code that runs is the same.
 In a parallel run (pytest-xdist, as scripts/test.sh runs the suite) each test
 process reports how many statements its ZetaSQL analyzer checked (tests/zetasql/conftest.py), and the
-run's summary gives their sum."""
+run's summary gives their sum.
+The longest test files are collected first (SLOWEST_FIRST): pytest-xdist's `--dist loadfile` hands files to
+the test processes in collection order, so a long file started last would keep one process running alone."""
 
 from __future__ import annotations
 
@@ -27,6 +29,18 @@ sys.path.insert(0, str(Path(__file__).parent / "zetasql"))
 
 from analyzer import STATEMENTS_REPORTED  # noqa: E402
 
+#: The longest test files, longest first (measured with `--durations`); the others follow in their own order.
+SLOWEST_FIRST = (
+    "tests/kafka/test_postgres_debezium_e2e.py",
+    "tests/kafka/test_mariadb_debezium_e2e.py",
+    "tests/sink/test_sink_bigquery_connector.py",
+    "tests/bigquery/test_bq_consolidation.py",
+    "tests/kafka/test_kafka_source.py",
+    "tests/terraform/test_terraform_plan.py",
+    "tests/bigquery/test_bq_concurrency.py",
+    "tests/terraform/test_terraform_monitoring.py",
+)
+
 _reported: list[int] = []
 _scratch: list[str] = []
 
@@ -40,6 +54,12 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     for directory in _scratch:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: place for place, path in enumerate(SLOWEST_FIRST)}
+    root = Path(str(config.rootpath))
+    items.sort(key=lambda item: rank.get(Path(str(item.path)).relative_to(root).as_posix(), len(rank)))
 
 
 @pytest.hookimpl(optionalhook=True)
