@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -18,6 +18,7 @@ from uniview.landing_layout import SOURCE_TABLE
 from uniview.plan import GeneratorOptions, UnifiedColumn, unify_columns, version_select
 from uniview.schema import TableVersion, version_table_name
 from uniview.types import STRING, BQType
+from uniview.version_description import version_description
 
 CONSOLIDATED_VERSION = re.compile(r"consolidated(?P<number>\d{1,4})")
 #: After a fold the family keeps at most this many version tables by default: half of what one
@@ -143,3 +144,30 @@ def move_select(plan: FoldPlan, version: TableVersion, options: GeneratorOptions
     """The SELECT (BigQuery SQL) that reads `version` in the consolidated table's column order: the
     view's select, with the version table (or, from a consolidated table, its own) as `_cdc_source_table`."""
     return version_select(plan.dataset, version, plan.columns, replace(options, source_column=SOURCE_TABLE))
+
+
+def agreed_primary_key(keys: Sequence[tuple[str, ...] | None]) -> tuple[str, ...] | None:
+    """The one key every recorded key spells alike (case aside); None when none is recorded or they differ."""
+    recorded = [key for key in keys if key]
+    if len({tuple(name.lower() for name in key) for key in recorded}) != 1:
+        return None
+    return recorded[-1]
+
+
+def folded_primary_key(
+    plan: FoldPlan, read_primary_keys: Callable[[str, Collection[str]], Mapping[str, tuple[str, ...] | None]]
+) -> tuple[str, ...] | None:
+    """The key the folded versions record, when they agree: from the plan's versions, else read from the
+    warehouse's descriptions (`read_primary_keys(dataset, tables)`)."""
+    keys: list[tuple[str, ...] | None] = [v.primary_key for v in plan.versions if v.primary_key]
+    if not keys:
+        keys = list(read_primary_keys(plan.dataset, [v.table_name for v in plan.versions]).values())
+    return agreed_primary_key(keys)
+
+
+def consolidated_description(family: str, primary_key: Sequence[str] | None) -> str:
+    """The consolidated table's description on every warehouse: its key recorded as a version table's
+    description records it (`<table>_current` reads it there), or, with no agreed key, what the table is."""
+    if primary_key:
+        return version_description(family, (), primary_key)
+    return f"uniview consolidated table of {family} (docs/consolidation.md)"

@@ -13,13 +13,22 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from uniview.consolidation_plan import DROPPED, MOVED, PLANNED, RETIRED, FoldPlan, FoldRecord, move_select
+from uniview.consolidation_plan import (
+    DROPPED,
+    MOVED,
+    PLANNED,
+    RETIRED,
+    FoldPlan,
+    FoldRecord,
+    consolidated_description,
+    folded_primary_key,
+    move_select,
+)
 from uniview.errors import NotFoundError
 from uniview.identifiers import identifier, quote_path, string_literal
 from uniview.landing_layout import DEFAULT_GRANULARITY, SOURCE_TABLE, history_granularity, table_layout
 from uniview.plan import GeneratorOptions
 from uniview.schema import TableVersion
-from uniview.version_description import version_description
 from uniview.warehouse.bigquery import BigQueryWarehouse
 from uniview.warehouse.bigquery_folds import FOLDED_LABEL, FOLDS_TABLE, registry_ddl
 from uniview.warehouse.bigquery_views import pack_scripts
@@ -84,10 +93,7 @@ class BigQueryFolding:
 
     def _primary_key(self, plan: FoldPlan) -> tuple[str, ...] | None:
         """The key the folded versions' descriptions record, when they agree (it clusters the table)."""
-        keys: dict[str, tuple[str, ...] | None] = {v.table_name: v.primary_key for v in plan.versions if v.primary_key}
-        if not keys:
-            keys = self.warehouse.read_primary_keys(plan.dataset, [v.table_name for v in plan.versions])
-        return agreed_primary_key(list(keys.values()))
+        return folded_primary_key(plan, self.warehouse.read_primary_keys)
 
     def move(self, plan: FoldPlan, batch: Sequence[TableVersion], options: GeneratorOptions) -> int:
         """One transaction: for each version, copy its rows into the consolidated table, delete them,
@@ -163,23 +169,13 @@ class BigQueryFolding:
         self.warehouse.run_script(what, sql)
 
 
-def agreed_primary_key(keys: Sequence[tuple[str, ...] | None]) -> tuple[str, ...] | None:
-    """The one key every recorded key spells alike (case aside); None when none is recorded or they differ."""
-    recorded = [key for key in keys if key]
-    if len({tuple(name.lower() for name in key) for key in recorded}) != 1:
-        return None
-    return recorded[-1]
-
-
 def consolidated_table_ddl(project: str, plan: FoldPlan, primary_key: Sequence[str] | None) -> str:
     """CREATE TABLE IF NOT EXISTS of the consolidated table: the plan's columns, partitioned by
     `_cdc_ingested_at` by DAY (it keeps years of history: landing_layout.history_granularity) and
     clustered by `_cdc_database` and the primary key, like the version tables it takes the rows of."""
     columns = ", ".join(f"{identifier(name)} {bq_type.base().sql()}" for name, bq_type in plan.table_definition)
     layout = table_layout(plan.table_definition, primary_key, history_granularity(DEFAULT_GRANULARITY))
-    # The key is recorded as a version table's description records it: <table>_current reads it there.
-    text = version_description(plan.family, (), primary_key) if primary_key else None
-    description = string_literal(text or f"uniview consolidated table of {plan.family} (docs/consolidation.md)")
+    description = string_literal(consolidated_description(plan.family, primary_key))
     return (
         f"CREATE TABLE IF NOT EXISTS {quote_path(project, plan.dataset, plan.consolidated_table)} ({columns}) "
         + (f"{layout.ddl()} " if layout.ddl() else "")

@@ -9,11 +9,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from uniview.consolidation_plan import DROPPED, MOVED, FoldPlan, FoldRecord, move_select
+from uniview.consolidation_plan import (
+    DROPPED,
+    MOVED,
+    FoldPlan,
+    FoldRecord,
+    consolidated_description,
+    folded_primary_key,
+    move_select,
+)
 from uniview.plan import GeneratorOptions
 from uniview.schema import TableVersion
 from uniview.warehouse.duckdb import DuckDBWarehouse, column_types
-from uniview.warehouse.duckdb_connection import qualified, scalar
+from uniview.warehouse.duckdb_connection import qualified, scalar, string_literal
 from uniview.warehouse.duckdb_folds import last_written, mark, read_folds, record_planned, row_counts
 from uniview.warehouse.duckdb_sql import to_duckdb
 from uniview.warehouse.duckdb_types import duckdb_type
@@ -51,13 +59,15 @@ class DuckDBFolding:
             self.warehouse.close()
 
     def record(self, plan: FoldPlan, successors: dict[str, str]) -> None:
-        """Create the consolidated table (empty) and a `planned` registry row per version, in one transaction."""
+        """Create the consolidated table (empty, its description recording the folded versions' key, which
+        `<table>_current` reads) and a `planned` registry row per version, in one transaction."""
         definitions = ", ".join(f"{qualified(name)} {duckdb_type(bq_type)}" for name, bq_type in plan.table_definition)
+        description = consolidated_description(plan.family, folded_primary_key(plan, self.warehouse.read_primary_keys))
+        table = qualified(plan.dataset, plan.consolidated_table)
         try:
             with self.warehouse.transaction() as connection:
-                connection.execute(
-                    f"CREATE TABLE IF NOT EXISTS {qualified(plan.dataset, plan.consolidated_table)} ({definitions})"
-                )
+                connection.execute(f"CREATE TABLE IF NOT EXISTS {table} ({definitions})")
+                connection.execute(f"COMMENT ON TABLE {table} IS {string_literal(description)}")
                 record_planned(connection, plan.dataset, plan.family, plan.consolidated_table, successors)
         finally:
             self.warehouse.close()
