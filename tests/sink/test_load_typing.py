@@ -47,6 +47,9 @@ DIFFERENCES = {
     # Spark's JSON parser reads only numbers into a nested INT64.
     ("STRUCT<a INT64, b STRING>", '{"a": "1"}'): "nested rules",
     ("ARRAY<INT64>", '[1, "2"]'): "nested rules",
+    # BigQuery's arrays cannot hold NULL: Spark's typing, which lands BigQuery's rows, holds such a value a misfit
+    # (the record is quarantined, never landed without the element); DuckDB's arrays hold NULL, so it lands.
+    ("ARRAY<INT64>", "[1, null]"): "null element",
 }
 
 

@@ -187,6 +187,29 @@ def test_columns_staged_as_text_land_in_their_types(spark, connector_stack, tmp_
     assert tuple(row.values()) == (1, "POINT(1 2)", Decimal("12.5"))
 
 
+def test_an_array_with_a_null_element_is_quarantined_not_landed_without_it(spark, connector_stack, tmp_path):
+    """BigQuery's arrays cannot hold NULL (the emulator's can): a record whose array holds one is quarantined
+    whole, with its line, instead of landing with the element left out; the batch's other records land."""
+    client, options = connector_stack
+    schema = [("id", "int"), ("tags", "ARRAY<INT64>")]
+    write_ndjson(
+        tmp_path / "in" / "a.json",
+        [
+            record("arr", {"id": 1, "tags": [1, None]}, schema, database="holes"),
+            record("arr", {"id": 2, "tags": [3]}, schema, database="holes"),
+        ],
+    )
+    result = run(
+        spark, SinkOptions(input=str(tmp_path / "in"), warehouse="bigquery://test-project", bigquery_options=options)
+    )
+    assert result.counts.total_written == 1
+    table = f"arr_v_{compute_version('arr', [SourceColumn(n, t) for n, t in schema])}"
+    assert [tuple(row.values()) for row in client.query(f"SELECT id, tags FROM holes.{table}").result()] == [(2, [3])]
+    (quarantined,) = client.query("SELECT reason, detail, raw_line FROM holes._uniview_quarantine").result()
+    assert quarantined["reason"] == "type_mismatch" and "tags" in quarantined["detail"], dict(quarantined)
+    assert '"tags": [1, null]' in quarantined["raw_line"]
+
+
 FILES, ROWS_PER_FILE = 3, 10
 KILL_SCHEMA = [("id", "int(11)"), ("name", "varchar(20)")]
 

@@ -50,3 +50,36 @@ def test_a_trailing_z_reads_as_spark_reads_the_zone_itself(texts):
     ).collect()
     zoned = [(row["fast"], row["zoned"]) for row in pairs if row["zoned"] is not None]
     assert len(zoned) == 6 and all(fast == at for fast, at in zoned)
+
+
+ARRAY_CASES = [
+    ("ARRAY<INT64>", "[1, 2]", True),
+    ("ARRAY<INT64>", "[1, null]", False),
+    ("ARRAY<INT64>", "[]", True),
+    ("STRUCT<a INT64, b ARRAY<STRING>>", '{"a": 1, "b": ["x", null]}', False),
+    ("STRUCT<a INT64, b ARRAY<STRING>>", '{"a": null, "b": null}', True),
+    ("ARRAY<STRUCT<c ARRAY<INT64>>>", '[{"c": [1]}, {"c": [2, null]}]', False),
+    ("ARRAY<STRUCT<c ARRAY<INT64>>>", '[{"c": [1]}, {"c": null}]', True),
+    ("ARRAY<STRUCT<c ARRAY<INT64>>>", "[null]", False),
+]
+
+
+@pytest.mark.parametrize(("declared", "text", "lands"), ARRAY_CASES)
+def test_an_array_holding_a_null_element_does_not_fit_since_bigquery_arrays_cannot_hold_null(
+    spark, declared, text, lands
+):
+    """BigQuery refuses an ARRAY with a NULL element: such a value does not fit (its record is quarantined), at
+    any depth; it is never landed with the element left out.  NULL arrays and NULL fields still land."""
+    from pyspark.sql import functions as F
+
+    from uniview.sink.spark_types import carrier_type, without_null_elements
+    from uniview.types import parse_type
+
+    bq_type = parse_type(declared)
+    frame = spark.createDataFrame([(text,)], "text string")
+    carried = F.from_json(F.col("text"), carrier_type(bq_type))
+    (row,) = frame.select(
+        carried.isNotNull().alias("read"), without_null_elements(bq_type, carried).isNotNull().alias("typed")
+    ).collect()
+    assert row["read"], "Spark reads the value itself"
+    assert row["typed"] is lands

@@ -24,7 +24,7 @@ from uniview.sink import reasons
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, distinct_shapes, route_shapes
 from uniview.sink.sequence import sequence_column
 from uniview.sink.slots import Shape, Slot, slot_positions
-from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value, utc_timestamp
+from uniview.sink.spark_types import carrier_type, parse_may_fail, typed_value, utc_timestamp, without_null_elements
 from uniview.sink.value_patterns import METADATA_TIMESTAMP
 
 _TEXT = T.StringType()
@@ -390,7 +390,7 @@ def _slot_value(slot: Slot, shapes: Sequence[Shape]) -> Column:
     value = F.lit(None)
     for k, j in reversed(slot.members):
         value = F.when(F.col("_shape") == k, F.col(f"_p{k}")[shapes[k][j].name]).otherwise(value)
-    return value
+    return without_null_elements(slot.bq_type, value)
 
 
 def _exact_columns(columns: Shape) -> list[LandingColumn]:

@@ -23,10 +23,13 @@ A non-null JSON value whose typed value is NULL did not fit the declared type.
 | TIME                     | "HH:MM:SS[.ffffff]" within 00:00:00-23:59:59.999999   | string             |
 | JSON                     | a JSON document, inline or as a string                | string             |
 | GEOGRAPHY                | WKT text                                              | string             |
-| STRUCT / ARRAY           | an object / array parsed by Spark into the same shape | struct / array     |
+| STRUCT / ARRAY           | an object / array parsed by Spark into the same shape, no array holding a NULL element (BigQuery's arrays cannot) | struct / array     |
 """
 
 from __future__ import annotations
+
+import operator
+from functools import reduce
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -113,6 +116,30 @@ def typed_value(bq_type: BQType, carried: Column) -> Column:
     if name == "JSON":
         return F.when(F.json_array_length(F.concat(F.lit("["), carried, F.lit("]"))) == 1, carried)
     return carried
+
+
+def without_null_elements(bq_type: BQType, value: Column) -> Column:
+    """`value`, or NULL (a misfit) when it holds an ARRAY with a NULL element (null_element)."""
+    holes = null_element(bq_type, value)
+    return value if holes is None else F.when(~holes, value)
+
+
+def null_element(bq_type: BQType, value: Column) -> Column | None:
+    """Whether `value` holds an ARRAY with a NULL element, at any depth (None: its type holds no ARRAY).
+    BigQuery's arrays cannot hold NULL: such a value does not fit, and its record is quarantined whole
+    rather than landed with the element left out (docs/bad-records.md)."""
+    if isinstance(bq_type, Array):
+        element = bq_type.element
+
+        def hole(item: Column) -> Column:
+            inner = null_element(element, item)
+            return item.isNull() if inner is None else item.isNull() | inner
+
+        return F.coalesce(F.exists(value, hole), F.lit(False))
+    if isinstance(bq_type, Struct):
+        checks = [c for f in bq_type.fields if (c := null_element(f.type, value.getField(f.name))) is not None]
+        return F.coalesce(reduce(operator.or_, checks), F.lit(False)) if checks else None
+    return None
 
 
 def utc_timestamp(text: Column) -> Column:
