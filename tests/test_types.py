@@ -107,3 +107,32 @@ def test_unparseable_text_names_table_and_column(text):
 
 def test_quoted_plain_names_parse_like_unquoted():
     assert parse_type("STRUCT<`select` BOOL>") == parse_type("STRUCT<select BOOL>")
+
+
+@pytest.mark.parametrize(
+    ("text", "valid"),
+    [
+        ("NUMERIC(38, 9)", True),
+        ("NUMERIC(29)", True),
+        ("NUMERIC(30)", False),
+        ("NUMERIC(40, 2)", False),
+        ("NUMERIC(5, 7)", False),
+        ("NUMERIC(0)", False),
+        ("BIGNUMERIC(76, 38)", True),
+        ("BIGNUMERIC(48, 10)", True),
+        ("BIGNUMERIC(50, 10)", False),
+        ("BIGNUMERIC(39)", False),
+        ("STRING(1)", True),
+        ("STRING(0)", False),
+        ("BYTES(0)", False),
+    ],
+)
+def test_a_parameterized_type_bigquery_refuses_is_not_a_type(text, valid):
+    """BigQuery's parameterized types: NUMERIC(P, S) with 0 <= S <= 9 and max(1, S) <= P <= S + 29, BIGNUMERIC
+    with 0 <= S <= 38 and max(1, S) <= P <= S + 38, lengths of at least 1; anything else would fail the
+    sink's CREATE TABLE, so it is refused where the type is read."""
+    if valid:
+        assert str(parse_type(text)) == text
+    else:
+        with pytest.raises(TypeParseError, match=r"BigQuery type|at least 1"):
+            parse_type(text)

@@ -175,6 +175,28 @@ def decimal_type(precision: int, scale: int) -> Scalar | None:
     return None
 
 
+def _parameter_problem(name: str, params: tuple[int, ...]) -> str | None:
+    """What BigQuery refuses in a parameterized type (docs: parameterized data types): a length below 1; a
+    NUMERIC(P, S) outside 0 <= S <= 9 and max(1, S) <= P <= S + 29; a BIGNUMERIC outside 0 <= S <= 38 and
+    max(1, S) <= P <= S + 38."""
+    if name in ("STRING", "BYTES"):
+        return f"{name}({params[0]}): the length must be at least 1" if params[0] < 1 else None
+    if name not in ("NUMERIC", "BIGNUMERIC") or not params:
+        return None
+    precision, scale = params[0], params[1] if len(params) > 1 else 0
+    max_scale, max_integer = (
+        (NUMERIC_MAX_SCALE, NUMERIC_MAX_INTEGER_DIGITS)
+        if name == "NUMERIC"
+        else (BIGNUMERIC_MAX_SCALE, BIGNUMERIC_MAX_INTEGER_DIGITS)
+    )
+    if scale > max_scale or not max(1, scale) <= precision <= scale + max_integer:
+        return (
+            f"{name}({', '.join(map(str, params))}) is not a BigQuery type: it takes a scale of at most "
+            f"{max_scale} and a precision from max(1, scale) to scale + {max_integer}"
+        )
+    return None
+
+
 def decimal_parameters(bq_type: Scalar) -> tuple[int, int]:
     """(precision, scale) of a NUMERIC/BIGNUMERIC, defaults filled in (NUMERIC(10) has scale 0)."""
     if not bq_type.params:
@@ -270,6 +292,9 @@ class _Parser:
         self.expect(")")
         if len(params) > _MAX_PARAMS.get(name, 0):
             raise TypeParseError(f"{name} takes at most {_MAX_PARAMS.get(name, 0)} parameters")
+        problem = _parameter_problem(name, tuple(params))
+        if problem:
+            raise TypeParseError(problem)
         return tuple(params)
 
     def _parse_int(self) -> int:

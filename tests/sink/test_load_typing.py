@@ -40,7 +40,7 @@ DIFFERENCES = {
     **{(declared, value): "number text" for declared in ("STRING", "JSON", "GEOGRAPHY") for value in _EXPONENT_TEXT},
     **{
         (declared, value): "number text"
-        for declared in ("BIGNUMERIC", "BIGNUMERIC(50, 10)")
+        for declared in ("BIGNUMERIC", "BIGNUMERIC(48, 10)")
         for value in _EXPONENT_TEXT[:2]
     },
     # Nested values follow the rules of top-level columns in SQL, so a string of digits is an INT64 there too;

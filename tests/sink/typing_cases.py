@@ -16,7 +16,7 @@ TYPES = [
     "NUMERIC(10, 2)",
     "NUMERIC(20, 3)",
     "BIGNUMERIC",
-    "BIGNUMERIC(50, 10)",
+    "BIGNUMERIC(48, 10)",
     "BOOL",
     "STRING",
     "BYTES",

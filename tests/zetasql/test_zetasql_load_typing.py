@@ -45,7 +45,7 @@ DECLARED = [
     "NUMERIC(20, 3)",
     "decimal(40,10)",
     "BIGNUMERIC",
-    "BIGNUMERIC(50, 10)",
+    "BIGNUMERIC(48, 10)",
     "BOOL",
     "STRING",
     "BYTES",
@@ -270,7 +270,7 @@ BIGQUERY_DIFFERENCES = {
     ("STRING", '[{"d": "2024-01-01", "n": 123456789012345678.25}]'): "number text",
     **{
         (declared, value): "number text"
-        for declared in ("BIGNUMERIC", "BIGNUMERIC(50, 10)")
+        for declared in ("BIGNUMERIC", "BIGNUMERIC(48, 10)")
         for value in _NUMBER_TEXT[1:]
     },
 }
