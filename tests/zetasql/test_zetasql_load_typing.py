@@ -36,28 +36,13 @@ from uniview.sink.routing import Decision, LandingColumn, RecordKey, RoutingPlan
 from uniview.sink.sequence import sequence_of, sequence_sql
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
 
-#: Declared as a source declares them; each lands as its sink mapping (tests/sink/test_load_typing.py's TYPES).
+sys.path.insert(0, str(Path(__file__).parents[1] / "sink"))
+from typing_cases import ENVELOPE_LINES, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
+
+#: Declared as a source declares them; each lands as its sink mapping: typing_cases.TYPES and three more.
 DECLARED = [
-    "INT64",
-    "FLOAT64",
-    "NUMERIC",
-    "NUMERIC(10, 2)",
-    "NUMERIC(20, 3)",
+    *TYPES,
     "decimal(40,10)",
-    "BIGNUMERIC",
-    "BIGNUMERIC(48, 10)",
-    "BOOL",
-    "STRING",
-    "BYTES",
-    "DATE",
-    "DATETIME",
-    "TIMESTAMP",
-    "TIME",
-    "JSON",
-    "GEOGRAPHY",
-    "STRUCT<a INT64, b STRING>",
-    "ARRAY<INT64>",
-    "ARRAY<STRUCT<d DATE, n NUMERIC(20, 2)>>",
     "STRUCT<inner STRUCT<t TIMESTAMP, tags ARRAY<STRING>>, `odd key` BYTES>",
     "ARRAY<ARRAY<INT64>>",
 ]
@@ -121,8 +106,6 @@ def test_the_rendered_typing_is_bigquerys_not_duckdbs(zetasql):
 # defines them; the local BigQuery emulator runs BigQuery SQL translated to DuckDB's, so it cannot tell), and
 # by DuckDB's load step: the same rows land and the same records are quarantined with the same details.
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "sink"))
-from typing_cases import ENVELOPE_LINES, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA  # noqa: E402
 
 #: ZetaSQL's reference implementation has no geography functions ("Unsupported built-in function:
 #: st_geogfromtext"), so GEOGRAPHY is only analyzed above.
