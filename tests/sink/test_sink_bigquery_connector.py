@@ -210,6 +210,29 @@ def test_an_array_with_a_null_element_is_quarantined_not_landed_without_it(spark
     assert '"tags": [1, null]' in quarantined["raw_line"]
 
 
+def test_a_version_whose_every_record_is_quarantined_creates_no_table_and_stops_nothing(
+    spark, connector_stack, tmp_path
+):
+    """A route whose every record is quarantined writes no row: its version table is not created, and the
+    promotion has no INSERT into it (one failed the whole batch with "Table ... was not found")."""
+    client, options = connector_stack
+    write_ndjson(
+        tmp_path / "in" / "a.json",
+        [
+            record("fine", {"id": 1}, [("id", "int")], database="lone"),
+            record("misfit", {"id": "not a number"}, [("id", "int")], database="lone"),
+        ],
+    )
+    result = run(
+        spark, SinkOptions(input=str(tmp_path / "in"), warehouse="bigquery://test-project", bigquery_options=options)
+    )
+    assert (result.counts.total_written, sum(result.counts.quarantined.values())) == (1, 1)
+    tables = {row[0] for row in client.query("SELECT table_name FROM lone.INFORMATION_SCHEMA.TABLES").result()}
+    assert not any(name.startswith("misfit_v_") for name in tables), tables
+    (reason,) = [row[0] for row in client.query("SELECT reason FROM lone._uniview_quarantine").result()]
+    assert reason == "type_mismatch"
+
+
 FILES, ROWS_PER_FILE = 3, 10
 KILL_SCHEMA = [("id", "int(11)"), ("name", "varchar(20)")]
 

@@ -11,7 +11,7 @@ skips the parts that are in.  Columns uniview stages as text (JSON, GEOGRAPHY, T
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from uniview.identifiers import quote_path, string_literal
@@ -49,13 +49,19 @@ def staged_value(field: str, bq_type: BQType) -> str:
     return field
 
 
-def route_inserts(project: str, batch: StagedBatch, staging: Sequence[str | None]) -> list[Insert]:
-    """For each route, one INSERT per staging table that holds its rows (`staging[n]` for chunk n)."""
+def route_inserts(
+    project: str, batch: StagedBatch, staging: Sequence[str | None], route_rows: Mapping[int, int]
+) -> list[Insert]:
+    """For each route that writes rows (`route_rows`: the rows per route), one INSERT per staging table
+    that holds its rows (`staging[n]` for chunk n).  A route whose every record was quarantined writes
+    nothing, and its version table is not created: an INSERT into it would fail the batch."""
     inserts = []
     for chunk, table in zip(batch.chunks, staging, strict=True):
         if table is None:
             continue
         for index in chunk.routes:
+            if not route_rows.get(index):
+                continue
             route = batch.routes[index]
             names = [c.name for c in route.columns] + [name for name, _ in CDC_COLUMNS]
             values = [staged_value(batch.typed_field(index, j), c.bq_type) for j, c in enumerate(route.columns)]

@@ -235,7 +235,7 @@ class BigQueryLanding(Landing):
             self._create_tables(live, route_rows, quarantined)
             # Parts are grouped by the batch's own routes, so a redirect never moves an insert to
             # another part: a replay skips exactly the parts that committed.
-            groups = group_parts(self._inserts(batch, sources, quarantined))
+            groups = group_parts(self._inserts(batch, sources, quarantined, route_rows))
             first = 0
             for number, part in enumerate(groups):
                 live = self._promote(
@@ -260,8 +260,10 @@ class BigQueryLanding(Landing):
                     self._call(f"drop {name}", partial(self._client.delete_table, path, not_found_ok=True))
         return counts
 
-    def _inserts(self, batch: StagedBatch, sources: list[str | None], quarantined: set[str]) -> list:
-        return route_inserts(self.project, batch, sources) + quarantine_inserts(
+    def _inserts(
+        self, batch: StagedBatch, sources: list[str | None], quarantined: set[str], route_rows: Mapping[int, int]
+    ) -> list:
+        return route_inserts(self.project, batch, sources, route_rows) + quarantine_inserts(
             self.project, sorted(quarantined), QUARANTINE_TABLE, sources
         )
 
@@ -288,7 +290,7 @@ class BigQueryLanding(Landing):
         tables, the datasets with quarantined rows, the rows per route."""
         sources, quarantined, route_rows = staged
         for _ in range(MAX_FOLDED_RETRIES):
-            part = [self._inserts(live, sources, quarantined)[i] for i in positions]
+            part = [self._inserts(live, sources, quarantined, route_rows)[i] for i in positions]
             guard = folded_guard(self.project, self.control_dataset, {insert.target for insert in part})
             try:
                 self._script(
