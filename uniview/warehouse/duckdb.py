@@ -35,7 +35,7 @@ from uniview.types import BQType, parse_type
 from uniview.version_description import described_primary_key
 from uniview.warehouse import duckdb_current
 from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Warehouse, fingerprint
-from uniview.warehouse.duckdb_connection import open_connection, quote_identifier, scalar
+from uniview.warehouse.duckdb_connection import first_line, open_connection, quote_identifier, scalar
 from uniview.warehouse.duckdb_folds import empty_retired_tables
 from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION, TableColumns, quote_string, to_duckdb
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
@@ -259,11 +259,11 @@ class DuckDBWarehouse(Warehouse):
                     connection.execute(statement)
             except duckdb.TransactionException as error:
                 where = f"{self.url}: view {change.dataset}.{change.name}"
-                raise TransientWarehouseError(f"{where}: {_one_line(error)}") from None
+                raise TransientWarehouseError(f"{where}: {first_line(error)}") from None
             except (duckdb.Error, WarehouseError) as error:
                 action = "drop" if change.is_drop else "create"
                 raise WarehouseError(
-                    f"{self.url}: cannot {action} view {change.dataset}.{change.name}: {_one_line(error)}"
+                    f"{self.url}: cannot {action} view {change.dataset}.{change.name}: {first_line(error)}"
                 ) from None
 
     def current_table_action(self, plan: CurrentTablePlan, rebuild: bool = False) -> str:
@@ -282,7 +282,7 @@ class DuckDBWarehouse(Warehouse):
             with self.transaction() as connection:
                 return duckdb_current.maintain_current_table(connection, plan, column_types, rebuild)
 
-        return duckdb_current.run_guarded(self.url, run)
+        return _guarded(self.url, run, what="cannot maintain the current table")
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -555,17 +555,13 @@ def _in_families(table: str, wanted: set[str] | None) -> bool:
     return parts is not None and (wanted is None or parts[0] in wanted)
 
 
-def _guarded(url: str, action: Callable[[], T]) -> T:
-    """Run a catalog read or transaction step; DuckDB errors become WarehouseError."""
+def _guarded(url: str, action: Callable[[], T], what: str = "") -> T:
+    """Run a catalog read or transaction step; DuckDB errors become uniview's, prefixed with `what`: a write
+    conflict is transient, anything else a WarehouseError."""
+    where = f"{url}: {what}: " if what else f"{url}: "
     try:
         return action()
     except duckdb.TransactionException as error:
-        raise TransientWarehouseError(f"{url}: {_one_line(error)}") from None
+        raise TransientWarehouseError(where + first_line(error)) from None
     except duckdb.Error as error:
-        raise WarehouseError(f"{url}: {_one_line(error)}") from None
-
-
-def _one_line(error: BaseException) -> str:
-    """The first line of an error (DuckDB appends the statement text on later lines)."""
-    lines = str(error).strip().splitlines()
-    return lines[0].strip() if lines else type(error).__name__
+        raise WarehouseError(where + first_line(error)) from None

@@ -59,7 +59,7 @@ def open_connection(
         connection.execute("SET TimeZone = 'UTC'")
     except duckdb.Error as error:
         connection.close()
-        raise WarehouseError(f"cannot use {url}: {_first_line(error)}") from None
+        raise WarehouseError(f"cannot use {url}: {first_line(error)}") from None
     return connection
 
 
@@ -71,7 +71,7 @@ def _connect_waiting(path: str, read_only: bool, lock_timeout: float, url: str) 
             return duckdb.connect(path, read_only=read_only)
         except duckdb.Error as error:
             if not is_lock_error(error):
-                raise WarehouseError(f"cannot open {url}: {_first_line(error)}") from None
+                raise WarehouseError(f"cannot open {url}: {first_line(error)}") from None
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 holder = _LOCK_HOLDER.search(str(error))
@@ -84,6 +84,7 @@ def _connect_waiting(path: str, read_only: bool, lock_timeout: float, url: str) 
             delay = min(delay * 2, 1.0)
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
+    """The first line of an error (DuckDB appends the statement text on later lines)."""
     lines = str(error).strip().splitlines()
     return lines[0].strip() if lines else type(error).__name__

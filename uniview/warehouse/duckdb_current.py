@@ -24,7 +24,6 @@ import duckdb
 import sqlglot
 
 from uniview.current_table import REDO, WINDOW, Action, CurrentTablePlan, Statement, parse_description
-from uniview.errors import TransientWarehouseError, WarehouseError
 from uniview.warehouse.base import CurrentTableResult
 from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.duckdb_sql import TableColumns, quote_string, to_duckdb
@@ -211,18 +210,3 @@ def _duckdb_name(bigquery_path: str) -> str:
 
 def _duckdb_column(bigquery_identifier: str) -> str:
     return sqlglot.parse_one(bigquery_identifier, read="bigquery").sql("duckdb")
-
-
-def run_guarded(url: str, action: Callable[[], CurrentTableResult]) -> CurrentTableResult:
-    """DuckDB's errors as uniview's: a write conflict is transient, anything else a WarehouseError."""
-    try:
-        return action()
-    except duckdb.TransactionException as error:
-        raise TransientWarehouseError(f"{url}: current table: {_first_line(error)}") from None
-    except duckdb.Error as error:
-        raise WarehouseError(f"{url}: cannot maintain the current table: {_first_line(error)}") from None
-
-
-def _first_line(error: BaseException) -> str:
-    lines = str(error).strip().splitlines()
-    return lines[0].strip() if lines else type(error).__name__

@@ -27,7 +27,7 @@ from sqlglot.errors import ErrorLevel, SqlglotError
 
 from uniview.errors import TypeParseError, WarehouseError
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
-from uniview.warehouse.duckdb_connection import quote_identifier
+from uniview.warehouse.duckdb_connection import first_line, quote_identifier
 from uniview.warehouse.duckdb_text import (
     UTC_LITERAL,
     cast_to_string,
@@ -69,7 +69,7 @@ def _parse(bigquery_sql: str) -> exp.Query:
     try:
         statements = [s for s in sqlglot.parse(bigquery_sql, read="bigquery") if s is not None]
     except (SqlglotError, RecursionError) as error:
-        raise _error(f"it does not parse as BigQuery SQL ({_first_line(error)})") from None
+        raise _error(f"it does not parse as BigQuery SQL ({first_line(error)})") from None
     if len(statements) != 1 or not isinstance(statements[0], exp.Query):
         raise _error("expected exactly one SELECT statement")
     return statements[0]
@@ -82,7 +82,7 @@ def _generate(tree: exp.Expr) -> str:
     try:
         return tree.sql(_DIALECT, unsupported_level=ErrorLevel.RAISE)
     except (SqlglotError, RecursionError) as error:
-        raise _error(_first_line(error)) from None
+        raise _error(first_line(error)) from None
 
 
 def _error(reason: str) -> WarehouseError:
@@ -91,11 +91,6 @@ def _error(reason: str) -> WarehouseError:
 
 def _unsupported(what: str) -> WarehouseError:
     return _error(f"{what} is not supported")
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _raw(sql: str, like: exp.Expr | None = None) -> exp.Expr:
