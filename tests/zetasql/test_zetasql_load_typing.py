@@ -48,12 +48,7 @@ DECLARED = [
 ]
 #: A version of many columns, names that need quoting in a JSONPath included.
 MANY = [
-    ("id", "int(11)"),
-    ("name", "varchar(20)"),
-    ("d", "date"),
-    ("item", "STRUCT<qty INT64>"),
-    ("n", "decimal(20,2)"),
-    ("m", "decimal(20,2)"),
+    *VERDICT_SCHEMA,
     ("a.b", "varchar(5)"),
     ("select", "json"),
     ("space key", "time"),
