@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import replace
@@ -155,6 +156,8 @@ class BigQueryLanding(Landing):
         self.control_dataset = control_dataset
         #: What this landing asked of BigQuery: "request" (API calls and query jobs), "connector write".
         self.api_calls: Counter = Counter()
+        #: The wall seconds spent in each kind of call (the same keys): the warehouse's share of a batch.
+        self.api_seconds: Counter = Counter()
         self._control_ready = False
         self.url = str(WarehouseURL(BIGQUERY, project))
         self.pending = pending
@@ -476,18 +479,25 @@ class BigQueryLanding(Landing):
 
     def _append(self, frame: DataFrame, dataset: str, table: str) -> None:
         options = write_options(self.project, dataset, table, self.write_extra)
-        frame.write.format("bigquery").options(**options).mode("append").save()
+        started = time.monotonic()
+        try:
+            frame.write.format("bigquery").options(**options).mode("append").save()
+        finally:
+            self.api_seconds["connector write"] += time.monotonic() - started
 
     def _call(self, what: str, call: Any, missing_ok: bool = False) -> Any:
         from uniview.warehouse.bigquery_retry import call_with_retry
 
         self.api_calls["request"] += 1
+        started = time.monotonic()
         try:
             return call_with_retry(what, call, RETRY_DEADLINE)
         except NotFoundError:
             if missing_ok:
                 return None
             raise
+        finally:
+            self.api_seconds["request"] += time.monotonic() - started
 
     def close(self) -> None:
         self._client.close()
