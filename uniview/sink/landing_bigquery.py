@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from functools import partial
@@ -157,7 +157,7 @@ class BigQueryLanding(Landing):
         #: What this landing asked of BigQuery: "request" (API calls and query jobs), "connector write".
         self.api_calls: Counter = Counter()
         #: The wall seconds spent in each kind of call (the same keys): the warehouse's share of a batch.
-        self.api_seconds: Counter = Counter()
+        self.api_seconds: defaultdict[str, float] = defaultdict(float)
         self._control_ready = False
         self.url = str(WarehouseURL(BIGQUERY, project))
         self.pending = pending
