@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 from sink_support import columns_of, query, record, tables_of, write_ndjson
 
-from uniview.sink import frames, job, slots
+from uniview.sink import slots
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.landing import BatchKey
 from uniview.sink.routing import LandingColumn
@@ -418,29 +418,6 @@ def test_shapes_share_typed_columns_by_type():
     assert slots.chunk_shapes([_shape("INT64", "STRING", "DATE", "BOOL")], 3) == [[0]]
 
 
-def test_many_versions_are_staged_in_chunks(spark, tmp_path, monkeypatch):
-    from uniview.sink.frames import parse_envelopes
-
-    monkeypatch.setattr(slots, "MAX_STAGED_COLUMNS", 1)
-    customers = [r for r in good_records() if r["metadata"]["table_name"] == "customer"]
-    bad = BAD_LINES[:3] + BAD_LINES[-3:]
-    write_ndjson(tmp_path / "in" / "all.json", [*customers, *(line for line, _ in bad)])
-    staged = []
-    monkeypatch.setattr(job, "staged_frame", lambda *args: staged.append(args[2]) or frames.staged_frame(*args))
-    lines = spark.read.text(str(tmp_path / "in")).selectExpr("value", "_metadata.file_path AS source_file")
-    options = SinkOptions(input="unused", warehouse="bigquery://unused")
-    batch, _ = job.stage_batch(spark, parse_envelopes(lines), BatchKey("s", 0), options, lambda t: {}, notify=False)
-    assert staged == [[0], [1], [2], [3]]  # one shape per frame
-    rows = [row for chunk in batch.chunks for row in chunk.frame.select("_route", "_reason").collect()]
-    written = Counter(batch.routes[row._route].table_name for row in rows if row._reason is None)
-    assert dict(written) == {
-        f"customer_v_{version_of('customer', CUSTOMER_V1)}": 3,
-        f"customer_v_{version_of('customer', CUSTOMER_V2)}": 2,
-        "customer_v_5b6ffe5fb": 3,
-    }
-    assert dict(Counter(row._reason for row in rows if row._reason)) == dict(Counter(reason for _, reason in bad))
-
-
 def test_a_replayed_batch_is_skipped_and_a_conflicting_version_is_quarantined(spark, tmp_path):
     from uniview.sink.job import Sink, open_landing
     from uniview.sink.notify import NoNotifier
@@ -468,30 +445,6 @@ def test_a_replayed_batch_is_skipped_and_a_conflicting_version_is_quarantined(sp
     assert query(
         tmp_path / "w.duckdb", "SELECT stream, batch_id, read, written FROM main._uniview_batches ORDER BY 2"
     ) == [("s", 0, 1, 1), ("s", 1, 3, 2)]
-
-
-def test_records_that_appear_after_routing_are_never_dropped(spark, tmp_path):
-    from uniview.sink.frames import attach_decisions, distinct_keys, parse_envelopes
-    from uniview.sink.job import SinkOptions as Options
-    from uniview.sink.job import stage_batch
-    from uniview.sink.routing import plan_routes
-
-    early = write_ndjson(tmp_path / "early.json", [record("t", {"id": 1}, [("id", "int")])])
-    both = write_ndjson(
-        tmp_path / "both" / "x.json", [record("t", {"id": 1}, [("id", "int")]), record("u", {"id": 2}, [("id", "int")])]
-    )
-
-    def envelopes(path):
-        return parse_envelopes(spark.read.text(str(path)).selectExpr("value", "_metadata.file_path AS source_file"))
-
-    _, keys = distinct_keys(envelopes(early))
-    routed = attach_decisions(spark, envelopes(both), plan_routes(keys, None, "uniview", lambda t: {}), "uniview", [])
-    assert sorted((r["_table"], r["_reason"]) for r in routed.collect()) == [("t", None), ("u", "input_changed")]
-
-    # the staged frames (BigQuery's landing) carry the rows of every route and of no route alike
-    options = Options(input=str(both), warehouse="bigquery://unused")
-    batch, _ = stage_batch(spark, envelopes(both), BatchKey("s", 0), options, lambda t: {}, notify=False)
-    assert sum(chunk.frame.count() for chunk in batch.chunks) == batch.read == 2
 
 
 def test_json_numbers_of_more_digits_than_a_double_holds_land_exactly(spark, tmp_path):

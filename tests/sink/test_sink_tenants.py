@@ -9,7 +9,6 @@ import re
 import duckdb
 import pytest
 from click.testing import CliRunner
-from pyspark.sql import Row
 from sink_support import query, record, write_ndjson
 
 from uniview.cli import main
@@ -17,7 +16,7 @@ from uniview.errors import UniviewError
 from uniview.sink import landing_duckdb
 from uniview.sink.debezium import convert_event, key_columns
 from uniview.sink.job import SinkOptions, run
-from uniview.sink.sequence import sequence_column, sequence_of
+from uniview.sink.sequence import sequence_of
 from uniview.sink.versioning import SourceColumn, compute_version
 from uniview.version_description import described_primary_key
 from uniview.warehouse.url import duckdb_url
@@ -44,12 +43,6 @@ POSITIONS = [
 @pytest.mark.parametrize("position, expected", POSITIONS)
 def test_sequence_of_each_position_shape(position, expected):
     assert sequence_of(position) == expected
-
-
-def test_spark_expression_equals_the_reference_on_every_shape(spark):
-    frame = spark.createDataFrame([Row(p=p) for p, _ in POSITIONS], "p string")
-    found = [row.s for row in frame.select(sequence_column(frame.p).alias("s")).collect()]
-    assert found == [sequence_of(p) for p, _ in POSITIONS]
 
 
 def test_sql_expression_equals_the_reference_on_every_shape():
@@ -248,19 +241,20 @@ def test_duckdb_types_one_version_in_many_datasets_in_one_statement(many_tenants
     assert typings == [TENANTS, TENANTS]  # one typing statement per run for the TENANTS routes of one shape
 
 
-def test_one_version_in_many_datasets_is_typed_once(many_tenants):
-    from uniview.sink.frames import parse_envelopes
-    from uniview.sink.job import stage_batch
-    from uniview.sink.landing import BatchKey
+def test_bigquery_types_one_version_in_many_datasets_in_one_select():
+    """BigQuery's load step: the routes of one version in TENANTS datasets share one typed SELECT, and one staged
+    column per column of the version."""
+    from uniview.sink.bigquery_typing import typing_scripts
+    from uniview.sink.mysql_types import bigquery_type
+    from uniview.sink.routing import LandingColumn, VersionRoute
 
-    spark, root, *_ = many_tenants
-    lines = spark.read.text(str(root / "first")).selectExpr("value", "_metadata.file_path AS source_file")
-    options = SinkOptions(input="unused", warehouse="duckdb:///unused.duckdb")
-    batch, _ = stage_batch(spark, parse_envelopes(lines), BatchKey("s", 0), options, lambda tables: {}, notify=False)
-    assert len(batch.routes) == TENANTS and len(batch.chunks) == 1
-    typed = [name for name in batch.chunks[0].frame.columns if name[0] == "x" and name[1:].isdigit()]
-    assert len(typed) == len(batch.routes[0].columns)
-    assert {batch.typed_field(i, 1) for i in range(TENANTS)} == {batch.typed_field(0, 1)}
+    columns = tuple(LandingColumn(name, declared, bigquery_type(declared).bq_type) for name, declared in SCHEMA)
+    routes = [VersionRoute(f"tenant{n:03d}", "customer", "v1", columns, exists=True) for n in range(TENANTS)]
+    chunks, scripts = typing_scripts("p", "ctl", "`p.ctl.lines`", False, routes, "uniview", "s#0", "staged_")
+    assert len(chunks) == len(scripts) == 1 and chunks[0].routes == list(range(TENANTS))
+    assert len(set(chunks[0].fields.values())) == len(columns)
+    assert scripts[0].sql.count("UNION ALL\n") == 1  # the version's SELECT, and the lines rejected before typing
+    assert f"_route IN ({', '.join(map(str, range(TENANTS)))})" in scripts[0].sql
 
 
 def test_every_tenant_gets_exactly_its_own_rows_in_its_own_dataset(many_tenants):

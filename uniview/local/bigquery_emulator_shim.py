@@ -23,7 +23,9 @@ by uniview.
 7. PARSE_JSON(..., wide_number_mode => 'round') keeps an integer of [-2^63, 2^64) exact, as BigQuery's JSON
    stores it (https://cloud.google.com/bigquery/docs/reference/standard-sql/json_functions#parse_json); the
    emulator made every integer above 2^63 - 1 a double.  Only a wider integer or a decimal is rounded.
-7. A STRUCT field given as a column path takes the column's name, as in GoogleSQL (`STRUCT(id, v.name).name`);
+8. CAST(x AS BYTES) of a STRING gives its UTF-8 bytes, as GoogleSQL's; the emulator's DuckDB cast to BLOB reads
+   escapes and refuses any character that is not ASCII.
+9. A STRUCT field given as a column path takes the column's name, as in GoogleSQL (`STRUCT(id, v.name).name`);
    the emulator made every field of such a STRUCT unnamed, so reading one by name failed.
 """
 
@@ -234,6 +236,21 @@ def _decimal_text(node: Any, context: Any) -> Any:
     return exp.Case().when(decimal, trimmed).else_(node)
 
 
+_BINARY = (exp.DataType.Type.BINARY, exp.DataType.Type.VARBINARY, exp.DataType.Type.BLOB)
+
+
+def _string_bytes(node: Any, context: Any) -> Any:
+    """CAST(x AS BYTES) of a STRING (checked when the query runs: the translation does not know every value's type)
+    as GoogleSQL's: the text's UTF-8 bytes."""
+    if not (isinstance(node, exp.Cast) and node.to.this in _BINARY):
+        return node
+    if kind(node.this) in _BINARY:
+        return node
+    text = exp.Like(this=exp.func("typeof", node.this.copy()), expression=exp.Literal.string("VARCHAR"))
+    utf8 = exp.Anonymous(this="encode", expressions=[exp.Cast(this=node.this.copy(), to=exp.DataType.build("VARCHAR"))])
+    return exp.Case().when(text, utf8).else_(node)
+
+
 #: PARSE_JSON's 'round' mode: BigQuery's JSON holds an integer of [-2^63, 2^64) exactly.
 _PARSE_JSON = """CREATE OR REPLACE MACRO bq.main.parse_json(s) AS bq.main._parse_json_exact(s),
 (s, mode) AS CASE lower(mode)
@@ -257,6 +274,7 @@ def _connect() -> Any:
 
 NODE_RULES.insert(0, _googlesql_json)
 NODE_RULES.append(_decimal_text)
+NODE_RULES.append(_string_bytes)
 STATEMENT_RULES.insert(0, _struct_field_names)
 database._connect = _connect
 query._execute = _execute

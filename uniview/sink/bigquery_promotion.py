@@ -1,34 +1,34 @@
-"""How a staged batch moves into its BigQuery tables: the SQL of the promotion step (pure, no I/O).
+"""How a typed batch moves into its BigQuery tables: the SQL of the promotion step (pure, no I/O).
 
-The sink writes each staged frame once into a staging table; set-based INSERTs then move each
-version table's rows (and each dataset's quarantine rows) out of it.  The INSERTs are grouped into
-parts of at most MAX_TABLES_PER_TRANSACTION tables and MAX_SCRIPT_CHARS characters; each part is one
-multi-statement transaction that also records the part in the steps table, and runs only when the
-part is not recorded yet.  So a part is in BigQuery completely or not at all, and a replayed batch
-skips the parts that are in.  Columns uniview stages as text (JSON, GEOGRAPHY, TIME, BIGNUMERIC over
-38 digits) are converted to their column type here.
+The load step types a batch's lines into typed staging tables (uniview.sink.bigquery_typing); set-based
+INSERTs then move each version table's rows (and each dataset's quarantine rows) out of them.  The INSERTs
+are grouped into parts of at most MAX_TABLES_PER_TRANSACTION tables and MAX_SCRIPT_CHARS characters; each
+part is one multi-statement transaction that also records the part in the steps table, and runs only when
+the part is not recorded yet.  So a part is in BigQuery completely or not at all, and a replayed batch skips
+the parts that are in.  A row's `_cdc_ingested_at` is the time its part commits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from uniview.identifiers import quote_path, string_literal
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
-from uniview.sink.landing import BatchKey, StagedBatch
+from uniview.sink.landing import BatchKey
 from uniview.sink.reasons import SKIPPED
-from uniview.sink.value_patterns import parsed_decimal
-from uniview.types import BQType, Scalar
+from uniview.sink.routing import VersionRoute, route_shapes
 
 #: BigQuery: one transaction mutates at most 100 tables (the steps table is one of them).
 MAX_TABLES_PER_TRANSACTION = 100
 #: Well under BigQuery's 1,024K characters per query.
 MAX_SCRIPT_CHARS = 900_000
 STEPS_TABLE = "_uniview_batch_steps"
-#: Conversions from the staged text to the column's type, by BigQuery type name.
-_FROM_TEXT = {"JSON": "PARSE_JSON({})", "GEOGRAPHY": "ST_GEOGFROMTEXT({})", "TIME": "CAST({} AS TIME)"}
+#: A row's _cdc_ingested_at: when its part's transaction runs, so a change committed later is never stamped earlier
+#: than a change a maintenance of <table>_current has already read (uniview.current_table's watermark).
+INGESTED_AT = "CURRENT_TIMESTAMP()"
 
 
 @dataclass(frozen=True)
@@ -39,58 +39,79 @@ class Insert:
     sql: str
 
 
-def staged_value(field: str, bq_type: BQType) -> str:
-    """The SELECT expression that turns a staged field into its column's type."""
-    if isinstance(bq_type, Scalar):
-        if bq_type.name in _FROM_TEXT:
-            return _FROM_TEXT[bq_type.name].format(field)
-        if bq_type.name == "BIGNUMERIC" and parsed_decimal(bq_type) is None:
-            return f"CAST({field} AS BIGNUMERIC)"
-    return field
+@dataclass(frozen=True)
+class TypedChunk:
+    """One typed staging table, `table` in the control dataset: the rows of `routes` (indexes into the batch's
+    routes); `fields`: {(shape, position): the column holding column `position` of that shape's rows}.  The
+    first chunk of a batch also holds the lines rejected before typing."""
+
+    routes: list[int]
+    table: str
+    fields: Mapping[tuple[int, int], str]
 
 
-def route_inserts(
-    project: str, batch: StagedBatch, staging: Sequence[str | None], route_rows: Mapping[int, int]
-) -> list[Insert]:
-    """For each route that writes rows (`route_rows`: the rows per route), one INSERT per staging table
-    that holds its rows (`staging[n]` for chunk n).  A route whose every record was quarantined writes
-    nothing, and its version table is not created: an INSERT into it would fail the batch."""
+@dataclass(frozen=True)
+class TypedBatch:
+    """One batch typed in its staging tables, ready to promote: `read` lines, routed to `routes`."""
+
+    key: BatchKey
+    read: int
+    routes: list[VersionRoute]
+    chunks: list[TypedChunk]
+    notify: bool
+
+    @cached_property
+    def route_shape(self) -> list[int]:
+        """The shape of each route (routing.route_shapes), as the typing numbered them."""
+        return route_shapes(self.routes)
+
+    @cached_property
+    def _fields(self) -> dict[tuple[int, int], str]:
+        return {member: field for chunk in self.chunks for member, field in chunk.fields.items()}
+
+    def typed_field(self, route: int, position: int) -> str:
+        """The staged column holding column `position` of route `route`'s rows."""
+        return self._fields[(self.route_shape[route], position)]
+
+
+def route_inserts(project: str, control: str, batch: TypedBatch, route_rows: Mapping[int, int]) -> list[Insert]:
+    """For each route that writes rows (`route_rows`: the rows per route), one INSERT from its typed staging
+    table.  A route whose every record was quarantined writes nothing, and its version table is not created:
+    an INSERT into it would fail the batch."""
     inserts = []
-    for chunk, table in zip(batch.chunks, staging, strict=True):
-        if table is None:
-            continue
+    for chunk in batch.chunks:
         for index in chunk.routes:
             if not route_rows.get(index):
                 continue
             route = batch.routes[index]
             names = [c.name for c in route.columns] + [name for name, _ in CDC_COLUMNS]
-            values = [staged_value(batch.typed_field(index, j), c.bq_type) for j, c in enumerate(route.columns)]
-            values += [name for name, _ in CDC_COLUMNS]
+            values = [batch.typed_field(index, j) for j in range(len(route.columns))]
+            values += [INGESTED_AT if name == "_cdc_ingested_at" else name for name, _ in CDC_COLUMNS]
             sql = (
                 f"INSERT INTO {quote_path(project, route.dataset, route.table_name)} "
                 f"({', '.join(quote_path(n) for n in names)})\n"
-                f"SELECT {', '.join(values)} FROM {table} WHERE _route = {index} AND _reason IS NULL"
+                f"SELECT {', '.join(values)} FROM {quote_path(project, control, chunk.table)} "
+                f"WHERE _route = {index} AND _reason IS NULL"
             )
             inserts.append(Insert((route.dataset, route.table_name), sql))
     return inserts
 
 
 def quarantine_inserts(
-    project: str, datasets: Sequence[str], quarantine_table: str, staging: Sequence[str | None]
+    project: str, control: str, datasets: Sequence[str], quarantine_table: str, batch: TypedBatch
 ) -> list[Insert]:
-    """For each dataset with quarantined rows, one INSERT per staging table."""
+    """For each dataset with quarantined rows, one INSERT per typed staging table."""
     columns = ", ".join(name for name, _ in QUARANTINE_COLUMNS)
     kept = ", ".join(string_literal(reason) for reason in sorted(SKIPPED))
     return [
         Insert(
             (dataset, quarantine_table),
             f"INSERT INTO {quote_path(project, dataset, quarantine_table)} ({columns})\n"
-            f"SELECT {columns} FROM {table} WHERE _reason IS NOT NULL AND _reason NOT IN ({kept}) "
-            f"AND _dataset = {string_literal(dataset)}",
+            f"SELECT {columns} FROM {quote_path(project, control, chunk.table)} WHERE _reason IS NOT NULL "
+            f"AND _reason NOT IN ({kept}) AND _dataset = {string_literal(dataset)}",
         )
         for dataset in datasets
-        for table in staging
-        if table is not None
+        for chunk in batch.chunks
     ]
 
 

@@ -143,7 +143,8 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
 @click.option(
     "--cache",
     is_flag=True,
-    help="BigQuery only: keep each parsed batch in memory between routing and writing instead of reading it twice.",
+    hidden=True,
+    help="Does nothing: the sink reads each batch once (it kept a parsed batch between two passes).",
 )
 @generator_options
 @click.option(

@@ -1,17 +1,10 @@
 """The sink job: read NDJSON CDC records (batch or Structured Streaming), land each batch, notify.
 
 `run(spark, options)` is the whole job; the session is passed in, so the same code runs under
-`uniview sink` (a local session) and as a Dataproc PySpark job.  How a batch is typed depends on
-the landing:
-
-- a landing that types in its load step (DuckDB) is given the batch's lines as they are; Spark
-  parses nothing, and the load routes, types and judges them (uniview.sink.load_sql);
-- otherwise (BigQuery), one pass counts the lines and collects the distinct routing keys (Spark
-  parses only the metadata), routing is resolved on the driver, a second pass parses every record
-  with its version's declared schema and stages all versions in one frame (a few frames for very
-  many versions; versions of the same columns in many datasets are typed once), and the landing
-  writes rows and quarantine together.  `cache=True` keeps the parsed batch in memory between the
-  two passes instead of reading the input twice.
+`uniview sink` (a local session) and as a Dataproc PySpark job.  Spark reads each batch's lines and
+hands them to the landing as they are, in one job: it parses nothing.  The warehouse's load step
+routes, types and judges them in SQL (uniview.sink.load_sql, one set of rules rendered for DuckDB or
+BigQuery).
 
 Every line read is either written or quarantined; a batch whose counts do not add up stops the job.
 """
@@ -26,10 +19,9 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from py4j.protocol import Py4JError
-from pyspark import StorageLevel
 from pyspark.errors import AnalysisException, StreamingQueryException
 from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame, SparkSession
@@ -40,20 +32,11 @@ from uniview.errors import ConfigError, UniviewError, WarehouseError
 from uniview.identifiers import validate_dataset
 from uniview.landing_layout import DEFAULT_GRANULARITY, check_granularity
 from uniview.sink.debezium import debezium_lines
-from uniview.sink.frames import (
-    LINE_BYTES,
-    ORIGINAL_LINE,
-    attach_decisions,
-    checked_lines,
-    distinct_keys,
-    parse_envelopes,
-    staged_frame,
-)
-from uniview.sink.landing import BatchCounts, BatchKey, Landing, LineBatch, StagedBatch, StagedChunk
+from uniview.sink.frames import LINE_BYTES, ORIGINAL_LINE, bounded_lines, checked_lines
+from uniview.sink.landing import BatchCounts, BatchKey, Landing, LineBatch
 from uniview.sink.notify import Notification, Notifier, make_notifier
 from uniview.sink.pending import FlushResult, flush
-from uniview.sink.routing import Lookup, RecordKey, RoutingPlan, distinct_shapes, plan_routes, route_shapes
-from uniview.sink.slots import assign_slots, chunk_shapes, slot_fields
+from uniview.sink.routing import Lookup, RecordKey, RoutingPlan, plan_routes
 from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
 from uniview.sink.stop_signals import Interrupted, stop_requests
 from uniview.warehouse.url import WarehouseURL
@@ -115,6 +98,7 @@ class SinkOptions:
     format: str = "uniview"
     #: Debezium's `unavailable.value.placeholder` as the connector is configured (None: its default).
     unavailable_placeholder: str | None = None
+    #: Accepted and ignored (it kept Spark's parsed batch between two passes; Spark now makes one pass).
     cache: bool = False
     #: How `--notify inline` generates views (a uniview.plan.GeneratorOptions; None: the defaults).
     generator_options: object = None
@@ -149,8 +133,8 @@ class SinkOptions:
         elif self.kafka_options:
             raise ConfigError("--kafka-option is only used with a kafka:// --input")
         duckdb_warehouse = warehouse_location(self.warehouse)[0] == "duckdb"
-        if duckdb_warehouse and self.cache:
-            raise ConfigError("--cache is for a BigQuery --warehouse: DuckDB's load step reads each batch once")
+        if self.cache:
+            logger.warning("--cache does nothing any more: the sink reads each batch once, on either warehouse")
         self._check_partition_granularity(duckdb_warehouse)
         if self.load_memory is not None and not (duckdb_warehouse and re.fullmatch(_SIZE, self.load_memory)):
             raise ConfigError(
@@ -432,25 +416,13 @@ class Sink:
         lines = checked_lines(lines)
         if self.options.format == "debezium":
             lines = debezium_lines(lines, self.options.unavailable_placeholder)
-        if self.landing.types_in_load:
-            rewritten = ORIGINAL_LINE in lines.columns
-            staged = lines.select("value", "source_file", LINE_BYTES, *([ORIGINAL_LINE] if rewritten else []))
-            return self.landing.land_lines(
-                LineBatch(key, staged, rewritten, self._route, self.options.quarantine_dataset, self.notifier.enabled)
-            )
-        limit = self.landing.max_line_bytes
-        envelopes = parse_envelopes(lines, max_line_bytes=limit)
-        if self.options.cache:
-            envelopes = envelopes.persist(StorageLevel.MEMORY_AND_DISK)
-        routing = envelopes if self.options.cache else parse_envelopes(lines, with_data=False, max_line_bytes=limit)
-        try:
-            batch, plan = stage_batch(
-                self.spark, envelopes, key, self.options, self.landing.known_versions, self.notifier.enabled, routing
-            )
-            self._record_warnings(plan.warnings)
-            return self.landing.land(batch)
-        finally:
-            envelopes.unpersist()
+        rewritten = ORIGINAL_LINE in lines.columns
+        staged = lines.select("value", "source_file", LINE_BYTES, *([ORIGINAL_LINE] if rewritten else []))
+        if self.landing.max_line_bytes is not None:
+            staged = bounded_lines(staged, self.landing.max_line_bytes)
+        return self.landing.land_lines(
+            LineBatch(key, staged, rewritten, self._route, self.options.quarantine_dataset, self.notifier.enabled)
+        )
 
     def _route(self, keys: Mapping[RecordKey, datetime | None], lookup: Lookup) -> RoutingPlan:
         """The routing of a batch whose landing reads its keys (LineBatch.route)."""
@@ -484,35 +456,6 @@ def trigger_seconds(spark: SparkSession, interval: str) -> float:
     if jvm is None:  # a Spark Connect session has no JVM in this process
         raise ConfigError("the sink needs a local Spark session (Spark Connect is not supported)")
     return jvm.org.apache.spark.sql.streaming.Trigger.ProcessingTime(interval).intervalMs() / 1000
-
-
-def stage_batch(
-    spark: SparkSession,
-    envelopes: DataFrame,
-    key: BatchKey,
-    options: SinkOptions,
-    lookup: Lookup,
-    notify: bool,
-    routing: DataFrame | None = None,
-) -> tuple[StagedBatch, RoutingPlan]:
-    """Route the envelopes of one batch and build its staged frames; nothing is written yet.  `routing`:
-    the same lines parsed without their data (parse_envelopes(with_data=False)) for the routing pass."""
-    read, keys = distinct_keys(envelopes if routing is None else routing)
-    plan = plan_routes(keys, options.dataset, options.quarantine_dataset, lookup, first_seen=keys)
-    now = datetime.now(UTC)
-    shapes, shape_of = distinct_shapes(plan.routes), route_shapes(plan.routes)
-    groups = chunk_shapes(shapes)
-    slots = [assign_slots(shapes, group) for group in groups]
-    routed = attach_decisions(spark, envelopes, plan, options.quarantine_dataset, slots)
-    chunks = [
-        StagedChunk(
-            [i for i, shape in enumerate(shape_of) if shape in group],
-            staged_frame(routed, shapes, group, frame_slots, number == 0, key.label, now),
-            slot_fields(frame_slots),
-        )
-        for number, (group, frame_slots) in enumerate(zip(groups, slots, strict=True))
-    ]
-    return StagedBatch(key, read, plan.routes, chunks, notify), plan
 
 
 def _load_input(load: Callable[[], DataFrame], path: str) -> DataFrame:

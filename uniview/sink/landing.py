@@ -1,11 +1,9 @@
 """The interface a warehouse offers the sink: which versions exist, and land one batch.
 
-A landing that types in its load step (`types_in_load`, DuckDB) is given a batch as its lines
-(`land_lines`) and routes, types and judges them itself.  Otherwise a batch arrives as staged
-frames (`land`): each row is either typed for its version table (in the staged columns its route's
-shape fills, see uniview.sink.slots) or carries a `_reason` and goes to its dataset's quarantine.
-Either writes all of it and returns exact counts; a landing that keeps a batch ledger makes `land` idempotent per
-BatchKey, so a batch replayed after a crash is not written twice.
+A batch arrives as its lines (`land_lines`), as Spark staged them without parsing them: the warehouse's load
+step routes, types and judges them in SQL (uniview.sink.load_sql: one set of rules, rendered for DuckDB or
+BigQuery), writes each record to its version table or its dataset's quarantine, and returns exact counts.
+Each landing keeps a batch ledger, so a batch replayed after a crash is not written twice.
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 
 from pyspark.sql import DataFrame
 
@@ -24,7 +21,7 @@ from uniview.landing_layout import CDC_PREFIX, layout_blocking_columns
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
-from uniview.sink.routing import KnownVersion, Lookup, RecordKey, RoutingPlan, VersionRoute, route_shapes
+from uniview.sink.routing import KnownVersion, Lookup, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.versioning import SourceColumn
 from uniview.types import BQType
 from uniview.version_description import described_columns, described_primary_key, version_description
@@ -110,41 +107,6 @@ class BatchCounts:
         )
 
 
-@dataclass(frozen=True)
-class StagedChunk:
-    """One staged frame (see frames.staged_frame) holding the rows of `routes` (indexes into
-    StagedBatch.routes); the first chunk of a batch also holds the rows rejected before typing.
-    `fields`: {(shape, position): the staged column holding that column of that shape's rows}."""
-
-    routes: list[int]
-    frame: DataFrame
-    fields: Mapping[tuple[int, int], str]
-
-
-@dataclass(frozen=True)
-class StagedBatch:
-    """One batch ready to land."""
-
-    key: BatchKey
-    read: int
-    routes: list[VersionRoute]
-    chunks: list[StagedChunk]
-    notify: bool
-
-    @cached_property
-    def route_shape(self) -> list[int]:
-        """The shape of each route (routing.route_shapes), as staged_frame typed it."""
-        return route_shapes(self.routes)
-
-    @cached_property
-    def _fields(self) -> dict[tuple[int, int], str]:
-        return {member: field for chunk in self.chunks for member, field in chunk.fields.items()}
-
-    def typed_field(self, route: int, position: int) -> str:
-        """The staged column holding column `position` of route `route`'s rows."""
-        return self._fields[(self.route_shape[route], position)]
-
-
 #: Plans the routes of a batch from its routing keys (each with its earliest timestamp) and the versions
 #: that exist (`lookup`): uniview.sink.routing.plan_routes with the run's options.
 Router = Callable[[Mapping[RecordKey, datetime | None], Lookup], RoutingPlan]
@@ -152,10 +114,11 @@ Router = Callable[[Mapping[RecordKey, datetime | None], Lookup], RoutingPlan]
 
 @dataclass(frozen=True)
 class LineBatch:
-    """One batch as its lines, for a landing that routes and types in its own load step (`types_in_load`).
-    `frame` holds `value` (the record's text), `source_file`, and, when `rewritten`, `_original_line`
-    (the line as read, which the quarantine keeps); `route` plans the routing keys the landing reads;
-    rows that reach no dataset are quarantined in `fallback_dataset`."""
+    """One batch as its lines, which the landing routes and types in its load step.
+    `frame` holds `value` (the record's text), `source_file`, `_bytes` (frames.LINE_BYTES), and, when
+    `rewritten`, `_original_line` (the line as read, which the quarantine keeps); for a landing with
+    `max_line_bytes`, the lines are bounded (frames.bounded_lines).  `route` plans the routing keys the landing
+    reads; rows that reach no dataset are quarantined in `fallback_dataset`."""
 
     key: BatchKey
     frame: DataFrame
@@ -166,12 +129,10 @@ class LineBatch:
 
 
 class Landing(ABC):
-    """A warehouse as the sink sees it.  A landing that `types_in_load` is given each batch as its lines
-    (`land_lines`); the others are given it routed and typed by Spark (`land`)."""
+    """A warehouse as the sink sees it: it is given each batch as its lines (`land_lines`)."""
 
     url: str
     pending: PendingStore
-    types_in_load: bool = False
     #: The largest line this warehouse's quarantine keeps (None: any); a larger line is quarantined as too_large.
     max_line_bytes: int | None = None
 
@@ -183,14 +144,10 @@ class Landing(ABC):
     def landed(self, key: BatchKey) -> BatchCounts | None:
         """The counts of `key` if it was landed before (only landings with a ledger know)."""
 
-    def land(self, batch: StagedBatch) -> BatchCounts:
-        """Create missing version tables, write rows and quarantine, record new tables as pending
-        notifications when `batch.notify`; return exact counts."""
-        raise NotImplementedError(f"{type(self).__name__} types in its load step: it lands lines (land_lines)")
-
+    @abstractmethod
     def land_lines(self, batch: LineBatch) -> BatchCounts:
-        """`land` for a landing that `types_in_load`: route, type and judge the lines in the load step."""
-        raise NotImplementedError(f"{type(self).__name__} does not type in its load step")
+        """Route, type and judge the lines in the load step; create missing version tables, write rows and
+        quarantine, record new tables as pending notifications when `batch.notify`; return exact counts."""
 
     def interrupt(self) -> None:  # noqa: B027 (a hook: a landing that cannot stop a batch keeps this no-op)
         """Stop the batch being landed, from another thread, if the landing can (nothing is written then);

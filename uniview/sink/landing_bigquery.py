@@ -1,9 +1,13 @@
 """The BigQuery warehouse: tables created with google-cloud-bigquery, rows written by the
 spark-bigquery-connector that Dataproc ships (Storage Write API, `writeMethod=direct`), exactly once.
 
-A batch is written once per staged frame into a staging table of the control dataset, then moved
-into its version and quarantine tables by set-based INSERTs in transactions of at most 100 tables
-(uniview.sink.bigquery_promotion), so its cost in Spark jobs does not grow with the tables it feeds.
+Spark writes a batch's lines, as they are, into a staging table of the control dataset (one connector
+write: Spark parses nothing).  The load step is BigQuery's: one query reads the routing keys, the driver
+routes them against the version tables, and a script types and judges every line into typed staging
+tables with the sink's type rules rendered for BigQuery (uniview.sink.bigquery_typing), the same rules
+DuckDB's load step runs.  Set-based INSERTs then move the rows into their version and quarantine tables
+in transactions of at most 100 tables (uniview.sink.bigquery_promotion), so a batch's cost in Spark jobs
+and requests does not grow with the tables it feeds.
 The steps table records the batch's plan (the tables it creates, for the notifications) and each
 part that committed; the ledger records the landed batch.  A batch replayed after a crash (even
 `kill -9`) skips what is recorded: every row lands once.  Only BigQueryLanding's methods talk to
@@ -16,7 +20,7 @@ import hashlib
 import json
 import time
 from collections import Counter, defaultdict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -38,6 +42,7 @@ from uniview.landing_layout import (
 )
 from uniview.sink.bigquery_promotion import (
     STEPS_TABLE,
+    TypedBatch,
     batch_filter,
     group_parts,
     part_script,
@@ -46,6 +51,7 @@ from uniview.sink.bigquery_promotion import (
     step_query,
     step_record,
 )
+from uniview.sink.bigquery_typing import keys_query, too_wide, typing_scripts
 from uniview.sink.failpoints import reach
 from uniview.sink.frames import MAX_RAW_BYTES, QUARANTINE_COLUMNS
 from uniview.sink.landing import (
@@ -53,14 +59,15 @@ from uniview.sink.landing import (
     BatchCounts,
     BatchKey,
     Landing,
-    StagedBatch,
+    LineBatch,
     known_version,
     source_schema_comment,
 )
+from uniview.sink.load_sql import decisions_json, key_of
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
-from uniview.sink.routing import KnownVersion, VersionRoute, redirected
+from uniview.sink.routing import KnownVersion, VersionRoute, redirected, reject_routes
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
 from uniview.warehouse.bigquery_folds import FOLDED_MESSAGE, folded_guard, redirected_query, registry_ddl
 from uniview.warehouse.url import BIGQUERY, WarehouseURL
@@ -224,25 +231,28 @@ class BigQueryLanding(Landing):
             if table.table_id.startswith(prefix):
                 self._call(f"drop {table.table_id}", partial(self._client.delete_table, table, not_found_ok=True))
 
-    def land(self, batch: StagedBatch) -> BatchCounts:
-        """Stage, count, create the tables, promote part by part, record: see the module's protocol."""
+    def land_lines(self, batch: LineBatch) -> BatchCounts:
+        """Stage the lines, type them, create the tables, promote part by part, record: see the module's protocol."""
         self._ensure_control_tables()
+        prefix = _staging_prefix(batch.key)
         reach("before-stage")
-        staging = [self._stage(batch.key, number, chunk.frame) for number, chunk in enumerate(batch.chunks)]
+        self._stage(f"{prefix}lines", batch.frame)
         reach("after-stage")
-        sources = [None if name is None else self._control(name) for name in staging]
+        staging = [f"{prefix}lines"]
         try:
-            live = self._redirected(batch)
-            counts, quarantined, route_rows = self._count(live, sources)
+            typed, route_rows, counts, quarantined = self._type(batch, prefix, staging)
+            reach("after-type")
+            live = self._redirected(typed)
+            counts.written = _written(live, route_rows)
             counts.created = self._planned_creations(live, counts)
             self._create_tables(live, route_rows, quarantined)
             # Parts are grouped by the batch's own routes, so a redirect never moves an insert to
             # another part: a replay skips exactly the parts that committed.
-            groups = group_parts(self._inserts(batch, sources, quarantined, route_rows))
+            groups = group_parts(self._inserts(typed, quarantined, route_rows))
             first = 0
             for number, part in enumerate(groups):
                 live = self._promote(
-                    batch, live, (sources, quarantined, route_rows), number, range(first, first + len(part)), counts
+                    typed, live, (quarantined, route_rows), number, range(first, first + len(part)), counts
                 )
                 first += len(part)
                 reach("after-part")
@@ -253,24 +263,60 @@ class BigQueryLanding(Landing):
                 f"record {batch.key.label}",
                 f"INSERT INTO {self._control(LEDGER_TABLE)} "
                 f"(stream, batch_id, counts, landed_at) VALUES ({string_literal(batch.key.stream)}, "
-                f"{batch.key.batch_id}, {string_literal(counts.to_json())}, CURRENT_TIMESTAMP())",
+                f"{batch.key.batch_id}, {string_literal(counts.to_json())}, CURRENT_TIMESTAMP());\n"
+                + _drops(self.project, self.control_dataset, staging),
             )
+            staging = []
             reach("after-ledger")
         finally:
-            for name in staging:
-                if name is not None:
-                    path = f"{self.project}.{self.control_dataset}.{name}"
-                    self._call(f"drop {name}", partial(self._client.delete_table, path, not_found_ok=True))
+            if staging:
+                self._call(f"drop the staging tables of {batch.key.label}", partial(self._drop, staging))
         return counts
 
-    def _inserts(
-        self, batch: StagedBatch, sources: list[str | None], quarantined: set[str], route_rows: Mapping[int, int]
-    ) -> list:
-        return route_inserts(self.project, batch, sources, route_rows) + quarantine_inserts(
-            self.project, sorted(quarantined), QUARANTINE_TABLE, sources
+    def _type(
+        self, batch: LineBatch, prefix: str, staging: list[str]
+    ) -> tuple[TypedBatch, Counter, BatchCounts, set[str]]:
+        """Route the staged lines and type them into typed staging tables (added to `staging` as they are made):
+        the typed batch, its rows per route, its counts (rows read, quarantined and skipped per reason) and the
+        datasets whose quarantine gets rows."""
+        lines = self._control(staging[0])
+        try:
+            rows = self._rows(f"read the keys of {batch.key.label}", keys_query(lines, batch.rewritten))
+        except NotFoundError:  # no line was staged
+            return TypedBatch(batch.key, 0, [], [], batch.notify), Counter(), BatchCounts(), set()
+        plan = batch.route({key_of(row): row[-1] for row in rows}, self.known_versions)
+        plan = reject_routes(plan, too_wide(plan.routes))
+        chunks, scripts = typing_scripts(
+            self.project,
+            self.control_dataset,
+            lines,
+            batch.rewritten,
+            plan.routes,
+            batch.fallback_dataset,
+            batch.key.label,
+            prefix,
+        )
+        parameter = [("decisions", decisions_json(plan))]
+        counts, route_rows, quarantined = BatchCounts(), Counter[int](), set[str]()
+        for number, script in enumerate(scripts):
+            staging.extend(script.tables)
+            typed = self._rows(f"type {batch.key.label} ({number + 1} of {len(scripts)})", script.sql, parameter)
+            for route, reason, dataset, lines_read in typed:
+                counts.read += lines_read
+                if reason is None:
+                    route_rows[route] += lines_read
+                else:
+                    counts.count_reason(reason, lines_read)
+                    if reason not in SKIPPED:
+                        quarantined.add(dataset)
+        return TypedBatch(batch.key, counts.read, plan.routes, chunks, batch.notify), route_rows, counts, quarantined
+
+    def _inserts(self, batch: TypedBatch, quarantined: set[str], route_rows: Mapping[int, int]) -> list:
+        return route_inserts(self.project, self.control_dataset, batch, route_rows) + quarantine_inserts(
+            self.project, self.control_dataset, sorted(quarantined), QUARANTINE_TABLE, batch
         )
 
-    def _redirected(self, batch: StagedBatch) -> StagedBatch:
+    def _redirected(self, batch: TypedBatch) -> TypedBatch:
         """The batch with each route to a folded version sent to its successor (docs/consolidation.md)."""
         targets = [(route.dataset, route.table_name) for route in batch.routes]
         rows = (
@@ -285,15 +331,15 @@ class BigQueryLanding(Landing):
         return replace(batch, routes=[redirected(route, folded) for route in batch.routes]) if folded else batch
 
     def _promote(
-        self, batch: StagedBatch, live: StagedBatch, staged: tuple, number: int, positions: range, counts: BatchCounts
-    ) -> StagedBatch:
+        self, batch: TypedBatch, live: TypedBatch, staged: tuple, number: int, positions: range, counts: BatchCounts
+    ) -> TypedBatch:
         """Run one part's transaction.  When consolidation folded one of its targets after the batch
         read the registry, the transaction fails whole; the registry is read again, successors are
-        created, and the part runs again.  The batch as it was last redirected.  `staged`: the staging
-        tables, the datasets with quarantined rows, the rows per route."""
-        sources, quarantined, route_rows = staged
+        created, and the part runs again.  The batch as it was last redirected.  `staged`: the datasets with
+        quarantined rows, the rows per route."""
+        quarantined, route_rows = staged
         for _ in range(MAX_FOLDED_RETRIES):
-            part = [self._inserts(live, sources, quarantined, route_rows)[i] for i in positions]
+            part = [self._inserts(live, quarantined, route_rows)[i] for i in positions]
             guard = folded_guard(self.project, self.control_dataset, {insert.target for insert in part})
             try:
                 self._script(
@@ -312,49 +358,18 @@ class BigQueryLanding(Landing):
             f"({MAX_FOLDED_RETRIES} attempts); nothing of part {number} was written"
         )
 
-    def _stage(self, key: BatchKey, number: int, frame: DataFrame) -> str | None:
-        """Write one staged frame into a fresh staging table; its name, or None when it has no rows."""
-        name = f"{_staging_prefix(key)}{number}"
-        table_id = f"{self.project}.{self.control_dataset}.{name}"
-        self._call(f"drop {name}", lambda: self._client.delete_table(table_id, not_found_ok=True))
+    def _stage(self, name: str, frame: DataFrame) -> None:
+        """Write the batch's lines into a fresh staging table (a table left by an attempt that crashed is dropped
+        first; a batch with no line leaves none)."""
+        self._call(f"drop {name}", partial(self._drop, [name]))
         self.api_calls["connector write"] += 1
         self._append(frame, self.control_dataset, name)
-        if self._call(f"get table {name}", lambda: self._client.get_table(table_id), missing_ok=True) is None:
-            return None
-        return name
 
-    def _count(self, batch: StagedBatch, staging: list[str | None]) -> tuple[BatchCounts, set[str], Counter]:
-        """Rows per route and reason, read from the staging tables (every line read must be there once),
-        the datasets whose quarantine gets rows, and the rows per route index."""
-        counts = BatchCounts(read=batch.read)
-        quarantined: set[str] = set()
-        route_rows: Counter = Counter()
-        parts = [f"SELECT _route, _reason, _dataset FROM {table}" for table in staging if table is not None]
-        rows = (
-            self._rows(
-                f"count {batch.key.label}",
-                "SELECT _route, _reason, _dataset, count(*) FROM (" + " UNION ALL ".join(parts) + ") GROUP BY 1, 2, 3",
-            )
-            if parts
-            else []
-        )
-        if sum(row[3] for row in rows) != batch.read:
-            raise WarehouseError(
-                f"batch {batch.key.label}: {batch.read} lines were routed but "
-                f"{sum(row[3] for row in rows)} were staged (the input changed while the batch was "
-                "processed); nothing was written"
-            )
-        for route, reason, dataset, number in rows:
-            if reason is None:
-                route_rows[route] += number
-            else:
-                counts.count_reason(reason, number)
-                if reason not in SKIPPED:
-                    quarantined.add(dataset)
-        counts.written = _written(batch, route_rows)
-        return counts, quarantined, route_rows
+    def _drop(self, tables: Sequence[str]) -> None:
+        for name in tables:
+            self._client.delete_table(f"{self.project}.{self.control_dataset}.{name}", not_found_ok=True)
 
-    def _planned_creations(self, batch: StagedBatch, counts: BatchCounts) -> list[Notification]:
+    def _planned_creations(self, batch: TypedBatch, counts: BatchCounts) -> list[Notification]:
         """The version tables this batch creates, as recorded by its first attempt (a replay finds the
         tables already there but must still announce them)."""
         recorded = self._rows(
@@ -377,7 +392,7 @@ class BigQueryLanding(Landing):
         return created
 
     def _create_tables(
-        self, batch: StagedBatch, route_rows: Mapping[int, int], quarantined: set[str]
+        self, batch: TypedBatch, route_rows: Mapping[int, int], quarantined: set[str]
     ) -> list[Notification]:
         """Create the version tables the batch writes rows to (and quarantine tables); the versions created."""
         created = []
@@ -409,8 +424,15 @@ class BigQueryLanding(Landing):
     def _control(self, table: str) -> str:
         return quote_path(self.project, self.control_dataset, table)
 
-    def _rows(self, what: str, sql: str) -> list[tuple]:
-        return [tuple(row.values()) for row in self._call(what, lambda: list(self._client.query(sql).result()))]
+    def _rows(self, what: str, sql: str, parameters: Sequence[tuple[str, str]] = ()) -> list[tuple]:
+        """The rows of a query (or of a script's last statement), given STRING `parameters`."""
+        from google.cloud import bigquery
+
+        config = bigquery.QueryJobConfig(
+            query_parameters=[bigquery.ScalarQueryParameter(name, "STRING", value) for name, value in parameters]
+        )
+        rows = self._call(what, lambda: list(self._client.query(sql, job_config=config).result()))
+        return [tuple(row.values()) for row in rows]
 
     def _script(self, what: str, sql: str) -> None:
         self._call(what, lambda: self._client.query(sql).result())
@@ -503,7 +525,12 @@ class BigQueryLanding(Landing):
         self._client.close()
 
 
-def _written(batch: StagedBatch, route_rows: Mapping[int, int]) -> Counter:
+def _drops(project: str, control: str, tables: Sequence[str]) -> str:
+    """The statements that drop the staging tables `tables` of the control dataset."""
+    return "".join(f"DROP TABLE IF EXISTS {quote_path(project, control, table)};\n" for table in tables)
+
+
+def _written(batch: TypedBatch, route_rows: Mapping[int, int]) -> Counter:
     """{"dataset.table": rows} of the batch's routes as they are (redirected or not)."""
     written: Counter = Counter()
     for index, rows in route_rows.items():

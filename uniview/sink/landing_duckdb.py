@@ -94,8 +94,6 @@ def catalog_of(connection: duckdb.DuckDBPyConnection) -> str:
 class DuckDBLanding(Landing):
     """Version tables, quarantine and bookkeeping in the DuckDB file at `path`."""
 
-    types_in_load = True
-
     def __init__(self, path: str, staging_dir: str | None = None, load_memory: str | None = None) -> None:
         self.path = path
         self._load_memory = load_memory

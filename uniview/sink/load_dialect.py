@@ -51,6 +51,8 @@ class LoadDialect(ABC):
     name: str
     #: A JSON number's text is its text as written (so every decimal is parsed from its text).
     exact_number_text: bool
+    #: An ARRAY may hold a NULL element (BigQuery's cannot: an array value with a JSON null does not fit there).
+    arrays_hold_null: bool = True
 
     def sql(self, expression: exp.Expr) -> str:
         return expression.sql(self.name)
@@ -351,8 +353,11 @@ _EACH_ELEMENT = """ARRAY(SELECT __body FROM UNNEST(JSON_QUERY_ARRAY(IF(__array, 
   WITH OFFSET AS position ORDER BY position)"""
 _DECIMALS = ("NUMERIC", "BIGNUMERIC")
 _BIGNUMERIC_SCALE = 38
-#: A text as a decimal of scale __scale whose integer part is under __limit, cast to its type __type.
-_DECIMAL = """(SELECT IF(ABS(rounded) < CAST(__limit AS BIGNUMERIC), CAST(rounded AS __type), NULL)
+#: A text as a decimal of scale __scale whose integer part has at most __digits digits, cast to its type __type.
+#: The digits are counted in the decimal's text, not compared with 10^__digits: a literal that large is a
+#: BIGNUMERIC that a lesser engine cannot hold.
+_DECIMAL = """(SELECT IF(LENGTH(LTRIM(REGEXP_EXTRACT(CAST(ABS(rounded) AS STRING), r'^[0-9]*'), '0')) <= __digits,
+    CAST(rounded AS __type), NULL)
   FROM UNNEST([ROUND(SAFE_CAST(__text AS BIGNUMERIC), __scale)]) AS rounded)"""
 
 
@@ -362,6 +367,7 @@ class BigQueryDialect(LoadDialect):
 
     name = "bigquery"
     exact_number_text = True
+    arrays_hold_null = False
 
     def extract(self, document: exp.Expr, path: Path) -> exp.Expr:
         return function_call("JSON_QUERY", document.copy(), _TEXT(_json_path(path)))
@@ -485,7 +491,7 @@ class BigQueryDialect(LoadDialect):
             _DECIMAL.replace("__type", bq_type.name),
             text=text,
             scale=exp.Literal.number(min(scale, _BIGNUMERIC_SCALE)),
-            limit=_TEXT("1" + "0" * (precision - scale)),
+            digits=exp.Literal.number(precision - scale),
         )
 
     def from_base64(self, text: exp.Expr) -> exp.Expr:

@@ -1,10 +1,10 @@
-"""A batch read, routed, typed and judged in DuckDB's load step, as SQL over the staged lines.
+"""A batch read, routed, typed and judged in the warehouse's load step, as SQL over the staged lines.
 
 Spark stages each batch's lines as they are (`value`, the line as read when it was rewritten,
-`source_file`).  The load then reads every line's envelope with the rules of
-uniview.sink.frames.parse_envelopes (the same columns, reasons and details), joins each line to its
-routing key's decision, and types each route's data with the sink's type rules as SQL
-(uniview.sink.load_typing): vectorized, in the warehouse, instead of row by row in Spark.
+`source_file`).  The load step then reads every line's envelope (its metadata, and the reason a line is not
+a record), joins each line to its routing key's decision, and types each route's data with the sink's type
+rules (uniview.sink.load_typing): vectorized, in the warehouse.  Every statement renders for DuckDB (the
+default) or BigQuery (`dialect=BIGQUERY`, used by uniview.sink.bigquery_typing), from one definition.
 """
 
 from __future__ import annotations
@@ -18,7 +18,13 @@ from sqlglot import exp
 from uniview.identifiers import quote_path, string_literal
 from uniview.landing_layout import CDC_COLUMNS
 from uniview.sink import reasons
-from uniview.sink.frames import METADATA_FIELDS, NOT_UTF8_DETAIL
+from uniview.sink.frames import (
+    METADATA_FIELDS,
+    NOT_UTF8_DETAIL,
+    TOO_LARGE_DETAIL,
+    TOO_LARGE_SHA256,
+    TOO_LARGE_SIZE,
+)
 from uniview.sink.load_dialect import BIGQUERY, DUCKDB, LoadDialect
 from uniview.sink.load_typing import (
     DataObject,
@@ -69,17 +75,22 @@ _CDC_SOURCES = {
 _CDC_NAMES = ", ".join(name for name, _ in CDC_COLUMNS)
 
 
-def envelopes(source: str, rewritten: bool, dialect: LoadDialect = DUCKDB) -> str:
+def envelopes(source: str, rewritten: bool, dialect: LoadDialect = DUCKDB, bounded: bool = False) -> str:
     """A SELECT of one row per staged line in `source` (a FROM item), in `dialect`: its metadata fields, `value`,
     `_original_line` (the line as read when `rewritten`, else NULL: see RAW_LINE), `source_file`, the
-    typed `_cdc_timestamp` and `_cdc_sequence`, and `_reason`/`_detail` for a line that is not a record (a
-    tombstone, not a JSON object or a metadata that is not one, no metadata object)."""
-    return _bigquery_envelopes(source, rewritten) if dialect is BIGQUERY else _duckdb_envelopes(source, rewritten)
+    typed `_cdc_timestamp` and `_cdc_sequence`, and `_reason`/`_detail` for a line that is not a record (too
+    large, a tombstone, not a JSON object or a metadata that is not one, no metadata object).  `bounded`: the
+    lines were staged by frames.bounded_lines (BigQuery), so `source` has TOO_LARGE_SIZE and TOO_LARGE_SHA256,
+    which every row passes on (NULL but for a line too large to stage)."""
+    if dialect is BIGQUERY:
+        return _bigquery_envelopes(source, rewritten, bounded)
+    return _duckdb_envelopes(source, rewritten)
 
 
-def _envelope_reasons() -> tuple[str, str]:
+def _envelope_reasons(bounded: bool = False) -> tuple[str, str]:
     """The CASE branches of a line's `_reason` and `_detail` over `value`, `_bytes`, `_object` (the line is a
-    JSON object) and `_metadata_kind` ('OBJECT', 'NULL' or 'ABSENT' for a line that may be a record)."""
+    JSON object) and `_metadata_kind` ('OBJECT', 'NULL' or 'ABSENT' for a line that may be a record), and, when
+    `bounded`, TOO_LARGE_SIZE (a line staged without its text)."""
     cases = [
         ("value IS NULL", reasons.TOMBSTONE, "a message with a null value (tombstone)"),
         ("_bytes IS NOT NULL", reasons.NOT_UTF8, NOT_UTF8_DETAIL),
@@ -92,10 +103,15 @@ def _envelope_reasons() -> tuple[str, str]:
     ]
     reason = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, text, _ in cases)
     detail = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, _, text in cases)
+    if bounded:
+        too_large = f"WHEN {TOO_LARGE_SIZE} IS NOT NULL THEN "
+        reason = f"{too_large}{literal(reasons.TOO_LARGE)} {reason}"
+        size = f"CONCAT({literal(TOO_LARGE_DETAIL)}, CAST({TOO_LARGE_SIZE} AS STRING), ' bytes')"
+        detail = f"{too_large}{size} {detail}"
     return reason, detail
 
 
-def _bigquery_envelopes(source: str, rewritten: bool) -> str:
+def _bigquery_envelopes(source: str, rewritten: bool, bounded: bool) -> str:
     """envelopes in BigQuery: the line is strict JSON when SAFE.PARSE_JSON reads it (and it has no trailing
     comma, as on DuckDB); GoogleSQL's JSON_QUERY gives SQL NULL for a JSON null, so a metadata that is null
     reads as absent (both are missing_metadata)."""
@@ -122,9 +138,14 @@ def _bigquery_envelopes(source: str, rewritten: bool) -> str:
     cdc_timestamp = exp.Case().when(
         dialect.matches(timestamp, METADATA_TIMESTAMP), dialect.try_cast(timestamp, Scalar("TIMESTAMP"))
     )
-    reason, detail = _envelope_reasons()
+    reason, detail = _envelope_reasons(bounded)
     original = "_original_line" if rewritten else "CAST(NULL AS STRING)"
-    return f"""SELECT value, {original} AS _original_line, source_file, _bytes,
+    too_large = (
+        f"{TOO_LARGE_SIZE}, {TOO_LARGE_SHA256}"
+        if bounded
+        else f"CAST(NULL AS INT64) AS {TOO_LARGE_SIZE}, CAST(NULL AS STRING) AS {TOO_LARGE_SHA256}"
+    )
+    return f"""SELECT value, {original} AS _original_line, source_file, _bytes, {too_large},
       {", ".join(quote_path(name) for name in METADATA_FIELDS)},
       {dialect.sql(cdc_timestamp)} AS _cdc_timestamp,
       {dialect.sql(sequence_sql(exp.column("position"), dialect))} AS _cdc_sequence,
@@ -158,6 +179,7 @@ def _duckdb_envelopes(source: str, rewritten: bool) -> str:
     )
     reason, detail = _envelope_reasons()
     return f"""SELECT value, {"_original_line" if rewritten else "NULL::VARCHAR"} AS _original_line, source_file, _bytes,
+      NULL::BIGINT AS {TOO_LARGE_SIZE}, NULL::VARCHAR AS {TOO_LARGE_SHA256},
       {", ".join(quote(name) for name in METADATA_FIELDS)},
       {cdc_timestamp.sql("duckdb")} AS _cdc_timestamp, {sequence_sql(exp.column("position")).sql("duckdb")} AS _cdc_sequence,
       {_unavailable("unavailable")} AS _cdc_unavailable,
@@ -225,7 +247,8 @@ def routed_lines(lines: str, decisions: str, fallback_dataset: str, dialect: Loa
     bad_timestamp = f"{stamp} IS NOT NULL AND l._cdc_timestamp IS NULL"
     bad_unavailable = f"l.unavailable IS NOT NULL AND {_unavailable('l.unavailable', dialect)} IS NULL"
     cdc = ", ".join(f"{_CDC_SOURCES[name]} AS {name}" for name, _ in CDC_COLUMNS)
-    return f"""SELECT l.value, l._original_line, l._bytes, l.source_file, l.table_name, {cdc},
+    return f"""SELECT l.value, l._original_line, l._bytes, l.{TOO_LARGE_SIZE}, l.{TOO_LARGE_SHA256}, l.source_file,
+      l.table_name, {cdc},
       coalesce(d.dataset, {literal(fallback_dataset)}) AS _dataset, d.route AS _route,
       coalesce(d.version, l.table_version) AS _version,
       coalesce(l._reason, d.reject,
@@ -248,7 +271,7 @@ def typed_routes(
     mine = f"(SELECT * FROM {routed} WHERE _route IN ({', '.join(map(str, indexes))}) AND _reason IS NULL)"
     kept = "".join(f"t{j}, " for j in range(len(columns)))
     raw_bytes = RAW_BYTES if dialect is DUCKDB else f"coalesce(_bytes, {dialect.to_bytes(RAW_LINE)})"
-    return f"""SELECT _route, {kept}{_CDC_NAMES}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
+    return f"""SELECT _route, _dataset, {kept}{_CDC_NAMES}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
       CASE WHEN reason IS NOT NULL THEN {raw_bytes} END AS raw_bytes,
       source_file, table_name, _version, reason, detail
     FROM ({typed_records(mine, columns, dialect)})"""

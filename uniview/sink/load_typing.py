@@ -1,22 +1,35 @@
 """The sink's type rules as SQL: a record's `data` read, typed and judged in the warehouse's load step.
 
-The rules of uniview.sink.spark_types (its table lists what each type accepts), with the same guards
-(uniview.sink.value_patterns) and the same quarantine reasons and details, built once as sqlglot
-expressions so that a warehouse can type rows vectorized in its own load step instead of in Spark.
-Each rule is written once with the constructs of uniview.sink.load_dialect, which renders them for
-DuckDB (the default) or BigQuery: `typed_column(data_of(line), "id", INT64, line).value.sql("duckdb")`,
-or with `dialect=BIGQUERY` and `.sql("bigquery")`.
+One definition of each rule, with the guards of uniview.sink.value_patterns and the quarantine reasons and
+details, built as sqlglot expressions with the constructs of uniview.sink.load_dialect, which renders them
+for DuckDB (the default) or BigQuery: `typed_column(data_of(line), "id", INT64, line).value.sql("duckdb")`,
+or with `dialect=BIGQUERY` and `.sql("bigquery")`.  Both warehouses' load steps type with them, so a record
+lands, or is quarantined, the same way on either.
 
-- A value's *text* is its JSON value's text as Spark's map reading gives it: a string unescaped,
-  a number, true or false as written out, an object or array as its JSON text, NULL for JSON null
-  and for a key that is absent.
+| BigQuery type            | JSON value accepted                                               |
+|--------------------------|-------------------------------------------------------------------|
+| INT64                    | integer number or string of digits, in range                      |
+| FLOAT64                  | number, or a numeric string                                       |
+| NUMERIC/BIGNUMERIC       | number or numeric string, rounded to the scale, within the digits |
+| BOOL                     | true/false, "true"/"false", integers (0 false)                    |
+| STRING                   | any value (non-strings as their JSON text)                        |
+| BYTES                    | base64 string                                                     |
+| DATE                     | "YYYY-MM-DD"                                                      |
+| DATETIME                 | "YYYY-MM-DD HH:MM:SS[.ffffff]" (or with "T")                      |
+| TIMESTAMP                | as DATETIME, optional "Z" or "+HH:MM" (default UTC)               |
+| TIME                     | "HH:MM:SS[.ffffff]" within 00:00:00-23:59:59.999999               |
+| JSON                     | a JSON document, inline or as a string                            |
+| GEOGRAPHY                | WKT text (on BigQuery: text BigQuery reads as a geography)        |
+| STRUCT / ARRAY           | an object / array whose every field / element fits (on BigQuery: no NULL element, which its arrays cannot hold) |
+
+- A value's *text* is its JSON value's text: a string unescaped, a number, true or false as written out, an
+  object or array as its JSON text, NULL for JSON null and for a key that is absent.
 - Scalars are typed from that text behind their guard.  Where the warehouse's text of a JSON number has
   been through a double (DuckDB), a decimal of more than 15 digits is parsed from the record itself, at
   any depth, so a JSON number keeps every digit.
 - STRUCT and ARRAY apply the top-level rules field by field and element by element: a nested value
   fits when it is an object (an array) and every field (element) in it fits; keys of a nested object
-  that its type does not name are ignored.  (Spark's JSON parser reads only numbers into a nested
-  INT64; tests/sink/test_load_typing.py lists where the two differ.)
+  that its type does not name are ignored.
 - A column whose text is not NULL but whose value does not fit is a *misfit*, and `data_verdict`
   gives a record's reason and detail: data missing or not an object, a key named twice, unknown
   keys, misfits.
@@ -265,11 +278,20 @@ def fits(at: _At, bq_type: BQType) -> exp.Expr:
         inner = [fits(at.field(item.name), item.type) for item in bq_type.fields]
         return exp.or_(absent, exp.and_(at.kind_is("OBJECT"), *inner))
     if isinstance(bq_type, Array):
-        each = at.each_element(lambda element: fits(element, bq_type.element))
+        each = at.each_element(lambda element: _element_fits(element, bq_type.element))
         every = exp.func("coalesce", at.dialect.every(each), exp.true())
         # a CASE, not AND: the elements are only read from a value that is an array
         return exp.or_(absent, exp.Case().when(at.kind_is("ARRAY"), every).else_(exp.false()))
     return _scalar_fits(at.text(), typed_value(at, bq_type))
+
+
+def _element_fits(element: _At, bq_type: BQType) -> exp.Expr:
+    """An array's element fits as a value does; where arrays cannot hold NULL (BigQuery), a JSON null element
+    does not."""
+    fitting = fits(element, bq_type)
+    if element.dialect.arrays_hold_null:
+        return fitting
+    return exp.and_(exp.not_(exp.Is(this=element.text(), expression=exp.null())), fitting)
 
 
 def _scalar_fits(text: exp.Expr, value: exp.Expr) -> exp.Expr:

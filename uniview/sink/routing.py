@@ -141,6 +141,18 @@ class RoutingPlan:
     warnings: list[str] = field(default_factory=list)
 
 
+def reject_routes(plan: RoutingPlan, why: Mapping[int, str]) -> RoutingPlan:
+    """`plan` with the records of the routes `why` names rejected as invalid_schema, with their reason as the
+    detail (a version the warehouse cannot take); the routes stay, so the others' indexes hold."""
+    decisions = {
+        key: Decision(d.dataset, None, INVALID_SCHEMA, f"the schema cannot land: {why[d.route]}", d.version)
+        if d.route is not None and d.route in why
+        else d
+        for key, d in plan.decisions.items()
+    }
+    return RoutingPlan(plan.routes, decisions, plan.warnings)
+
+
 @dataclass(frozen=True)
 class _Candidate:
     key: RecordKey

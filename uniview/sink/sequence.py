@@ -11,7 +11,7 @@ byte order) is commit order, across binlog files and within one position:
 
 Anything else gives NULL (documented: such changes sort before every sequenced change of
 their key).  Sequences compare only within one source database and one source kind.  The
-Spark expression, the SQL expression and the Python function below are built from the same
+SQL expression (for either warehouse) and the Python function below are built from the same
 patterns; the tests hold them to each other.
 """
 
@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import re
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 from sqlglot import exp
 
 from uniview.sink.load_dialect import DUCKDB, LoadDialect, function_call
@@ -35,7 +33,7 @@ LSN_TEXT = r"^([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})$"
 
 
 def sequence_of(position: str | None) -> str | None:
-    """The `_cdc_sequence` of one position text (the reference the Spark expression follows)."""
+    """The `_cdc_sequence` of one position text (the reference the SQL expression follows)."""
     if position is None:
         return None
     if match := re.match(BINLOG, position):
@@ -45,24 +43,6 @@ def sequence_of(position: str | None) -> str | None:
     if match := re.match(LSN_TEXT, position):
         return str((int(match[1], 16) << 32) | int(match[2], 16)).zfill(WIDTH)
     return None
-
-
-def sequence_column(position: Column) -> Column:
-    """The Spark expression of `sequence_of` over a position column."""
-
-    def padded(pattern: str, group: int) -> Column:
-        return F.lpad(F.regexp_extract(position, pattern, group), WIDTH, "0")
-
-    row = F.regexp_extract(position, BINLOG, 3)
-    binlog = F.concat(
-        padded(BINLOG, 1), padded(BINLOG, 2), F.lpad(F.when(row == "", F.lit("0")).otherwise(row), WIDTH, "0")
-    )
-    lsn_hex = F.concat(F.regexp_extract(position, LSN_TEXT, 1), F.lpad(F.regexp_extract(position, LSN_TEXT, 2), 8, "0"))
-    return (
-        F.when(position.rlike(BINLOG), binlog)
-        .when(position.rlike(NUMBER), padded(NUMBER, 1))
-        .when(position.rlike(LSN_TEXT), F.lpad(F.conv(lsn_hex, 16, 10), WIDTH, "0"))
-    )
 
 
 def sequence_sql(position: exp.Expr, dialect: LoadDialect = DUCKDB) -> exp.Expr:

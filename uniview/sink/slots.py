@@ -1,16 +1,16 @@
 """Which staged column holds which column of which shape: columns of one type share *slots*.
 
-A staged frame holds the rows of many shapes (a shape is the columns of one or more routes).
-Giving every shape its own typed columns makes each row carry, and test, the columns of every
-other shape too: the work per row grows with the number of shapes.  Instead, the k-th column of
-type T in any shape is staged in the same column, the k-th slot of T, so a frame has as many
+A typed staging table (BigQuery's load step) holds the rows of many shapes (a shape is the columns of
+one or more routes).  Giving every shape its own typed columns would make a table as wide as all its
+shapes together.  Instead, the k-th column of type T in any shape is staged in the same column, the
+k-th slot of T, so a table has as many
 typed columns as the widest mix of types among its shapes, and each row fills each slot once
 with its own shape's column.  For example shapes (id INT64, name STRING) and
 (id INT64, email STRING, age INT64) share slots x0 (INT64: id, id), x1 (INT64: -, age) and
 x2 (STRING: name, email).
 
-This module only assigns slots; frames.staged_frame builds them, and the landings find a column's
-slot through StagedBatch.typed_field.
+This module only assigns slots; bigquery_typing builds the typed staging tables with them, and the
+promotion finds a column's slot through bigquery_promotion.TypedBatch.typed_field.
 """
 
 from __future__ import annotations
@@ -70,16 +70,6 @@ def chunk_shapes(shapes: Sequence[Shape], max_columns: int | None = None) -> lis
         chunks[-1].append(index)
         widest = joined
     return chunks
-
-
-def slot_positions(slots: Sequence[Slot]) -> dict[int, list[int | None]]:
-    """{shape: for each slot of its frame, the position of the shape's column staged there (None for none)}:
-    rows carry this as data, so a frame's expressions do not grow with the number of its shapes."""
-    positions: dict[int, list[int | None]] = {}
-    for number, slot in enumerate(slots):
-        for shape, position in slot.members:
-            positions.setdefault(shape, [None] * len(slots))[number] = position
-    return positions
 
 
 def slot_fields(slots: Sequence[Slot]) -> dict[tuple[int, int], str]:

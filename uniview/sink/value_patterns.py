@@ -1,8 +1,8 @@
 """What text a column of each BigQuery scalar type accepts: the guards of the sink's typing.
 
 A value is typed only when its text matches its type's pattern, so "1.5" is never truncated into an
-INT64 and "2024-05-01x" never read as a date.  Both typings apply these same patterns: Spark's
-(uniview.sink.spark_types) and the load step's SQL (uniview.sink.load_typing).
+INT64 and "2024-05-01x" never read as a date.  The load step's SQL (uniview.sink.load_typing) applies
+them on either warehouse.
 """
 
 from __future__ import annotations
