@@ -23,11 +23,14 @@ from typing import Any
 
 import duckdb
 import pytest
-from sink_support import query, record
+from sink_support import record
+from test_debezium_documented import FIXTURES, kcat_line
+from test_sink_bad_bytes import event
 from typing_cases import ENVELOPE_LINES, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
 
 from uniview.landing_layout import CDC_COLUMNS, INGESTED_AT, QUARANTINE_TABLE
 from uniview.sink.job import RunResult, SinkOptions, run
+from uniview.sink.landing import BatchCounts
 from uniview.sink.mysql_types import bigquery_type
 from uniview.types import Array, BQType, Scalar, Struct, parse_type
 from uniview.warehouse.url import duckdb_url
@@ -38,6 +41,8 @@ pytestmark = [
 ]
 
 DATASET = "cdc"
+#: Each run's dataset and record format: uniview's envelope, and a small run of Debezium's change events.
+FORMATS = {DATASET: "uniview", "dbz": "debezium"}
 #: One version whose column c<t> is declared as TYPES[t]; each record sets one column to one value.
 TYPED_SCHEMA = [(f"c{t}", declared) for t, declared in enumerate(TYPES)]
 #: Lines that are not UTF-8: a latin-1 byte in a value, a truncated character.
@@ -47,6 +52,8 @@ NOT_UTF8 = [
     .replace("é".encode(), bad)
     for bad in (b"\xe9", b"\xc3")
 ]
+#: The Debezium messages with a null value: counted as skipped, stored nowhere.
+TOMBSTONES = sum(fixture["value"] is None for fixture in FIXTURES)
 #: The quarantine's columns compared (batch and quarantined_at name the run, not the line).
 QUARANTINE_COMPARED = (
     "raw_line",
@@ -105,6 +112,15 @@ def input_lines() -> dict[bytes, tuple[str, str]]:
     return lines
 
 
+def debezium_lines() -> dict[bytes, tuple[str, str]]:
+    """{line's bytes: its case}: Debezium's documented messages as kcat prints them (a tombstone, which a file
+    holds as a null payload, among them), an event that is not UTF-8, one whose schema is not an object."""
+    lines = {kcat_line(n, e).encode(): ("debezium", f"{n}: {e['origin'][-60:]}") for n, e in enumerate(FIXTURES)}
+    lines[json.dumps(event(3, "é")).encode().replace(b"\\u00e9", b"\xe9")] = ("debezium", "not UTF-8")
+    lines[json.dumps({**event(5), "schema": 5}).encode()] = ("debezium", "a schema that is not an object")
+    return lines
+
+
 #: {column name: its BigQuery type}, for every column of the versions the input lands.
 COLUMN_TYPES: dict[str, BQType] = {
     **{name: parse_type(bq) for name, bq in CDC_COLUMNS},
@@ -112,10 +128,11 @@ COLUMN_TYPES: dict[str, BQType] = {
 }
 
 
-def canonical(value: Any, bq_type: BQType) -> Any:
+def canonical(value: Any, bq_type: BQType | None) -> Any:
     """A landed value in one form for both warehouses.  BigQuery reads a NULL ARRAY back as []; DuckDB holds
     a BIGNUMERIC as a DOUBLE (so both are compared as floats); a JSON value is compared parsed, its numbers
-    as Decimal; a GEOGRAPHY as its WKT text."""
+    as Decimal; a GEOGRAPHY as its WKT text.  (A column of Debezium's events has no type here: its value is
+    compared as read.)"""
     if isinstance(bq_type, Array):
         return [canonical(element, bq_type.element) for element in value or []]
     if value is None:
@@ -136,7 +153,9 @@ def canonical(value: Any, bq_type: BQType) -> Any:
 
 
 def _row(values: dict[str, Any]) -> tuple:
-    return tuple((name, canonical(value, COLUMN_TYPES[name])) for name, value in values.items() if name != INGESTED_AT)
+    return tuple(
+        (name, canonical(value, COLUMN_TYPES.get(name))) for name, value in values.items() if name != INGESTED_AT
+    )
 
 
 def _quarantined(values: dict[str, Any]) -> tuple:
@@ -152,7 +171,7 @@ def outcomes(tables: dict[str, list[dict[str, Any]]], lines: dict[bytes, tuple[s
     found: dict[tuple, list] = {}
     for table, rows in tables.items():
         for values in rows:
-            if table == QUARANTINE_TABLE:
+            if table.endswith(f".{QUARANTINE_TABLE}"):
                 case = lines.get(bytes(values["raw_bytes"]), ("unknown line", repr(values["raw_bytes"])))
                 found.setdefault(case, []).append(_quarantined(values))
                 continue
@@ -170,8 +189,11 @@ def _position(line: bytes) -> str | None:
         return None
 
 
-def reported(result: RunResult) -> tuple:
-    counts = result.counts
+def reported(results: list[RunResult]) -> tuple:
+    """(read, written per table, quarantined per reason, skipped per kind) the runs report together."""
+    counts = BatchCounts()
+    for result in results:
+        counts.add(result.counts)
     return counts.read, dict(counts.written), dict(counts.quarantined), dict(counts.skipped)
 
 
@@ -181,36 +203,42 @@ def tally(found: dict) -> tuple:
     quarantined: Counter = Counter()
     for outcome in (item for items in found.values() for item in items):
         if outcome[0] == "landed":
-            written[f"{DATASET}.{outcome[1]}"] += 1
+            written[outcome[1]] += 1
         else:
             quarantined[outcome[2]] += 1
     return dict(written), dict(quarantined)
 
 
+def _compared(name: str) -> bool:
+    """A version table or the quarantine (not the sink's other tables: its ledger, staging, notifications)."""
+    return not name.startswith("_uniview_") or name == QUARANTINE_TABLE
+
+
 def duckdb_tables(path: Path) -> dict[str, list[dict[str, Any]]]:
-    names = [row[0] for row in query(path, f"SELECT table_name FROM duckdb_tables() WHERE schema_name = '{DATASET}'")]
+    """{dataset.table: its rows as {column: value}} of every dataset of FORMATS."""
     tables = {}
-    for name in names:
-        if name.startswith("_uniview_") and name != QUARANTINE_TABLE:
-            continue
-        with duckdb.connect(str(path), read_only=True) as connection:
-            connection.execute("SET TimeZone = 'UTC'")
-            cursor = connection.execute(f'SELECT * FROM {DATASET}."{name}"')
-            columns = [item[0] for item in cursor.description]
-            tables[name] = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    with duckdb.connect(str(path), read_only=True) as connection:
+        connection.execute("SET TimeZone = 'UTC'")
+        names = connection.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE list_contains(?, schema_name)", [list(FORMATS)]
+        ).fetchall()
+        for dataset, name in names:
+            if _compared(name):
+                cursor = connection.execute(f'SELECT * FROM "{dataset}"."{name}"')
+                columns = [item[0] for item in cursor.description]
+                tables[f"{dataset}.{name}"] = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
     return tables
 
 
 def bigquery_tables(client: Any) -> dict[str, list[dict[str, Any]]]:
+    """{dataset.table: its rows as {column: value}} of every dataset of FORMATS."""
     tables = {}
-    for item in client.list_tables(DATASET):
-        name = item.table_id
-        if name.startswith("_uniview_") and name != QUARANTINE_TABLE:
-            continue
-        fields = client.get_table(f"{DATASET}.{name}").schema
-        selected = ", ".join(_selected(field.name, field.field_type) for field in fields)
-        rows = client.query(f"SELECT {selected} FROM `{DATASET}`.`{name}`").result()
-        tables[name] = [dict(row.items()) for row in rows]
+    for dataset in FORMATS:
+        for item in client.list_tables(dataset):
+            if _compared(item.table_id):
+                key = f"{dataset}.{item.table_id}"
+                selected = ", ".join(_selected(field.name, field.field_type) for field in client.get_table(key).schema)
+                tables[key] = [dict(row.items()) for row in client.query(f"SELECT {selected} FROM {key}").result()]
     return tables
 
 
@@ -226,21 +254,28 @@ def _selected(name: str, field_type: str) -> str:
 
 @pytest.fixture(scope="module")
 def runs(spark: Any, connector_stack: tuple, tmp_path_factory: pytest.TempPathFactory) -> tuple:
-    """One sink run per warehouse over the same file: ({case: outcomes}, RunResult, the names of the tables it
-    holds) of DuckDB, then of BigQuery, and the input {line: case}."""
+    """The sink run per warehouse over the same files, one run per format of FORMATS: ({case: outcomes}, the
+    RunResults, the tables it holds) of DuckDB, then of BigQuery, and the input {line: case}."""
     client, options = connector_stack
     root = tmp_path_factory.mktemp("warehouses-agree")
-    lines = input_lines()
-    (root / "in").mkdir()
-    (root / "in" / "records.json").write_bytes(b"\n".join(lines) + b"\n")
+    inputs = {DATASET: input_lines(), "dbz": debezium_lines()}
+    for dataset, given in inputs.items():
+        (root / dataset).mkdir()
+        (root / dataset / f"{dataset}.json").write_bytes(b"\n".join(given) + b"\n")
+    lines = {line: case for given in inputs.values() for line, case in given.items()}
     warehouse = root / "w.duckdb"
-    duck = run(spark, SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse), dataset=DATASET))
-    bigquery = run(
-        spark,
-        SinkOptions(
-            input=str(root / "in"), warehouse="bigquery://test-project", dataset=DATASET, bigquery_options=options
-        ),
-    )
+    duck, bigquery = [
+        [
+            run(
+                spark,
+                SinkOptions(
+                    input=str(root / dataset), warehouse=url, dataset=dataset, format=form, bigquery_options=settings
+                ),
+            )
+            for dataset, form in FORMATS.items()
+        ]
+        for url, settings in ((duckdb_url(warehouse), ()), ("bigquery://test-project", options))
+    ]
     duck_tables, bigquery_tables_ = duckdb_tables(warehouse), bigquery_tables(client)
     return (
         (outcomes(duck_tables, lines), duck, set(duck_tables)),
@@ -272,7 +307,7 @@ def differences(duck: dict, bigquery: dict) -> dict:
 
 def test_every_line_lands_or_is_quarantined_alike(runs: tuple) -> None:
     (duck, _, _), (bigquery, _, _), lines = runs
-    assert sum(map(len, duck.values())) == len(lines)
+    assert sum(map(len, duck.values())) == len(lines) - TOMBSTONES  # a tombstone is stored nowhere
     differing = differences(duck, bigquery)
     unexpected = {case: pair for case, pair in differing.items() if case not in FORCED_DIFFERENCES}
     listing = "\n".join(
@@ -295,7 +330,8 @@ def test_the_runs_report_the_same_counts_and_make_the_same_tables(runs: tuple) -
     """Each run reports what its tables hold, and both report the same but for the forced differences."""
     (duck, duck_result, duck_tables), (bigquery, bigquery_result, bigquery_tables_), lines = runs
     assert duck_tables == bigquery_tables_
-    assert reported(duck_result) == (len(lines), *tally(duck), {})
+    skipped = {"tombstone": TOMBSTONES}
+    assert reported(duck_result) == (len(lines), *tally(duck), skipped)
     as_bigquery_forces = {**duck, **{case: bigquery.get(case, []) for case in FORCED_DIFFERENCES}}
-    assert reported(bigquery_result) == (len(lines), *tally(as_bigquery_forces), {})
-    assert sorted(duck_result.warnings) == sorted(bigquery_result.warnings)
+    assert reported(bigquery_result) == (len(lines), *tally(as_bigquery_forces), skipped)
+    assert [sorted(r.warnings) for r in duck_result] == [sorted(r.warnings) for r in bigquery_result]
