@@ -4,8 +4,9 @@ the local BigQuery emulator through the real spark-bigquery-connector, on the sa
 The input: every value of typing_cases.VALUES declared as every type of typing_cases.TYPES (one record each,
 in one version whose columns are the types), the VERDICT_SCHEMA/VERDICT_DATA records, the odd lines of
 typing_cases.ENVELOPE_LINES (not JSON, an array, metadata missing, null or not an object, a bad timestamp,
-a bad `unavailable`...) and lines that are not UTF-8.  (A tombstone is a Kafka message with a null value: a
-file cannot hold one.)  Every column of every version table and of the quarantine is compared, as
+a bad `unavailable`...) and lines that are not UTF-8; and, in a second run in its own dataset, Debezium's
+documented change events as kcat prints them (a tombstone among them: a null payload) and two bad events.
+Every column of every version table and of the quarantine is compared, as
 comparable Python values, and so are the counts each run reports.  The differences BigQuery itself forces
 are listed in FORCED_DIFFERENCES with their reason, and the test checks each still occurs; nothing else may
 differ.
@@ -94,8 +95,8 @@ def _envelope(table: str, data: str | None, schema: list[tuple[str, str]], posit
 
 
 def input_lines() -> dict[bytes, tuple[str, str]]:
-    """{line's bytes: its case}: the typed records, the verdicts, the odd lines (one file holds a line per line:
-    an odd line holding a line break or no text is left out)."""
+    """{line's bytes: its case}: the typed records, the verdicts, the odd lines (a file holds text, one line per
+    line: the NULL line and one holding a line break are left out)."""
     lines: dict[bytes, tuple[str, str]] = {}
     for t, declared in enumerate(TYPES):
         for v, value in enumerate(VALUES):
