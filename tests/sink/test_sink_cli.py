@@ -30,7 +30,6 @@ from uniview.warehouse.url import duckdb_url
             1,
             "pubsub://PROJECT/TOPIC",
         ),
-        (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--cache"], 1, "--cache is for a BigQuery --warehouse"),
         (
             ["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--load-memory", "lots"],
             1,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,15 @@ from analyzer import STATEMENTS_REPORTED, Analyzer, Stubs, install
 from uniview.local.processes import free_port, stop_process_group
 
 _ANALYZERS: list[Analyzer] = []
+#: Statement kinds the `dml` analyzer takes on top of the views' (a script's DML and CREATE TABLE AS).
+_SCRIPT_KINDS = (
+    "RESOLVED_CREATE_TABLE_AS_SELECT_STMT",
+    "RESOLVED_DELETE_STMT",
+    "RESOLVED_INSERT_STMT",
+    "RESOLVED_DROP_STMT",
+    "RESOLVED_BEGIN_STMT",
+    "RESOLVED_COMMIT_STMT",
+)
 
 
 @pytest.fixture(scope="session")
@@ -47,6 +57,18 @@ def zetasql(tmp_path_factory):
         channel.close()
     finally:
         stop_process_group(server)
+
+
+@pytest.fixture
+def dml(zetasql: Analyzer):
+    """The analyzer taking a script's statement kinds too, for the test's duration (see scripts.py)."""
+    kinds = importlib.import_module("zetasql.resolved_ast.resolved_node_kind_pb2").ResolvedNodeKind
+    supported = zetasql.language.supported_statement_kinds
+    before = list(supported)
+    supported.extend(kinds.Value(kind) for kind in _SCRIPT_KINDS)
+    yield zetasql
+    del supported[:]
+    supported.extend(before)
 
 
 def _statements() -> int:

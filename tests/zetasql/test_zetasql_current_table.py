@@ -8,16 +8,14 @@ column is STRING where the others have INT64, and keys, carried values, defaults
 
 from __future__ import annotations
 
-import importlib
 import json
-import re
 import sys
 from pathlib import Path
 
-import grpc
 import pytest
-from analyzer import Analyzer, Catalog
 from checks import catalog_of, check_family
+
+from scripts import analyze_script
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
@@ -31,22 +29,7 @@ from uniview.landing_layout import CDC_COLUMNS
 from uniview.plan import GeneratorOptions, plan_family
 from uniview.schema import Column, TableVersion
 from uniview.types import parse_type
-from uniview.warehouse.bigquery_current import FLOOR_VARIABLE, action_script
-
-#: Statement kinds the analyzer takes here on top of the views' (the script's DML and CREATE TABLE AS).
-_KINDS = (
-    "RESOLVED_CREATE_TABLE_AS_SELECT_STMT",
-    "RESOLVED_DELETE_STMT",
-    "RESOLVED_INSERT_STMT",
-    "RESOLVED_DROP_STMT",
-    "RESOLVED_BEGIN_STMT",
-    "RESOLVED_COMMIT_STMT",
-)
-_TEMPORARY = re.compile(r"\b(" + "|".join(TEMPORARY) + r")\b")
-_CREATE_TEMP = re.compile(r"CREATE OR REPLACE TEMP TABLE (\S+) AS\n(.*)", re.S)
-_CREATE_TABLE = re.compile(r"CREATE OR REPLACE TABLE `?([\w-]+)`?\.`?(\w+)`?.*? AS\n(.*)", re.S)
-_DECLARE = re.compile(rf"DECLARE {FLOOR_VARIABLE} TIMESTAMP DEFAULT \((.*)\)$", re.S)
-TEMP_DATASET = "_script"
+from uniview.warehouse.bigquery_current import action_script
 
 
 def versions() -> list[TableVersion]:
@@ -63,56 +46,6 @@ def versions() -> list[TableVersion]:
     return found
 
 
-@pytest.fixture
-def dml(zetasql: Analyzer):
-    """The analyzer taking the script's statement kinds too, for the test's duration."""
-    kinds = importlib.import_module("zetasql.resolved_ast.resolved_node_kind_pb2").ResolvedNodeKind
-    supported = zetasql.language.supported_statement_kinds
-    before = list(supported)
-    supported.extend(kinds.Value(kind) for kind in _KINDS)
-    yield zetasql
-    del supported[:]
-    supported.extend(before)
-
-
-def analyze_script(analyzer: Analyzer, script: str, catalog: Catalog) -> int:
-    """Analyze each statement of a script job; temporary tables and created tables join the catalog."""
-    analyzed = 0
-    for statement in [s for s in script.split(";\n") if s.strip()]:
-        statement = _TEMPORARY.sub(rf"{TEMP_DATASET}.\1", statement)
-        declared = _DECLARE.match(statement)
-        statement = statement.replace(FLOOR_VARIABLE, "TIMESTAMP '2026-01-01 00:00:00+00'")
-        if statement in ("BEGIN TRANSACTION", "COMMIT TRANSACTION"):
-            continue
-        temporary = _CREATE_TEMP.match(statement)
-        created = _CREATE_TABLE.match(statement)
-        if declared:
-            result = analyzer.analyze(f"SELECT ({declared[1]})", catalog)
-        elif temporary or created:
-            if created:  # the whole CREATE TABLE ... OPTIONS(...) AS, then its SELECT for the columns
-                _resolve(analyzer, statement, catalog)
-            result = analyzer.analyze(created[3] if created else temporary[2], catalog)
-            if result.error is None:
-                dataset, table = (created[1], created[2]) if created else temporary[1].split(".", 1)
-                catalog.add_table(dataset, table, result.columns)
-        elif statement.startswith(("DELETE", "INSERT", "DROP")):
-            _resolve(analyzer, statement, catalog)
-            analyzed += 1
-            continue
-        else:
-            result = analyzer.analyze(statement, catalog)
-        assert result.error is None, f"rejected: {result.error}\n{statement[:3000]}"
-        analyzed += 1
-    return analyzed
-
-
-def _resolve(analyzer: Analyzer, statement: str, catalog: Catalog) -> None:
-    try:
-        analyzer.resolve(statement, catalog)
-    except grpc.RpcError as error:
-        raise AssertionError(f"rejected: {error.details()}\n{statement[:3000]}") from None
-
-
 def test_every_statement_of_every_script_is_accepted_and_fits_the_job_rules(dml):
     planned = plan_family("cdc", "cdc_unified", versions(), GeneratorOptions(current="table"))
     current = planned.current_table
@@ -127,7 +60,7 @@ def test_every_statement_of_every_script_is_accepted_and_fits_the_job_rules(dml)
         inside = script.split("BEGIN TRANSACTION;\n")[-1].split("COMMIT TRANSACTION;\n")[0]
         if action in ("maintain", "re-present"):
             assert "DELETE FROM" in inside and "CREATE OR REPLACE TABLE" not in inside
-        analyzed += analyze_script(dml, script, catalog)
+        analyzed += analyze_script(dml, script, catalog, TEMPORARY)
     assert analyzed > 20
 
 

@@ -71,7 +71,7 @@ def typing_scripts(
         fallback_dataset,
         BIGQUERY,
     )
-    prologue = f"CREATE TEMP TABLE {ROUTED} AS\n{routed};\n"
+    prologue = f"CREATE OR REPLACE TEMP TABLE {ROUTED} AS\n{routed};\n"
     shapes, members, typed = _typed_shapes(routes)
     budget = _budget(max_chars)
     fitting = [shape for shape in range(len(shapes)) if _chars(typed, [shape], assign_slots(shapes, [shape])) <= budget]

@@ -273,25 +273,27 @@ def typed_value(at: _At, bq_type: BQType) -> exp.Expr:
 def fits(at: _At, bq_type: BQType) -> exp.Expr:
     """TRUE when the value at `at` is absent, JSON null, or fits `bq_type` (a STRUCT or ARRAY when every
     field and element in it fits)."""
-    absent = exp.Is(this=at.text(), expression=exp.null())
+    return exp.or_(exp.Is(this=at.text(), expression=exp.null()), _present_fits(at, bq_type))
+
+
+def _present_fits(at: _At, bq_type: BQType) -> exp.Expr:
+    """TRUE when the value at `at`, which is there, fits `bq_type`."""
     if isinstance(bq_type, Struct):
-        inner = [fits(at.field(item.name), item.type) for item in bq_type.fields]
-        return exp.or_(absent, exp.and_(at.kind_is("OBJECT"), *inner))
+        return exp.and_(at.kind_is("OBJECT"), *[fits(at.field(item.name), item.type) for item in bq_type.fields])
     if isinstance(bq_type, Array):
         each = at.each_element(lambda element: _element_fits(element, bq_type.element))
         every = exp.func("coalesce", at.dialect.every(each), exp.true())
         # a CASE, not AND: the elements are only read from a value that is an array
-        return exp.or_(absent, exp.Case().when(at.kind_is("ARRAY"), every).else_(exp.false()))
-    return _scalar_fits(at.text(), typed_value(at, bq_type))
+        return exp.Case().when(at.kind_is("ARRAY"), every).else_(exp.false())
+    return exp.not_(exp.Is(this=typed_value(at, bq_type), expression=exp.null()))
 
 
 def _element_fits(element: _At, bq_type: BQType) -> exp.Expr:
     """An array's element fits as a value does; where arrays cannot hold NULL (BigQuery), a JSON null element
     does not."""
-    fitting = fits(element, bq_type)
     if element.dialect.arrays_hold_null:
-        return fitting
-    return exp.and_(exp.not_(exp.Is(this=element.text(), expression=exp.null())), fitting)
+        return fits(element, bq_type)
+    return exp.and_(exp.not_(exp.Is(this=element.text(), expression=exp.null())), _present_fits(element, bq_type))
 
 
 def _scalar_fits(text: exp.Expr, value: exp.Expr) -> exp.Expr:

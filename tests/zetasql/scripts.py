@@ -1,0 +1,58 @@
+"""A BigQuery script job analyzed statement by statement (with the `dml` fixture of conftest.py): temporary
+tables and tables created along the way join the catalog with the columns the analyzer derives for them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import grpc
+from analyzer import Analyzer, Catalog
+
+from uniview.warehouse.bigquery_current import FLOOR_VARIABLE
+
+_CREATE_TEMP = re.compile(r"CREATE OR REPLACE TEMP TABLE (\S+) AS\n(.*)", re.S)
+_CREATE_TABLE = re.compile(r"CREATE OR REPLACE TABLE `?([\w-]+)`?\.`?(\w+)`?.*? AS\n(.*)", re.S)
+_DECLARE = re.compile(rf"DECLARE {FLOOR_VARIABLE} TIMESTAMP DEFAULT \((.*)\)$", re.S)
+#: The dataset a script's temporary tables are given in the catalog.
+TEMP_DATASET = "_script"
+
+
+def analyze_script(analyzer: Analyzer, script: str, catalog: Catalog, temporary: Sequence[str]) -> int:
+    """Analyze each statement of a script job (its `temporary` tables named as TEMP_DATASET's); the count."""
+    named = re.compile(r"\b(" + "|".join(temporary) + r")\b")
+    analyzed = 0
+    for statement in [s for s in script.split(";\n") if s.strip()]:
+        statement = named.sub(rf"{TEMP_DATASET}.\1", statement)
+        declared = _DECLARE.match(statement)
+        statement = statement.replace(FLOOR_VARIABLE, "TIMESTAMP '2026-01-01 00:00:00+00'")
+        if statement in ("BEGIN TRANSACTION", "COMMIT TRANSACTION"):
+            continue
+        temporary_table = _CREATE_TEMP.match(statement)
+        created = _CREATE_TABLE.match(statement)
+        if declared:
+            result = analyzer.analyze(f"SELECT ({declared[1]})", catalog)
+        elif temporary_table or created:
+            if created:  # the whole CREATE TABLE ... OPTIONS(...) AS, then its SELECT for the columns
+                resolve(analyzer, statement, catalog)
+            result = analyzer.analyze(created[3] if created else temporary_table[2], catalog)
+            if result.error is None:
+                dataset, table = (created[1], created[2]) if created else temporary_table[1].split(".", 1)
+                catalog.add_table(dataset, table, result.columns)
+        elif statement.startswith(("DELETE", "INSERT", "DROP")):
+            resolve(analyzer, statement, catalog)
+            analyzed += 1
+            continue
+        else:
+            result = analyzer.analyze(statement, catalog)
+        assert result.error is None, f"rejected: {result.error}\n{statement[:3000]}"
+        analyzed += 1
+    return analyzed
+
+
+def resolve(analyzer: Analyzer, statement: str, catalog: Catalog) -> None:
+    """Resolve a DML or DDL statement; AssertionError with the analyzer's message when it is refused."""
+    try:
+        analyzer.resolve(statement, catalog)
+    except grpc.RpcError as error:
+        raise AssertionError(f"rejected: {error.details()}\n{statement[:3000]}") from None
