@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from bench.bench_sink import generate, schemas  # noqa: E402
 from bench.results_file import write_results  # noqa: E402
 
-#: The emulator ingests about a thousand rows a second through the connector, so a pair of 20,000 records takes
+#: The emulator ingests a few hundred rows a second through the connector, so a pair of 20,000 records takes
 #: 2-4 minutes on 2 busy cores.
 DEFAULT_RECORDS = 20_000
 DEFAULT_PAIRS = 3
