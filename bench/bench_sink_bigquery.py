@@ -130,11 +130,11 @@ def one_sink(spark: Any, sources: list[Path], dataset: str, options: dict[str, s
                     "seconds": time.perf_counter() - started,
                     "spark_jobs": len(spark_jobs(spark) - jobs),
                     **{
-                        f"{kind.replace(' ', '_')}s": landing.api_calls[kind] - calls.get(kind, 0)
+                        f"{kind.replace(' ', '_')}s": landing.api_calls.get(kind, 0) - calls.get(kind, 0)
                         for kind in ("request", "connector write")
                     },
                     **{
-                        f"{kind.replace(' ', '_')}_seconds": landing.api_seconds[kind] - spent.get(kind, 0.0)
+                        f"{kind.replace(' ', '_')}_seconds": landing.api_seconds.get(kind, 0.0) - spent.get(kind, 0.0)
                         for kind in ("request", "connector write")
                     },
                     "read": counts.read,
