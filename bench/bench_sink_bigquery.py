@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from bench.bench_sink import generate, schemas  # noqa: E402
 from bench.results_file import write_results  # noqa: E402
 
-#: The emulator ingests about a thousand rows a second through the connector, so a pair of 20,000 records takes
+#: The emulator ingests a few hundred rows a second through the connector, so a pair of 20,000 records takes
 #: 2-4 minutes on 2 busy cores.
 DEFAULT_RECORDS = 20_000
 DEFAULT_PAIRS = 3
@@ -130,11 +130,11 @@ def one_sink(spark: Any, sources: list[Path], dataset: str, options: dict[str, s
                     "seconds": time.perf_counter() - started,
                     "spark_jobs": len(spark_jobs(spark) - jobs),
                     **{
-                        f"{kind.replace(' ', '_')}s": landing.api_calls[kind] - calls.get(kind, 0)
+                        f"{kind.replace(' ', '_')}s": landing.api_calls.get(kind, 0) - calls.get(kind, 0)
                         for kind in ("request", "connector write")
                     },
                     **{
-                        f"{kind.replace(' ', '_')}_seconds": landing.api_seconds[kind] - spent.get(kind, 0.0)
+                        f"{kind.replace(' ', '_')}_seconds": landing.api_seconds.get(kind, 0.0) - spent.get(kind, 0.0)
                         for kind in ("request", "connector write")
                     },
                     "read": counts.read,
