@@ -12,8 +12,8 @@ locals {
   has_sink_bucket = var.create_sink_bucket || var.sink_bucket_name != null
 
   # Spark properties of every sink job (uniview.sink.job.JVM_PROPERTIES holds the same, and a test
-  # compares them): the sink's typed pass is one generated method above HotSpot's 8,000-byte limit
-  # for JIT compilation, which this JVM option lifts.
+  # compares them): Spark's generated code for a batch (Debezium's conversion above all) may pass
+  # HotSpot's 8,000-byte limit for JIT compilation, which this JVM option lifts.
   sink_spark_properties = {
     "spark.driver.extraJavaOptions"   = "-XX:-DontCompileHugeMethods"
     "spark.executor.extraJavaOptions" = "-XX:-DontCompileHugeMethods"

@@ -201,7 +201,7 @@ spark.stop()
 
 
 def test_a_local_session_starts_its_jvm_with_the_sinks_options():
-    """The typed pass is one generated method above HotSpot's JIT size limit: the JVM must allow compiling it."""
+    """Spark's generated code may pass HotSpot's JIT size limit: the JVM must allow compiling it."""
     from uniview.sink.job import JVM_OPTIONS
 
     done = subprocess.run([sys.executable, "-c", LOCAL_JVM_ARGUMENTS], capture_output=True, text=True, timeout=300)

@@ -30,6 +30,7 @@ from test_sink_bad_bytes import event
 from typing_cases import ENVELOPE_LINES, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
 
 from uniview.landing_layout import CDC_COLUMNS, INGESTED_AT, QUARANTINE_TABLE
+from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.job import RunResult, SinkOptions, run
 from uniview.sink.landing import BatchCounts
 from uniview.sink.mysql_types import bigquery_type
@@ -53,17 +54,7 @@ NOT_UTF8 = [
 #: The Debezium messages with a null value: counted as skipped, stored nowhere.
 TOMBSTONES = sum(fixture["value"] is None for fixture in FIXTURES)
 #: The quarantine's columns compared (batch and quarantined_at name the run, not the line).
-QUARANTINE_COMPARED = (
-    "raw_line",
-    "reason",
-    "detail",
-    "source_file",
-    "table_name",
-    "table_version",
-    "raw_bytes",
-    "raw_size",
-    "raw_sha256",
-)
+QUARANTINE_COMPARED = tuple(name for name, _ in QUARANTINE_COLUMNS if name not in ("batch", "quarantined_at"))
 
 _NAN_LINE = '{"data": {"x": NaN}, "metadata": {"table_name": "t"}}'
 #: Cases whose outcome BigQuery itself forces to differ from DuckDB's, and why.  A case is (declared type, JSON

@@ -1,5 +1,5 @@
 """Run the local BigQuery emulator (local-bigquery 0.3.2) with its Storage Write API made as strict and
-as complete as BigQuery's on two points the spark-bigquery-connector depends on.  Executed by the
+as complete as BigQuery's on the points the spark-bigquery-connector and the sink depend on.  Executed by the
 emulator's own interpreter (`<venv>/bin/python bigquery_emulator_shim.py serve ...`), never imported
 by uniview.
 
@@ -27,10 +27,14 @@ by uniview.
    escapes and refuses any character that is not ASCII.
 9. A STRUCT field given as a column path takes the column's name, as in GoogleSQL (`STRUCT(id, v.name).name`);
    the emulator made every field of such a STRUCT unnamed, so reading one by name failed.
+10. The Storage Write API takes an AppendRows request of up to 10 MB, as BigQuery's does
+    (https://cloud.google.com/bigquery/quotas#write-api-limits); the emulator's gRPC server kept gRPC's default
+    of 4 MB, so a batch of large lines failed its connector write.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import functools
 import json
@@ -45,6 +49,7 @@ import grpc
 import sqlglot
 from local_bigquery.engine import database
 from local_bigquery.errors import BigQueryError
+from local_bigquery.grpc import server as grpc_server
 from local_bigquery.grpc import write
 from local_bigquery.grpc.read import StorageError
 from local_bigquery.jobs import merge, query
@@ -251,6 +256,22 @@ def _string_bytes(node: Any, context: Any) -> Any:
     return exp.Case().when(text, utf8).else_(node)
 
 
+#: BigQuery's largest AppendRows request.
+_MAX_REQUEST_BYTES = 10 * 1024 * 1024
+
+
+def _start(host: str, port: int) -> tuple[Any, int]:
+    """The emulator's gRPC server, taking requests as large as BigQuery's Storage Write API does."""
+    options = [("grpc.max_receive_message_length", _MAX_REQUEST_BYTES)]
+    started = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=16), options=options)
+    started.add_generic_rpc_handlers(
+        [grpc.method_handlers_generic_handler(name, handlers) for name, handlers in grpc_server.SERVICES.items()]
+    )
+    bound = started.add_insecure_port(f"{host}:{port}")
+    started.start()
+    return started, bound
+
+
 #: PARSE_JSON's 'round' mode: BigQuery's JSON holds an integer of [-2^63, 2^64) exactly.
 _PARSE_JSON = """CREATE OR REPLACE MACRO bq.main.parse_json(s) AS bq.main._parse_json_exact(s),
 (s, mode) AS CASE lower(mode)
@@ -281,6 +302,7 @@ query._execute = _execute
 query._run = _run
 merge.run = _merge
 write._value = _value
+grpc_server.start = _start
 write._insert = _insert
 write.commit = _all_or_fail(write.commit)
 write.flush = _all_or_fail(write.flush)

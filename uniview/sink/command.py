@@ -140,12 +140,6 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
     help="BigQuery only: the time-unit partitioning by _cdc_ingested_at of the version tables it creates "
     "[default: DAY]; HOUR only for tables whose rows all land within about a year (10,000 partitions).",
 )
-@click.option(
-    "--cache",
-    is_flag=True,
-    hidden=True,
-    help="Does nothing: the sink reads each batch once (it kept a parsed batch between two passes).",
-)
 @generator_options
 @click.option(
     "--master", default=None, help="Spark master of a local run [default: local[*]]; ignored under spark-submit."

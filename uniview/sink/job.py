@@ -62,8 +62,9 @@ SESSION_SETTINGS = {
 }
 #: Options of the sink's JVMs, which must be set before they start: `uniview sink` and the demo give them to
 #: their local session, Dataproc takes them as properties (terraform/locals.tf `sink_spark_properties`,
-#: docs/deployment.md).  The typed pass compiles to one method above HotSpot's 8,000-byte limit for JIT
-#: compilation; without this flag that method runs interpreted (docs/sink.md, Performance).
+#: docs/deployment.md).  Spark's generated code for a batch (Debezium's conversion above all) may compile to a
+#: method above HotSpot's 8,000-byte limit for JIT compilation; without this flag it runs interpreted
+#: (docs/sink.md, Performance).
 JVM_OPTIONS = "-XX:-DontCompileHugeMethods"
 JVM_PROPERTIES = {"spark.driver.extraJavaOptions": JVM_OPTIONS, "spark.executor.extraJavaOptions": JVM_OPTIONS}
 #: A memory size as DuckDB reads one (--load-memory).
@@ -98,8 +99,6 @@ class SinkOptions:
     format: str = "uniview"
     #: Debezium's `unavailable.value.placeholder` as the connector is configured (None: its default).
     unavailable_placeholder: str | None = None
-    #: Accepted and ignored (it kept Spark's parsed batch between two passes; Spark now makes one pass).
-    cache: bool = False
     #: How `--notify inline` generates views (a uniview.plan.GeneratorOptions; None: the defaults).
     generator_options: object = None
     target_dataset: str | None = None
@@ -133,8 +132,6 @@ class SinkOptions:
         elif self.kafka_options:
             raise ConfigError("--kafka-option is only used with a kafka:// --input")
         duckdb_warehouse = warehouse_location(self.warehouse)[0] == "duckdb"
-        if self.cache:
-            logger.warning("--cache does nothing any more: the sink reads each batch once, on either warehouse")
         self._check_partition_granularity(duckdb_warehouse)
         if self.load_memory is not None and not (duckdb_warehouse and re.fullmatch(_SIZE, self.load_memory)):
             raise ConfigError(
