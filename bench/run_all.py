@@ -24,7 +24,7 @@ FULL = {
     "plan": ["--versions", "250", "500", "900"],
     "function": [],
     "sink": ["--records", "400000", "1000000", "--pairs", "3"],
-    "sink_bigquery": ["--records", "20000", "--pairs", "3"],
+    "sink_bigquery": ["--records", "20000", "--pairs", "1"],
     "scan": [],
     "tenants": ["--databases", "1", "100", "1000", "--rounds", "3"],
     "current_table": ["--keys", "100000", "--changes", "3", "--repeats", "5"],
