@@ -233,6 +233,30 @@ def test_a_version_whose_every_record_is_quarantined_creates_no_table_and_stops_
     assert reason == "type_mismatch"
 
 
+def test_a_batch_whose_typing_misses_a_line_writes_nothing(spark, connector_stack, tmp_path, monkeypatch):
+    """The load step's counts are checked against the lines staged: were a version left out of the typing
+    without its records being rejected (here: typing told every version is too wide, routing told none is),
+    its lines would be in no typed table, and the batch fails before it writes anything."""
+    from uniview.errors import WarehouseError
+    from uniview.sink import bigquery_typing, landing_bigquery
+
+    client, options = connector_stack
+    write_ndjson(
+        tmp_path / "in" / "a.json", [record("kept", {"id": n}, [("id", "int")], database="missed") for n in range(3)]
+    )
+    typing = bigquery_typing.typing_scripts
+    monkeypatch.setattr(landing_bigquery, "too_wide", lambda routes: {})
+    monkeypatch.setattr(landing_bigquery, "typing_scripts", lambda *args: typing(*args, max_chars=20_500))
+    sink_options = SinkOptions(
+        input=str(tmp_path / "in"), warehouse="bigquery://test-project", dataset="missed", bigquery_options=options
+    )
+    with pytest.raises(WarehouseError, match="3 lines were staged but 0 were typed; nothing was written"):
+        run(spark, sink_options)
+    tables = [table.table_id for table in client.list_tables("missed")]
+    assert not any(name.startswith(("kept_v_", "_uniview_staging_")) for name in tables), tables
+    assert list(client.query("SELECT * FROM missed._uniview_batches").result()) == []
+
+
 FILES, ROWS_PER_FILE = 3, 10
 KILL_SCHEMA = [("id", "int(11)"), ("name", "varchar(20)")]
 

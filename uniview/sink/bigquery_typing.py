@@ -29,6 +29,8 @@ from uniview.sink.slots import Shape, Slot, assign_slots, chunk_shapes, slot_fie
 DECISIONS_PARAMETER = "decisions"
 #: The script's temporary table of routed lines.
 ROUTED = "_uniview_routed"
+#: The route of the count row that gives the lines staged (no route's index is negative).
+STAGED_ROUTE = -1
 #: The columns a typed staging table has besides its slots, in order: which route and dataset a row is for and
 #: why it is not written (NULL: it is), the version table's _cdc_ columns, and the quarantine row's columns.
 _CDC_NAMES = [name for name, _ in CDC_COLUMNS]
@@ -219,8 +221,11 @@ def _scripts(
 
 
 def _script(project: str, control: str, prologue: str, statements: Sequence[tuple[str, str]]) -> str:
+    """The script: the routed lines, the typed staging tables, then their rows per route, reason and dataset,
+    and the lines staged (as the row of route STAGED_ROUTE), which the landing checks against them."""
     tallied = " UNION ALL ".join(
         f"SELECT _route, _reason, _dataset FROM {quote_path(project, control, table)}" for table, _ in statements
     )
     body = "".join(f"{statement};\n" for _, statement in statements)
-    return f"{prologue}{body}SELECT _route, _reason, _dataset, COUNT(*) FROM ({tallied}) GROUP BY 1, 2, 3;"
+    staged = f"SELECT {STAGED_ROUTE}, CAST(NULL AS STRING), CAST(NULL AS STRING), COUNT(*) FROM {ROUTED}"
+    return f"{prologue}{body}(SELECT _route, _reason, _dataset, COUNT(*) FROM ({tallied}) GROUP BY 1, 2, 3)\nUNION ALL ({staged});"

@@ -51,7 +51,7 @@ from uniview.sink.bigquery_promotion import (
     step_query,
     step_record,
 )
-from uniview.sink.bigquery_typing import keys_query, too_wide, typing_scripts
+from uniview.sink.bigquery_typing import STAGED_ROUTE, keys_query, too_wide, typing_scripts
 from uniview.sink.failpoints import reach
 from uniview.sink.frames import MAX_RAW_BYTES, QUARANTINE_COLUMNS
 from uniview.sink.landing import (
@@ -297,11 +297,14 @@ class BigQueryLanding(Landing):
             prefix,
         )
         parameter = [("decisions", decisions_json(plan))]
-        counts, route_rows, quarantined = BatchCounts(), Counter[int](), set[str]()
+        counts, route_rows, quarantined, staged = BatchCounts(), Counter[int](), set[str](), 0
         for number, script in enumerate(scripts):
             staging.extend(script.tables)
             typed = self._rows(f"type {batch.key.label} ({number + 1} of {len(scripts)})", script.sql, parameter)
             for route, reason, dataset, lines_read in typed:
+                if route == STAGED_ROUTE:  # every script reads all the staged lines
+                    staged = lines_read
+                    continue
                 counts.read += lines_read
                 if reason is None:
                     route_rows[route] += lines_read
@@ -309,6 +312,10 @@ class BigQueryLanding(Landing):
                     counts.count_reason(reason, lines_read)
                     if reason not in SKIPPED:
                         quarantined.add(dataset)
+        if staged != counts.read:
+            raise WarehouseError(
+                f"batch {batch.key.label}: {staged} lines were staged but {counts.read} were typed; nothing was written"
+            )
         return TypedBatch(batch.key, counts.read, plan.routes, chunks, batch.notify), route_rows, counts, quarantined
 
     def _inserts(self, batch: TypedBatch, quarantined: set[str], route_rows: Mapping[int, int]) -> list:
