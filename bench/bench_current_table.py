@@ -28,11 +28,11 @@ from pathlib import Path
 import duckdb
 
 from bench.results_file import write_results
-from uniview.landing_layout import CDC_COLUMNS
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest, plan_families, refresh
-from uniview.types import parse_type
-from uniview.version_description import version_description
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.types import parse_type
+from uniview.core.version_description import version_description
+from uniview.ops.refresh import RefreshRequest, plan_families, refresh
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse.base import CurrentTableResult
 from uniview.warehouse.duckdb import DuckDBWarehouse
 from uniview.warehouse.duckdb_types import duckdb_type

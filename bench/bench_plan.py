@@ -24,7 +24,7 @@ import duckdb
 import sqlglot
 
 from bench.results_file import write_results
-from uniview.plan import GeneratorOptions, plan_family
+from uniview.planning.plan import GeneratorOptions, plan_family
 from uniview.warehouse.duckdb import _COLUMNS_SQL
 from uniview.warehouse.duckdb_types import duckdb_type
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 
 from bench.results_file import write_results
-from uniview.refresh import RefreshRequest, refresh
+from uniview.ops.refresh import RefreshRequest, refresh
 from uniview.warehouse import open_warehouse
 from uniview.warehouse.url import duckdb_url
 

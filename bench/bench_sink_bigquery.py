@@ -57,8 +57,8 @@ def session(master: str) -> Any:
     """A local session as `uniview sink` starts one, loading the connector and trusting the emulator's TLS front."""
     from pyspark.sql import SparkSession
 
+    from uniview.cli.sink import local_session_settings
     from uniview.local.bigquery_connector import find_connector
-    from uniview.sink.command import local_session_settings
 
     connector = find_connector()
     if connector is None:

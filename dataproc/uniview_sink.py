@@ -2,7 +2,7 @@
 --py-files uniview-<version>-py3-none-any.whl -- --input gs://... --warehouse bigquery://PROJECT ...`.
 The arguments are those of `uniview sink`; see docs/sink.md."""
 
-from uniview.sink.command import main
+from uniview.cli.sink import main
 
 if __name__ == "__main__":
     main()

@@ -6,7 +6,7 @@
 # - function errors: the function answered 5xx (Cloud Run's request_count of its service);
 # - retries: the push subscription's deliveries the function did not acknowledge;
 # - limit warnings: the function's structured WARNING "nearing BigQuery's per-query limits"
-#   (uniview.limits.FamilyFootprint.nearing_limits), counted by a log-based metric per family;
+#   (uniview.core.limits.FamilyFootprint.nearing_limits), counted by a log-based metric per family;
 # - stale families: a Cloud Run job runs `uniview status --fail-on stale=...,pending=...` on a
 #   schedule (status_job_image); each family it names crosses a threshold, and a failed run alerts.
 #

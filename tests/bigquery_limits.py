@@ -14,7 +14,7 @@ import re
 
 from google.api_core.exceptions import BadRequest
 
-from uniview import limits
+from uniview.core import limits
 
 _CREATE_VIEW = re.compile(r"CREATE (?:OR REPLACE )?VIEW (?:IF NOT EXISTS )?(\S+)(?:\s*OPTIONS\(.*?\))? AS\n", re.S)
 _DROP_VIEW = re.compile(r"DROP VIEW (?:IF EXISTS )?(\S+)")

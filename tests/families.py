@@ -6,8 +6,8 @@ import random
 from collections.abc import Mapping, Sequence
 from functools import cache
 
-from uniview.schema import Column, TableVersion
-from uniview.types import parse_type
+from uniview.core.schema import Column, TableVersion
+from uniview.core.types import parse_type
 
 BASE_TYPES = ["INT64", "STRING", "FLOAT64", "DATE", "TIMESTAMP", "NUMERIC", "BOOL"]
 CONFLICTING = {

@@ -29,7 +29,7 @@ print(sum(child.wait() != 0 for child in children))
 """
 
 
-@pytest.mark.parametrize("entry", ["uniview.cli", "uniview.sink.command"])
+@pytest.mark.parametrize("entry", ["uniview.cli.main", "uniview.cli.sink"])
 def test_children_forked_beside_a_grpc_channel_all_reach_exec(entry):
     environment = {name: value for name, value in os.environ.items() if name != "GRPC_ENABLE_FORK_SUPPORT"}
     done = subprocess.run(

@@ -13,9 +13,9 @@ from bigquery_limits import LimitEnforcer
 from families import all_conflicting_family, nested_family, synthetic_family
 from google.api_core.exceptions import BadRequest
 
-from uniview import limits
-from uniview.limits import LimitError
-from uniview.plan import GeneratorOptions, plan_family
+from uniview.core import limits
+from uniview.core.limits import LimitError
+from uniview.planning.plan import GeneratorOptions, plan_family
 from uniview.warehouse.base import ViewChange
 from uniview.warehouse.bigquery_views import change_statement, pack_scripts
 
@@ -145,7 +145,7 @@ def test_the_enforcer_fails_where_bigquery_would():
 
 
 def test_a_family_nearing_the_per_query_limits_is_told_to_consolidate():
-    from uniview.limits import FamilyFootprint
+    from uniview.core.limits import FamilyFootprint
 
     def footprint(resources: int, resolved: int) -> FamilyFootprint:
         return FamilyFootprint("orders", [1000], resolved, resources, 10, 1)

@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from uniview.errors import UniviewError
-from uniview.identifiers import validate_dataset, validate_table
-from uniview.notification import MalformedMessageError, Notification, parse_notification, push_body
-from uniview.schema import split_version_table
+from uniview.core.errors import UniviewError
+from uniview.core.identifiers import validate_dataset, validate_table
+from uniview.core.notification import MalformedMessageError, Notification, parse_notification, push_body
+from uniview.core.schema import split_version_table
 from uniview.sink.versioning import SourceColumn, compute_version, is_valid_version
 
 ALPHABET = "abcxyzABC_019 -é数ü"

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import sqlglot
 
-from uniview.errors import ConfigError, PlanError
-from uniview.limits import LimitError
-from uniview.plan import GeneratorOptions, is_family_view, is_part_view_name, part_view_name, plan_family
-from uniview.schema import Column, TableVersion
-from uniview.types import parse_type
+from uniview.core.errors import ConfigError, PlanError
+from uniview.core.limits import LimitError
+from uniview.core.schema import Column, TableVersion
+from uniview.core.types import parse_type
+from uniview.planning.plan import GeneratorOptions, is_family_view, is_part_view_name, part_view_name, plan_family
 
 EXPECTED = Path(__file__).parent / "expected"
 

@@ -13,8 +13,8 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest, refresh
+from uniview.ops.refresh import RefreshRequest, refresh
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse import open_warehouse
 from uniview.warehouse.url import duckdb_url
 

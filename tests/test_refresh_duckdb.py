@@ -8,9 +8,9 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from uniview.cli import main
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest, refresh
+from uniview.cli.main import main
+from uniview.ops.refresh import RefreshRequest, refresh
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse import open_warehouse
 from uniview.warehouse.url import duckdb_url
 

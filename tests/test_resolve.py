@@ -4,9 +4,9 @@ import itertools
 
 import pytest
 
-from uniview.errors import ConfigError
-from uniview.resolve import convert, null_of, unify, validate_timezone
-from uniview.types import parse_type
+from uniview.core.errors import ConfigError
+from uniview.core.resolve import convert, null_of, unify, validate_timezone
+from uniview.core.types import parse_type
 
 CODES = {
     "I": "INT64",

@@ -2,8 +2,8 @@
 
 import pytest
 
-from uniview.errors import TypeParseError
-from uniview.schema import ColumnRecord, discover_families, split_version_table
+from uniview.core.errors import TypeParseError
+from uniview.core.schema import ColumnRecord, discover_families, split_version_table
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 import pytest
 
-from uniview.errors import TypeParseError
-from uniview.types import Array, Field, Range, Scalar, Struct, parse_type
+from uniview.core.errors import TypeParseError
+from uniview.core.types import Array, Field, Range, Scalar, Struct, parse_type
 
 ROUND_TRIP = [
     "INT64",

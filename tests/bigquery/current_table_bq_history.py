@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
 
 from current_table_history import FAMILY, VERSIONS, History, Version
 
-from uniview.landing_layout import CDC_COLUMNS
-from uniview.version_description import version_description
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.version_description import version_description
 
 __all__ = ["FAMILY", "BigQueryHistory"]
 

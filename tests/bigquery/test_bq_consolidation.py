@@ -14,13 +14,13 @@ from datetime import timedelta
 import pytest
 from bigquery_limits import LimitEnforcer
 
-from uniview import limits
-from uniview.consolidate import KILL_VARIABLE, ConsolidationRequest, consolidate
-from uniview.consolidation_plan import fold_plan
+from uniview.core import limits
+from uniview.core.schema import Column, TableVersion
+from uniview.core.types import parse_type
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
-from uniview.refresh import RefreshRequest, refresh
-from uniview.schema import Column, TableVersion
-from uniview.types import parse_type
+from uniview.ops.consolidate import KILL_VARIABLE, ConsolidationRequest, consolidate
+from uniview.ops.refresh import RefreshRequest, refresh
+from uniview.planning.consolidation import fold_plan
 from uniview.warehouse.bigquery_consolidation import count_queries, move_script, read_queries
 from uniview.warehouse.bigquery_folds import FOLDED_LABEL
 
@@ -132,7 +132,7 @@ def test_killed_after_a_step_a_rerun_finishes_with_the_same_content(warehouse, b
     command = [
         sys.executable,
         "-m",
-        "uniview.cli",
+        "uniview.cli.main",
         "consolidate",
         "--warehouse",
         f"bigquery://{DEFAULT_PROJECT}",

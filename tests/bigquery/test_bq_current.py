@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
 
 from scenario import EXPECTED, FAMILY, rows, tables
 
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest, refresh
+from uniview.ops.refresh import RefreshRequest, refresh
+from uniview.planning.plan import GeneratorOptions
 
 
 def field(name, bq_type):
@@ -61,8 +61,8 @@ def test_renames_read_from_the_ddl_table_and_defaults_on_the_emulator(bq_client,
     version's column under the new name, the default in the row older than the column, no view for the table."""
     import json
 
-    from uniview.landing_layout import CDC_COLUMNS
-    from uniview.version_description import version_description
+    from uniview.core.landing_layout import CDC_COLUMNS
+    from uniview.core.version_description import version_description
 
     def create(name, columns, values, defaults=None, not_null=()):
         table = bigquery.Table(f"{bq_client.project}.{dataset}.{name}", schema=[field(c, t) for c, t in columns])

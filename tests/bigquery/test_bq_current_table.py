@@ -33,13 +33,13 @@ from google.api_core import exceptions as api_exceptions
 from google.cloud import bigquery
 
 from uniview.cloudfn.events import notification, push_body
-from uniview.consolidate import ConsolidationRequest, consolidate
-from uniview.landing_layout import CDC_COLUMNS
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.version_description import version_description
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
 from uniview.local.function_server import function_server
-from uniview.plan import GeneratorOptions
-from uniview.refresh import FamilyOutcome, RefreshRequest, refresh
-from uniview.version_description import version_description
+from uniview.ops.consolidate import ConsolidationRequest, consolidate
+from uniview.ops.refresh import FamilyOutcome, RefreshRequest, refresh
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse.bigquery import BigQueryWarehouse, make_client
 from uniview.warehouse.bigquery_current import is_retryable, is_serialization_conflict
 
@@ -315,7 +315,7 @@ def test_a_refresh_killed_with_sigkill_is_finished_by_the_next(bq_client, datase
     with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30) as warehouse:
         ok(refreshed(warehouse, dataset))
         rng = random.Random(SEED)
-        command = [sys.executable, "-m", "uniview.cli", "refresh", "--warehouse", f"bigquery://{DEFAULT_PROJECT}"]
+        command = [sys.executable, "-m", "uniview.cli.main", "refresh", "--warehouse", f"bigquery://{DEFAULT_PROJECT}"]
         command += ["--dataset", dataset, "--table", FAMILY, "--current", "table"]
         for _ in range(KILLS):
             history.step()

@@ -11,8 +11,7 @@ import pytest
 from bigquery_limits import check_table_layout
 from google.api_core.exceptions import BadRequest
 
-from uniview.consolidate import ConsolidationRequest, consolidate
-from uniview.landing_layout import (
+from uniview.core.landing_layout import (
     CDC_COLUMNS,
     MAX_CLUSTERING_COLUMNS,
     QUARANTINE_TABLE,
@@ -21,8 +20,9 @@ from uniview.landing_layout import (
     quarantine_layout,
     table_layout,
 )
+from uniview.core.types import Array, parse_type
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
-from uniview.types import Array, parse_type
+from uniview.ops.consolidate import ConsolidationRequest, consolidate
 
 CDC = [(name, parse_type(bq_type)) for name, bq_type in CDC_COLUMNS]
 
@@ -170,7 +170,7 @@ def test_a_table_that_exists_unpartitioned_is_left_as_it_is(landing, bq_client, 
 def test_the_unified_view_reads_unpartitioned_and_partitioned_versions_alike(landing, warehouse, bq_client, dataset):
     """A family whose older version an earlier release created unpartitioned and whose newer one is partitioned:
     filters on the partition and clustering columns written against the view return the rows of both."""
-    from uniview.refresh import RefreshRequest, refresh
+    from uniview.ops.refresh import RefreshRequest, refresh
 
     old = route(dataset, "b1", ("id",), ("id", "int", "INT64"), ("amount", "decimal(10,2)", "NUMERIC(10, 2)"))
     create_unpartitioned(landing, bq_client, dataset, old)
@@ -353,7 +353,7 @@ def test_only_the_sinks_unpartitioned_tables_are_rewritten():
 def test_migrate_landing_partition_is_for_bigquery(tmp_path):
     from click.testing import CliRunner
 
-    from uniview.cli import main
+    from uniview.cli.main import main
 
     result = CliRunner().invoke(
         main,

@@ -9,7 +9,7 @@ from google.api_core import exceptions as api
 from google.cloud.bigquery import SchemaField
 from google.cloud.bigquery.schema import FieldElementType
 
-from uniview.errors import ConfigError, NotFoundError, TransientWarehouseError, WarehouseError
+from uniview.core.errors import ConfigError, NotFoundError, TransientWarehouseError, WarehouseError
 from uniview.warehouse.base import fingerprint
 from uniview.warehouse.bigquery import make_client
 from uniview.warehouse.bigquery_retry import call_with_retry, describe, is_transient

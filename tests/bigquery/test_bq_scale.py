@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from families import synthetic_family
 
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest, refresh
+from uniview.ops.refresh import RefreshRequest, refresh
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse import bigquery as bigquery_module
 from uniview.warehouse.bigquery_views import pack_scripts
 

@@ -17,11 +17,11 @@ from status.status_scenario import (  # tests/status/status_scenario.py
     elapsed,
 )
 
-from uniview.cli import main
-from uniview.landing_layout import CDC_COLUMNS
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest, refresh
-from uniview.status_collect import STATUS_JOBS_BIGQUERY, collect
+from uniview.cli.main import main
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.ops.refresh import RefreshRequest, refresh
+from uniview.ops.status.collect import STATUS_JOBS_BIGQUERY, collect
+from uniview.planning.plan import GeneratorOptions
 
 MAIN_STATES = ("customer", "orders", "legacy", "payments", "invoices")
 

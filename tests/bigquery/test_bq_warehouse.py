@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
-from uniview.errors import NotFoundError, WarehouseError
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest, plan_families, refresh
+from uniview.core.errors import NotFoundError, WarehouseError
+from uniview.ops.refresh import RefreshRequest, plan_families, refresh
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse.base import Applied, ViewChange, fingerprint
 from uniview.warehouse.bigquery import BigQueryWarehouse
 

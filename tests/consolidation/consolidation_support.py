@@ -81,7 +81,7 @@ def checksum(content: Counter) -> tuple[int, int]:
 def uniview(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """The `uniview` command in its own process (so it can be killed like a real one)."""
     return subprocess.run(
-        [sys.executable, "-m", "uniview.cli", *args], capture_output=True, text=True, env=env, timeout=timeout
+        [sys.executable, "-m", "uniview.cli.main", *args], capture_output=True, text=True, env=env, timeout=timeout
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from consolidation_support import build_family
 
-from uniview.cli import main
+from uniview.cli.main import main
 from uniview.warehouse.url import duckdb_url
 
 

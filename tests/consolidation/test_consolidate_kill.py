@@ -22,7 +22,7 @@ from consolidation_support import (
     view_content,
 )
 
-from uniview.consolidate import KILL_POINTS, KILL_VARIABLE
+from uniview.ops.consolidate import KILL_POINTS, KILL_VARIABLE
 
 VERSIONS, MAX_VERSIONS = 250, 40  # 211 versions fold, in moves of 98, 98 and 15
 FOLD = ("--idle-for", "0s", "--max-versions", str(MAX_VERSIONS), "--apply")

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from families import synthetic_family
 
-from uniview.consolidation_plan import (
+from uniview.core.errors import ConfigError
+from uniview.planning.consolidation import (
     MAX_SOURCES_PER_MOVE,
     choose_versions,
     fold_plan,
@@ -16,8 +17,7 @@ from uniview.consolidation_plan import (
     parse_duration,
     successor_version,
 )
-from uniview.errors import ConfigError
-from uniview.plan import GeneratorOptions
+from uniview.planning.plan import GeneratorOptions
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import duckdb
 
-from uniview.landing_layout import CDC_COLUMNS
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.types import parse_type
+from uniview.core.version_description import version_description
 from uniview.sink.sequence import sequence_of
-from uniview.types import parse_type
-from uniview.version_description import version_description
 from uniview.warehouse.duckdb_types import duckdb_type
 
 FAMILY = "item"

@@ -7,9 +7,9 @@ out by hand, not derived: it is what the documented rule says a reader must see.
 
 from __future__ import annotations
 
-from uniview.landing_layout import CDC_COLUMNS
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.version_description import version_description
 from uniview.sink.sequence import sequence_of
-from uniview.version_description import version_description
 
 FAMILY = "customer"
 V1 = ("customer_v_a1", [("id", "INT64"), ("name", "STRING")])

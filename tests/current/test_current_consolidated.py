@@ -9,9 +9,9 @@ from scenario import EXPECTED, FAMILY, V2
 from test_current_duckdb import load
 from test_current_table_duckdb import add_version
 
-from uniview.cli import main
+from uniview.cli.main import main
+from uniview.core.version_description import described_primary_key
 from uniview.sink.sequence import sequence_of
-from uniview.version_description import described_primary_key
 from uniview.warehouse.url import duckdb_url
 
 

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 from scenario import EXPECTED, FAMILY, rows, tables
 
-from uniview.cli import main
-from uniview.types import parse_type
+from uniview.cli.main import main
+from uniview.core.types import parse_type
 from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 

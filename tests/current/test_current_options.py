@@ -6,9 +6,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from uniview.cli_options import generator_options
-from uniview.errors import ConfigError
-from uniview.plan import GeneratorOptions
+from uniview.cli.options import generator_options
+from uniview.core.errors import ConfigError
+from uniview.planning.plan import GeneratorOptions
 
 
 @pytest.mark.parametrize(

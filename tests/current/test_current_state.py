@@ -10,11 +10,11 @@ from datetime import UTC, date, datetime
 import duckdb
 from click.testing import CliRunner
 
-from uniview.cli import main
-from uniview.landing_layout import CDC_COLUMNS
+from uniview.cli.main import main
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.types import parse_type
+from uniview.core.version_description import version_description
 from uniview.sink.sequence import sequence_of
-from uniview.types import parse_type
-from uniview.version_description import version_description
 from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 

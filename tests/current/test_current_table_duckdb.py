@@ -10,13 +10,13 @@ from click.testing import CliRunner
 from scenario import FAMILY
 from test_current_duckdb import load
 
-from uniview.cli import main
-from uniview.current_table import WINDOW
-from uniview.landing_layout import CDC_COLUMNS
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest, plan_families
-from uniview.types import parse_type
-from uniview.version_description import version_description
+from uniview.cli.main import main
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.types import parse_type
+from uniview.core.version_description import version_description
+from uniview.current.table import WINDOW
+from uniview.ops.refresh import RefreshRequest, plan_families
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse.duckdb import DuckDBWarehouse, column_types
 from uniview.warehouse.duckdb_current import window_sql
 from uniview.warehouse.duckdb_types import duckdb_type

@@ -23,9 +23,9 @@ import duckdb
 import pytest
 from current_table_history import DATASET, FAMILY, History
 
-from uniview.errors import WarehouseError
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest, refresh
+from uniview.core.errors import WarehouseError
+from uniview.ops.refresh import RefreshRequest, refresh
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse import duckdb_current
 from uniview.warehouse.duckdb import DuckDBWarehouse
 from uniview.warehouse.url import duckdb_url
@@ -126,7 +126,7 @@ def test_a_refresh_killed_before_any_statement_leaves_the_table_as_it_was(tmp_pa
     for _ in range(3):
         history.step()
     url = duckdb_url(path)
-    command = [sys.executable, "-m", "uniview.cli", "refresh", "--warehouse", url, "--dataset", DATASET]
+    command = [sys.executable, "-m", "uniview.cli.main", "refresh", "--warehouse", url, "--dataset", DATASET]
     command += ["--table", FAMILY, "--current", "table"]
     killed = subprocess.run(command, env={**os.environ, duckdb_current.KILL_AT: "4"}, check=False)
     assert killed.returncode == -9, "the first refresh was not killed while it built the table"

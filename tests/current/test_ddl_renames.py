@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from uniview.ddl_renames import DDL_TABLE, ordered_renames, renames_in_ddl
-from uniview.renames import Rename
+from uniview.core.ddl_renames import DDL_TABLE, ordered_renames, renames_in_ddl
+from uniview.core.renames import Rename
 from uniview.sink.debezium import convert_event
 
 

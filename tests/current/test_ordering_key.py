@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from uniview.current_table import ordering_key
-from uniview.current_view import newest_first_order
-from uniview.types import parse_type
+from uniview.core.types import parse_type
+from uniview.current.table import ordering_key
+from uniview.current.view import newest_first_order
 from uniview.warehouse.duckdb_sql import to_duckdb
 from uniview.warehouse.duckdb_types import duckdb_type
 

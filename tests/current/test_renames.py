@@ -1,4 +1,4 @@
-"""Declared renames (uniview.renames): versions written before a rename expose the old column under the new
+"""Declared renames (uniview.core.renames): versions written before a rename expose the old column under the new
 name, in `<table>_unified` and `<table>_current`, through a later type change, a re-added old name and a rename
 back; a bad renames document is one clear error that changes nothing."""
 
@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 from test_current_state import land
 
-from uniview.cli import main
-from uniview.errors import ConfigError
-from uniview.renames import Rename, parse_renames
+from uniview.cli.main import main
+from uniview.core.errors import ConfigError
+from uniview.core.renames import Rename, parse_renames
 from uniview.warehouse.url import duckdb_url
 
 

@@ -154,7 +154,10 @@ def _uniview_args(words: list[str]) -> tuple[str, ...] | None:
         return None
     if words[0].rsplit("/", 1)[-1] == "uniview":
         return tuple(words[1:])
-    if words[0].rsplit("/", 1)[-1].startswith("python") and words[1:3] in (["-m", "uniview"], ["-m", "uniview.cli"]):
+    if words[0].rsplit("/", 1)[-1].startswith("python") and words[1:3] in (
+        ["-m", "uniview"],
+        ["-m", "uniview.cli.main"],
+    ):
         return tuple(words[3:])
     if words[0].rsplit("/", 1)[-1].startswith("python") and words[1:3] == ["-m", "uniview.sink"]:
         return ("sink", *words[3:])

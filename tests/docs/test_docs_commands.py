@@ -30,10 +30,10 @@ from docs_blocks import (
     untagged_command_blocks,
 )
 
-from uniview.cli import main
-from uniview.landing_layout import CDC_COLUMNS
-from uniview.types import parse_type
-from uniview.version_description import version_description
+from uniview.cli.main import main
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.types import parse_type
+from uniview.core.version_description import version_description
 from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from docs_blocks import ROOT
 
-from uniview.cli import main
+from uniview.cli.main import main
 
 
 @pytest.fixture(scope="module")

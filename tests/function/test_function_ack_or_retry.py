@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from uniview.cloudfn.handler import ACK_OR_RETRY, verdict
-from uniview.errors import (
+from uniview.core.errors import (
     ConfigError,
     IdentifierError,
     NotFoundError,
@@ -15,8 +15,8 @@ from uniview.errors import (
     UniviewError,
     WarehouseError,
 )
-from uniview.limits import LimitError
-from uniview.notification import MalformedMessageError
+from uniview.core.limits import LimitError
+from uniview.core.notification import MalformedMessageError
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from uniview.cloudfn.config import load_config
 from uniview.cloudfn.events import cloud_event, notification
 from uniview.cloudfn.handler import handle_cloud_event
-from uniview.errors import ConfigError
+from uniview.core.errors import ConfigError
 from uniview.warehouse.url import duckdb_url
 
 VERSIONS = 30

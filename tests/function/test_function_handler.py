@@ -11,7 +11,7 @@ import pytest
 from uniview.cloudfn.config import load_config, reset_config_cache
 from uniview.cloudfn.events import cloud_event, notification
 from uniview.cloudfn.handler import handle_cloud_event
-from uniview.errors import NotFoundError
+from uniview.core.errors import NotFoundError
 from uniview.warehouse.url import duckdb_url
 
 MAIN = Path(__file__).resolve().parents[2] / "functions" / "main.py"

@@ -16,7 +16,7 @@ from uniview.cloudfn.events import cloud_event
 from uniview.cloudfn.handler import handle_cloud_event
 from uniview.cloudfn.logs import configure_logging, log_event
 from uniview.cloudfn.message import MalformedMessageError, Notification, message_from_event, parse_notification
-from uniview.errors import ConfigError
+from uniview.core.errors import ConfigError
 
 CONFIG = load_config({"UNIVIEW_WAREHOUSE": "duckdb:////nonexistent-dir/never-opened.duckdb"})
 

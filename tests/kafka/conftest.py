@@ -8,7 +8,7 @@ from unittest import mock
 
 import pytest
 
-from uniview.errors import UniviewError
+from uniview.core.errors import UniviewError
 
 
 def _stack_or_skip():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from uniview.errors import ConfigError
+from uniview.core.errors import ConfigError
 from uniview.sink.sources import KafkaInput
 from uniview.warehouse.url import duckdb_url
 

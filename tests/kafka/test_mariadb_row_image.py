@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from uniview.errors import UniviewError
+from uniview.core.errors import UniviewError
 
 pytest.importorskip("kafka", reason="kafka-python is not installed")
 pytestmark = pytest.mark.timeout(600)

@@ -365,7 +365,7 @@ def incremental_snapshot_step(stack, sinks, events) -> None:
 def test_the_postgres_demo_shows_views_equal_to_the_source(kafka_bootstrap, tmp_path):
     """`uniview demo --source postgres` starts its own stack and says, after each step, that they agree."""
     done = subprocess.run(
-        [sys.executable, "-m", "uniview.cli", "demo", "--source", "postgres", "--workdir", str(tmp_path / "demo")],
+        [sys.executable, "-m", "uniview.cli.main", "demo", "--source", "postgres", "--workdir", str(tmp_path / "demo")],
         capture_output=True,
         text=True,
         timeout=800,

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
 from test_ddl_renames import ddl_event, kcat, row_event
 
-from uniview.cli import main
-from uniview.ddl_renames import DDL_TABLE
+from uniview.cli.main import main
+from uniview.core.ddl_renames import DDL_TABLE
 from uniview.warehouse.url import duckdb_url
 
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from sink_support import query
 
-from uniview.cli import main
+from uniview.cli.main import main
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.sequence import sequence_of
 from uniview.warehouse.url import duckdb_url

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from sink_support import query, record, write_ndjson
 
+from uniview.core.version_description import described_defaults, described_not_null
 from uniview.sink.debezium import convert_event
 from uniview.sink.job import SinkOptions, run
-from uniview.version_description import described_defaults, described_not_null
 from uniview.warehouse.url import duckdb_url
 
 EVENTS = json.loads((Path(__file__).parents[1] / "kafka" / "debezium_postgres_events.json").read_text())

@@ -15,7 +15,7 @@ import pytest
 from sink_support import query, record, write_ndjson
 from typing_cases import TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
 
-from uniview.landing_layout import QUARANTINE_TABLE
+from uniview.core.landing_layout import QUARANTINE_TABLE
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.load_sql import typed_records
 from uniview.sink.mysql_types import bigquery_type

@@ -15,9 +15,9 @@ import duckdb
 from click.testing import CliRunner
 from sink_support import query, record
 
-from uniview.sink.command import sink_command
+from uniview.cli.sink import sink_command
+from uniview.core.types import parse_type
 from uniview.sink.frames import QUARANTINE_COLUMNS
-from uniview.types import parse_type
 from uniview.warehouse.duckdb_types import duckdb_type
 
 SCHEMA = [("id", "INT64"), ("name", "STRING")]

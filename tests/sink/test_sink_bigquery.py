@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from google.cloud import bigquery
 
+from uniview.core.types import parse_type
 from uniview.sink.landing import source_columns_from_comment, source_schema_comment
 from uniview.sink.landing_bigquery import (
     quarantine_table_schema,
@@ -17,7 +18,6 @@ from uniview.sink.landing_bigquery import (
 )
 from uniview.sink.routing import LandingColumn, VersionRoute
 from uniview.sink.versioning import SourceColumn
-from uniview.types import parse_type
 from uniview.warehouse.bigquery_schema import field_type
 
 SCHEMA = [
@@ -109,7 +109,7 @@ def test_connector_options():
 
 @pytest.mark.parametrize("bad", ["bigquery://", "bigquery://p/extra"])
 def test_bad_bigquery_urls(bad):
-    from uniview.errors import UniviewError
+    from uniview.core.errors import UniviewError
     from uniview.sink.job import warehouse_location
 
     with pytest.raises(UniviewError):

@@ -237,7 +237,7 @@ def test_a_batch_whose_typing_misses_a_line_writes_nothing(spark, connector_stac
     """The load step's counts are checked against the lines staged: were a version left out of the typing
     without its records being rejected (here: typing told every version is too wide, routing told none is),
     its lines would be in no typed table, and the batch fails before it writes anything."""
-    from uniview.errors import WarehouseError
+    from uniview.core.errors import WarehouseError
     from uniview.sink import bigquery_typing, landing_bigquery
 
     client, options = connector_stack

@@ -10,8 +10,8 @@ from datetime import timedelta
 
 from sink_support import record, write_ndjson
 
-from uniview.consolidate import ConsolidationRequest, consolidate
-from uniview.refresh import RefreshRequest, refresh
+from uniview.ops.consolidate import ConsolidationRequest, consolidate
+from uniview.ops.refresh import RefreshRequest, refresh
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.landing_bigquery import BigQueryLanding
 from uniview.warehouse.bigquery import BigQueryWarehouse

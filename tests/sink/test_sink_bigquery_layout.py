@@ -9,7 +9,7 @@ import pytest
 from bigquery_limits import check_table_layout
 from sink_support import record, write_ndjson
 
-from uniview.landing_layout import QUARANTINE_TABLE
+from uniview.core.landing_layout import QUARANTINE_TABLE
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.versioning import SourceColumn, compute_version
@@ -123,7 +123,7 @@ def test_an_unpartitioned_table_of_an_earlier_release_keeps_receiving_rows(lande
     ],
 )
 def test_a_granularity_bigquery_has_not_or_a_duckdb_warehouse_is_refused(warehouse, granularity, error):
-    from uniview.errors import ConfigError
+    from uniview.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=error):
         SinkOptions(input="in", warehouse=warehouse, partition_granularity=granularity).validate()

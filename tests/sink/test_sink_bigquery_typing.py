@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from uniview.core.types import Scalar
 from uniview.local.bigquery_emulator import (
     DEFAULT_PROJECT,
     emulator_environment,
@@ -37,7 +38,6 @@ from uniview.sink.load_sql import (
 )
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.routing import LandingColumn
-from uniview.types import Scalar
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "zetasql"))

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from sink_support import query, record, write_ndjson
 
-from uniview.sink.command import sink_command
+from uniview.cli.sink import sink_command
 from uniview.warehouse.url import duckdb_url
 
 
@@ -51,7 +51,7 @@ def test_bad_arguments_are_one_line_on_stderr(args, code, message):
 
 
 def test_registered_as_uniview_sink():
-    from uniview.cli import main
+    from uniview.cli.main import main
 
     result = CliRunner().invoke(main, ["sink", "--input", "x", "--warehouse", "nowhere"])
     assert result.exit_code == 1 and result.stderr.strip().startswith("uniview sink: error: invalid --warehouse")
@@ -160,7 +160,7 @@ class Absent:
             raise ImportError(f"{name} is not installed with the spark extra")
         return None
 sys.meta_path.insert(0, Absent())
-from uniview.sink.command import main
+from uniview.cli.sink import main
 main(sys.argv[1:])
 """
 
@@ -193,7 +193,7 @@ def test_the_spark_extra_alone_runs_the_sink_into_duckdb(tmp_path):
 
 
 LOCAL_JVM_ARGUMENTS = """
-from uniview.sink.command import _new_session
+from uniview.cli.sink import _new_session
 spark = _new_session("local[1]")
 print("\\n".join(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()))
 spark.stop()

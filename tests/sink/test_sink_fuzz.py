@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 from fuzz_corpus import Corpus, draw_corpus
 
-from uniview.sink.command import sink_command
+from uniview.cli.sink import sink_command
 from uniview.sink.frames import MAX_RAW_BYTES, QUARANTINE_COLUMNS
 from uniview.warehouse.duckdb_connection import quote_identifier
 

@@ -11,12 +11,12 @@ from decimal import Decimal
 import pytest
 from sink_support import columns_of, query, record, tables_of, write_ndjson
 
+from uniview.core.types import parse_type
 from uniview.sink import slots
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.landing import BatchKey
 from uniview.sink.routing import LandingColumn
 from uniview.sink.versioning import SourceColumn, compute_version
-from uniview.types import parse_type
 from uniview.warehouse.url import duckdb_url
 
 CUSTOMER_V1 = [("id", "int(11)"), ("first_name", "varchar(255)")]
@@ -516,7 +516,7 @@ def test_a_batch_larger_than_the_load_memory_spills_and_lands_whole(spark, tmp_p
 def test_an_interrupted_load_rolls_back_and_lands_nothing(spark, tmp_path, monkeypatch):
     import threading
 
-    from uniview.errors import WarehouseError
+    from uniview.core.errors import WarehouseError
     from uniview.sink import landing_duckdb
     from uniview.sink.job import Sink, open_landing
     from uniview.sink.notify import NoNotifier

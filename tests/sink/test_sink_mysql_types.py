@@ -2,8 +2,8 @@
 
 import pytest
 
+from uniview.core.types import Array, Field, Scalar, Struct
 from uniview.sink.mysql_types import bigquery_type
-from uniview.types import Array, Field, Scalar, Struct
 
 TABLE = [
     ("tinyint(1)", "BOOL"),

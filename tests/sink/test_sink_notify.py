@@ -171,7 +171,7 @@ def test_inline_notification_refreshes_the_unified_view(spark, tmp_path):
 def test_inline_refresh_keeps_the_current_table_after_every_batch(spark, tmp_path):
     """--current table: a batch that only adds rows to an existing version (no notification) still brings
     <table>_current up to date."""
-    from uniview.plan import GeneratorOptions
+    from uniview.planning.plan import GeneratorOptions
 
     def change(operation, position, data):
         return record("customer", data, CUSTOMER, operation=operation, position=position, primary_key=["id"])

@@ -5,11 +5,11 @@ from datetime import UTC
 
 import pytest
 
-from uniview.errors import WarehouseError
+from uniview.core.errors import WarehouseError
+from uniview.core.types import Scalar
 from uniview.sink import reasons
 from uniview.sink.routing import KnownVersion, RecordKey, VersionRoute, parse_schema, plan_routes, redirected
 from uniview.sink.versioning import SourceColumn, compute_version
-from uniview.types import Scalar
 
 SCHEMA = [["id", "int(11)"], ["name", "varchar(10)"]]
 

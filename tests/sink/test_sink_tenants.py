@@ -11,14 +11,14 @@ import pytest
 from click.testing import CliRunner
 from sink_support import query, record, write_ndjson
 
-from uniview.cli import main
-from uniview.errors import UniviewError
+from uniview.cli.main import main
+from uniview.core.errors import UniviewError
+from uniview.core.version_description import described_primary_key
 from uniview.sink import landing_duckdb
 from uniview.sink.debezium import convert_event, key_columns
 from uniview.sink.job import SinkOptions, run
 from uniview.sink.sequence import sequence_of
 from uniview.sink.versioning import SourceColumn, compute_version
-from uniview.version_description import described_primary_key
 from uniview.warehouse.url import duckdb_url
 
 SCHEMA = [("id", "int(11)"), ("name", "varchar(20)")]

@@ -29,12 +29,12 @@ from test_debezium_documented import FIXTURES, kcat_line
 from test_sink_bad_bytes import event
 from typing_cases import ENVELOPE_LINES, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
 
-from uniview.landing_layout import CDC_COLUMNS, INGESTED_AT, QUARANTINE_TABLE
+from uniview.core.landing_layout import CDC_COLUMNS, INGESTED_AT, QUARANTINE_TABLE
+from uniview.core.types import Array, BQType, Scalar, Struct, parse_type
 from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.job import RunResult, SinkOptions, run
 from uniview.sink.landing import BatchCounts
 from uniview.sink.mysql_types import bigquery_type
-from uniview.types import Array, BQType, Scalar, Struct, parse_type
 from uniview.warehouse.url import duckdb_url
 
 pytestmark = pytest.mark.timeout(600)

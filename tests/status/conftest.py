@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from status_scenario import DATASET, FAMILIES, PENDING, QUARANTINE, create_duckdb, over_limit_tables
 
-from uniview.plan import GeneratorOptions
-from uniview.refresh import RefreshRequest, refresh
+from uniview.ops.refresh import RefreshRequest, refresh
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse import open_warehouse
 from uniview.warehouse.url import duckdb_url
 

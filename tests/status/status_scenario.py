@@ -1,5 +1,5 @@
 """A dataset with a family in every state `uniview status` tells apart, written with the landing's
-own layout (uniview.landing_layout) so the reads run on what the sink writes."""
+own layout (uniview.core.landing_layout) so the reads run on what the sink writes."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import duckdb
 
-from uniview.landing_layout import CDC_COLUMNS
-from uniview.types import parse_type
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.types import parse_type
 from uniview.warehouse.duckdb_types import duckdb_type
 
 NOW = datetime.now(UTC).replace(microsecond=0)

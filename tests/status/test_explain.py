@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from screenshot_png import pixel, read_png
 from status_scenario import DATASET, Table, ago, create_duckdb
 
-from uniview.cli import main
-from uniview.explain import KINDS
-from uniview.explain_html import CONFLICT_COLOUR, GEOMETRY, KIND_COLOURS, RENAME_COLOUR, cell_origin, name_origin
+from uniview.cli.main import main
+from uniview.ops.explain.html import CONFLICT_COLOUR, GEOMETRY, KIND_COLOURS, RENAME_COLOUR, cell_origin, name_origin
+from uniview.ops.explain.model import KINDS
 from uniview.warehouse.url import duckdb_url
 
 VERSIONS = [

@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 from status_scenario import OVER_VERSIONS, assert_freshness, elapsed
 
-from uniview import limits
-from uniview.cli import main
-from uniview.refresh import RefreshRequest
-from uniview.status import THRESHOLD_EXIT_CODE, family_statuses, parse_fail_on
-from uniview.status_collect import STATUS_QUERIES_DUCKDB, collect
+from uniview.cli.main import main
+from uniview.core import limits
+from uniview.ops.refresh import RefreshRequest
+from uniview.ops.status.collect import STATUS_QUERIES_DUCKDB, collect
+from uniview.ops.status.report import THRESHOLD_EXIT_CODE, family_statuses, parse_fail_on
 from uniview.warehouse import open_warehouse
 from uniview.warehouse.url import duckdb_url
 

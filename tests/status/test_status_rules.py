@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from uniview.errors import ConfigError
-from uniview.plan import GeneratorOptions, plan_family
-from uniview.schema import Column, TableVersion
-from uniview.status import StatusInputs, family_statuses, parse_fail_on, unread_versions
-from uniview.types import parse_type
+from uniview.core.errors import ConfigError
+from uniview.core.schema import Column, TableVersion
+from uniview.core.types import parse_type
+from uniview.ops.status.report import StatusInputs, family_statuses, parse_fail_on, unread_versions
+from uniview.planning.plan import GeneratorOptions, plan_family
 from uniview.warehouse.base import fingerprint
 
 OPTIONS = GeneratorOptions()

@@ -304,7 +304,7 @@ def _python_in(root: Path, code: str) -> subprocess.CompletedProcess:
 
 def test_package_finds_its_templates_inside_the_zip_layout(zip_layout: dict[str, str], tmp_path: Path) -> None:
     _materialize(zip_layout, tmp_path)
-    code = "import uniview, uniview.render as r; print(uniview.__file__); print(r.templates_dir())"
+    code = "import uniview, uniview.core.render as r; print(uniview.__file__); print(r.templates_dir())"
     result = _python_in(tmp_path, code)
     assert result.returncode == 0, result.stderr
     package_file, templates = result.stdout.split()
@@ -382,7 +382,7 @@ def test_variable_rejects(evaluator: Evaluator, name: str, value: object) -> Non
 
 
 def test_renames_reach_the_function_as_a_renames_document(evaluator: Evaluator) -> None:
-    from uniview.renames import Rename, parse_renames
+    from uniview.core.renames import Rename, parse_renames
 
     assert "UNIVIEW_RENAMES" not in evaluator.value("local.function_env")
     renames = [{"table": "customer", "from": "memo", "to": "note"}, {"table": "customer", "from": "note", "to": "memo"}]

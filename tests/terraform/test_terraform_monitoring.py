@@ -100,8 +100,8 @@ def test_each_alert_watches_its_signal_and_notifies_the_channels(plans):
 
 
 def test_the_log_based_metrics_read_what_uniview_logs(plans):
-    from uniview.limits import FamilyFootprint
-    from uniview.status import THRESHOLD_EXIT_CODE  # noqa: F401  (the job's failure is this exit code)
+    from uniview.core.limits import FamilyFootprint
+    from uniview.ops.status.report import THRESHOLD_EXIT_CODE  # noqa: F401  (the job's failure is this exit code)
 
     metrics = named(plans["status_job"], "google_logging_metric")
     assert set(metrics) == {"limit_warnings", "refresh_jobs", "quarantined", "status_crossings"}

@@ -6,8 +6,8 @@ import json
 import re
 from pathlib import Path
 
-from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY
-from uniview.resolve import POLICIES
+from uniview.core.resolve import POLICIES
+from uniview.planning.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY
 
 VARIABLES = Path(__file__).resolve().parents[2] / "terraform" / "variables.tf"
 

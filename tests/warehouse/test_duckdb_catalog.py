@@ -5,9 +5,9 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from uniview.errors import NotFoundError, TypeParseError, WarehouseError
-from uniview.schema import discover_families
-from uniview.types import parse_type
+from uniview.core.errors import NotFoundError, TypeParseError, WarehouseError
+from uniview.core.schema import discover_families
+from uniview.core.types import parse_type
 from uniview.warehouse import open_warehouse
 from uniview.warehouse.duckdb import DuckDBWarehouse, record_created_tables
 from uniview.warehouse.duckdb_types import duckdb_type

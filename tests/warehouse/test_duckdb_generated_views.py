@@ -8,7 +8,7 @@ from datetime import datetime
 import duckdb
 import pytest
 
-from uniview.refresh import GeneratorOptions, RefreshRequest, refresh
+from uniview.ops.refresh import GeneratorOptions, RefreshRequest, refresh
 from uniview.warehouse.duckdb import DuckDBWarehouse
 
 V1 = (

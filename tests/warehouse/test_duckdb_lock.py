@@ -9,7 +9,7 @@ import time
 import duckdb
 import pytest
 
-from uniview.errors import TransientWarehouseError
+from uniview.core.errors import TransientWarehouseError
 from uniview.warehouse.duckdb import DuckDBWarehouse
 
 HOLDER = """

@@ -14,8 +14,8 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from uniview.errors import WarehouseError
-from uniview.types import parse_type
+from uniview.core.errors import WarehouseError
+from uniview.core.types import parse_type
 from uniview.warehouse.duckdb import column_types
 from uniview.warehouse.duckdb_sql import to_duckdb
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from uniview.errors import IdentifierError, WarehouseError
+from uniview.core.errors import IdentifierError, WarehouseError
 from uniview.warehouse.base import Applied, ViewChange, fingerprint
 from uniview.warehouse.duckdb import DuckDBWarehouse, fingerprint_from_comment, view_comment
 from uniview.warehouse.duckdb_sql import TRANSLATION_VERSION

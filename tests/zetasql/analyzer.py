@@ -8,7 +8,7 @@ scripts/setup-zetasql.sh installs its local service and Python stubs; the `zetas
     result = zetasql.analyze("SELECT id FROM `cdc`.`customer_v_1`", catalog)
     result.columns      # [("id", Scalar("INT64"))]; result.error is None, or the analyzer's message
 
-Types cross in both directions between uniview's model (uniview.types) and ZetaSQL's TypeProto.
+Types cross in both directions between uniview's model (uniview.core.types) and ZetaSQL's TypeProto.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from uniview.types import Array, BQType, Field, Range, Scalar, Struct
+from uniview.core.types import Array, BQType, Field, Range, Scalar, Struct
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 #: The key a test process of a parallel run reports its statement count under (xdist's worker output).

@@ -7,9 +7,9 @@ import sqlglot
 from analyzer import Analyzer, Catalog
 from sqlglot import exp
 
-from uniview.current_view import VERSION_COLUMN
-from uniview.plan import FamilyPlan
-from uniview.types import BQType, Scalar
+from uniview.core.types import BQType, Scalar
+from uniview.current.view import VERSION_COLUMN
+from uniview.planning.plan import FamilyPlan
 
 
 def catalog_of(plan: FamilyPlan) -> Catalog:

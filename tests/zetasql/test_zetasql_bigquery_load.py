@@ -18,14 +18,14 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "sink"))
 from bigquery_limits import LimitEnforcer
 from typing_cases import TYPES, VERDICT_SCHEMA
 
-from uniview.landing_layout import CDC_COLUMNS, QUARANTINE_TABLE
+from uniview.core.landing_layout import CDC_COLUMNS, QUARANTINE_TABLE
+from uniview.core.types import parse_type
 from uniview.sink.bigquery_promotion import TypedBatch, quarantine_inserts, route_inserts
 from uniview.sink.bigquery_typing import DECISIONS_PARAMETER, ROUTED, keys_query, too_wide, typing_scripts
 from uniview.sink.frames import QUARANTINE_COLUMNS, TOO_LARGE_SHA256, TOO_LARGE_SIZE
 from uniview.sink.landing import BatchKey
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.routing import Decision, LandingColumn, RecordKey, RoutingPlan, VersionRoute, reject_routes
-from uniview.types import parse_type
 
 PROJECT, CONTROL, LINES = "p", "ctl", "lines"
 #: The types whose typing is nested deepest: their statements are accepted, but the analyzer's answer (the resolved

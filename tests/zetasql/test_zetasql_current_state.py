@@ -8,11 +8,11 @@ import json
 
 from checks import check_family
 
-from uniview.landing_layout import CDC_COLUMNS
-from uniview.plan import GeneratorOptions, plan_family
-from uniview.renames import Rename, apply_renames
-from uniview.schema import Column, TableVersion
-from uniview.types import parse_type
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.renames import Rename, apply_renames
+from uniview.core.schema import Column, TableVersion
+from uniview.core.types import parse_type
+from uniview.planning.plan import GeneratorOptions, plan_family
 
 DEFAULTS = {
     "s": ("STRING", "open"),

@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
 from bigquery_limits import LimitEnforcer
 from current_table_history import FAMILY, VERSIONS
 
-from uniview.current_table import TEMPORARY
-from uniview.current_view import VERSION_COLUMN
-from uniview.landing_layout import CDC_COLUMNS
-from uniview.plan import GeneratorOptions, plan_family
-from uniview.schema import Column, TableVersion
-from uniview.types import parse_type
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.schema import Column, TableVersion
+from uniview.core.types import parse_type
+from uniview.current.table import TEMPORARY
+from uniview.current.view import VERSION_COLUMN
+from uniview.planning.plan import GeneratorOptions, plan_family
 from uniview.warehouse.bigquery_current import action_script
 
 

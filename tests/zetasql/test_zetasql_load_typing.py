@@ -17,6 +17,7 @@ import pytest
 from analyzer import Catalog
 from sqlglot import exp
 
+from uniview.core.types import Array, BQType, Scalar, Struct, parse_type
 from uniview.sink.frames import METADATA_FIELDS
 from uniview.sink.load_dialect import BIGQUERY
 from uniview.sink.load_sql import (
@@ -34,7 +35,6 @@ from uniview.sink.load_sql import (
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.routing import Decision, LandingColumn, RecordKey, RoutingPlan
 from uniview.sink.sequence import sequence_of, sequence_sql
-from uniview.types import Array, BQType, Scalar, Struct, parse_type
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "sink"))
 from typing_cases import ENVELOPE_LINES, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from analyzer import Catalog
 
-from uniview.types import parse_type
+from uniview.core.types import parse_type
 
 
 def catalog():

@@ -15,12 +15,12 @@ from dataclasses import replace
 
 from checks import catalog_of
 
-from uniview.landing_layout import CDC_COLUMNS, DATABASE, PARTITION_COLUMN, table_layout
-from uniview.plan import FamilyPlan, GeneratorOptions, plan_family
-from uniview.schema import Column, TableVersion
+from uniview.core.landing_layout import CDC_COLUMNS, DATABASE, PARTITION_COLUMN, table_layout
+from uniview.core.schema import Column, TableVersion
+from uniview.core.types import parse_type
+from uniview.planning.plan import FamilyPlan, GeneratorOptions, plan_family
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.versioning import SourceColumn, compute_version
-from uniview.types import parse_type
 
 KEY = ("tenant", "id")
 #: One family's versions as the sink lands them from MySQL: columns added and retyped, the key kept ...
@@ -121,7 +121,7 @@ def test_a_key_column_whose_type_changes_is_cast_in_the_older_versions_and_prune
 
 
 def test_a_renamed_key_column_still_prunes(zetasql):
-    from uniview.renames import Rename, apply_renames
+    from uniview.core.renames import Rename, apply_renames
 
     renamed = [
         replace(version, primary_key=("tenant", "ident"))

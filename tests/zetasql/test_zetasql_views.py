@@ -9,10 +9,10 @@ from dataclasses import replace
 import pytest
 from checks import check_family
 
-from uniview.plan import GeneratorOptions, plan_family
-from uniview.resolve import POLICIES
-from uniview.schema import Column, TableVersion
-from uniview.types import parse_type
+from uniview.core.resolve import POLICIES
+from uniview.core.schema import Column, TableVersion
+from uniview.core.types import parse_type
+from uniview.planning.plan import GeneratorOptions, plan_family
 
 TYPES = [
     "INT64",
@@ -155,7 +155,9 @@ def test_a_column_named_like_its_version_table_reads_the_column_not_the_row(zeta
     assert "FROM cdc.orders_v_2 AS v_" in planned.top_view.body  # `v` is a column of version 2
 
 
-CDC = [(name, bq_type) for name, bq_type in __import__("uniview.landing_layout", fromlist=["CDC_COLUMNS"]).CDC_COLUMNS]
+CDC = [
+    (name, bq_type) for name, bq_type in __import__("uniview.core.landing_layout", fromlist=["CDC_COLUMNS"]).CDC_COLUMNS
+]
 
 
 def keyed(family, version_id, created, columns, key):

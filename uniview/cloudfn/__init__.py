@@ -1,7 +1,7 @@
 """The Pub/Sub-triggered Cloud Function: configuration, message parsing, logging, event handling.
 
 functions/main.py is a thin adapter over `handle_cloud_event`; the refresh itself is the same
-code the CLI runs (uniview.refresh.refresh).
+code the CLI runs (uniview.ops.refresh.refresh).
 """
 
 from uniview.cloudfn.config import ENV_VARS, FunctionConfig, get_config, load_config

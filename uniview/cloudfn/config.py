@@ -7,7 +7,7 @@ UNIVIEW_MAX_VIEW_CHARS              split views beyond this many characters; def
 UNIVIEW_DATETIME_TIMEZONE           IANA zone DATETIME is read in when it becomes TIMESTAMP
 UNIVIEW_SOURCE_COLUMN               add a column naming each row's version table
 UNIVIEW_CURRENT                     <table>_current: off | view | table ("true" = view, "false" = off); default off
-UNIVIEW_RENAMES                     declared column renames: a renames document (JSON, uniview.renames)
+UNIVIEW_RENAMES                     declared column renames: a renames document (JSON, uniview.core.renames)
 UNIVIEW_MAX_EVENT_AGE_SECONDS       drop events older than this; default 86400
 UNIVIEW_CONSOLIDATE_IDLE_FOR        consolidate on dataset-wide (scheduled) events: versions idle this long
 UNIVIEW_CONSOLIDATE_MAX_VERSIONS    fold until a family keeps at most this many tables; default 500
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from uniview.errors import ConfigError, UniviewError
-from uniview.identifiers import validate_dataset
+from uniview.core.errors import ConfigError, UniviewError
+from uniview.core.identifiers import validate_dataset
 
 ENV_VARS: tuple[str, ...] = (
     "UNIVIEW_WAREHOUSE",
@@ -52,7 +52,7 @@ _PLACEHOLDER = "{dataset}"
 
 @dataclass(frozen=True)
 class FunctionConfig:
-    """Validated settings; `options` is a uniview.plan.GeneratorOptions."""
+    """Validated settings; `options` is a uniview.planning.plan.GeneratorOptions."""
 
     warehouse_url: str
     target_dataset_template: str
@@ -138,7 +138,7 @@ def _positive_int(name: str, text: str) -> int:
 
 @dataclass(frozen=True)
 class ScheduledConsolidation:
-    """What the function folds on a dataset-wide event (uniview.consolidate.ConsolidationRequest)."""
+    """What the function folds on a dataset-wide event (uniview.ops.consolidate.ConsolidationRequest)."""
 
     idle_for: timedelta
     max_versions: int
@@ -148,7 +148,7 @@ class ScheduledConsolidation:
 
 def _consolidation(values: Mapping[str, str]) -> ScheduledConsolidation | None:
     """The scheduled consolidation the UNIVIEW_CONSOLIDATE_* variables ask for; None when it is off."""
-    from uniview.consolidation_plan import DEFAULT_MAX_VERSIONS, check_max_versions
+    from uniview.planning.consolidation import DEFAULT_MAX_VERSIONS, check_max_versions
 
     problems: list[str] = []
     max_text = values["UNIVIEW_CONSOLIDATE_MAX_VERSIONS"]
@@ -174,7 +174,7 @@ def _consolidation(values: Mapping[str, str]) -> ScheduledConsolidation | None:
 
 
 def _duration(name: str, text: str) -> timedelta | None:
-    from uniview.consolidation_plan import parse_duration
+    from uniview.planning.consolidation import parse_duration
 
     if not text:
         return None
@@ -185,8 +185,8 @@ def _duration(name: str, text: str) -> timedelta | None:
 
 
 def _renames(text: str) -> tuple:
-    """UNIVIEW_RENAMES: a renames document (uniview.renames); unset: none."""
-    from uniview.renames import parse_renames
+    """UNIVIEW_RENAMES: a renames document (uniview.core.renames); unset: none."""
+    from uniview.core.renames import parse_renames
 
     return parse_renames(text, "UNIVIEW_RENAMES") if text else ()
 
@@ -194,7 +194,7 @@ def _renames(text: str) -> tuple:
 def _generator_options(values: Mapping[str, str], renames: tuple) -> Any:
     """GeneratorOptions from the variables, built once: it validates every setting and names each bad
     one by its variable."""
-    from uniview.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY, GeneratorOptions
+    from uniview.planning.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY, GeneratorOptions
 
     text = values["UNIVIEW_MAX_VIEW_CHARS"] or str(DEFAULT_MAX_VIEW_CHARS)
     # Any: a text that is not a number reaches GeneratorOptions as it is, for its check to name it.

@@ -9,9 +9,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from uniview import notification as contract
 from uniview.cloudfn.message import PUBSUB_EVENT_TYPE
-from uniview.notification import Notification
+from uniview.core import notification as contract
+from uniview.core.notification import Notification
 
 
 def notification(dataset: str, table: str | None = None, version: str | None = None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from uniview.cloudfn.message import (
     message_from_event,
     parse_notification,
 )
-from uniview.errors import (
+from uniview.core.errors import (
     ConfigError,
     IdentifierError,
     NotFoundError,
@@ -130,7 +130,7 @@ def handle_cloud_event(
 
 def build_request(config: FunctionConfig, notification: Notification) -> Any:
     """The RefreshRequest for `notification` under `config` (one family, or all of the dataset)."""
-    from uniview.refresh import RefreshRequest
+    from uniview.ops.refresh import RefreshRequest
 
     announced = notification.version_table
     return RefreshRequest(
@@ -145,7 +145,7 @@ def build_request(config: FunctionConfig, notification: Notification) -> Any:
 def _refresh(
     config: FunctionConfig, warehouse: Any, request: Any, notification: Notification, ids: dict, started: float
 ) -> EventResult:
-    from uniview.refresh import refresh
+    from uniview.ops.refresh import refresh
 
     scope = {
         "dataset": notification.dataset,
@@ -212,7 +212,7 @@ def _consolidate(
 ) -> None:
     """Scheduled consolidation (UNIVIEW_CONSOLIDATE_*, `scheduled`) of every family of the event's dataset,
     before its refresh; a family that cannot be consolidated is logged and still refreshed."""
-    from uniview.consolidate import ConsolidationRequest, consolidate
+    from uniview.ops.consolidate import ConsolidationRequest, consolidate
 
     results = consolidate(
         warehouse,

@@ -1,4 +1,4 @@
-"""Decode a Pub/Sub CloudEvent into its message; the notification in it is read by uniview.notification.
+"""Decode a Pub/Sub CloudEvent into its message; the notification in it is read by uniview.core.notification.
 
 A wrong event type, a missing message or data that is not base64 is a MalformedMessageError: a retry
 cannot fix it, so the function acks it.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from uniview.notification import (  # noqa: F401 - the function's side of the contract
+from uniview.core.notification import (  # noqa: F401 - the function's side of the contract
     MAX_DATA_BYTES,
     MalformedMessageError,
     Notification,

@@ -10,6 +10,7 @@ import click
 import duckdb
 from rich.console import Console
 
+from uniview.core.errors import UniviewError
 from uniview.demo.debezium_stream import DATABASES as DEBEZIUM_DATABASES
 from uniview.demo.debezium_stream import TABLE as DEBEZIUM_TABLE
 from uniview.demo.debezium_stream import write_debezium_stream
@@ -25,7 +26,6 @@ from uniview.demo.report import print_report, timings_table
 from uniview.demo.spark_progress import spark_progress
 from uniview.demo.stages import StageClock
 from uniview.demo.stream import write_stream
-from uniview.errors import UniviewError
 
 
 @click.command("demo")
@@ -127,8 +127,8 @@ def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:
 
 
 def _report(paths: DemoPaths, console: Console) -> None:
-    from uniview.plan import GeneratorOptions
-    from uniview.refresh import RefreshRequest, plan_families
+    from uniview.ops.refresh import RefreshRequest, plan_families
+    from uniview.planning.plan import GeneratorOptions
     from uniview.warehouse import open_warehouse
 
     with open_warehouse(paths.warehouse_url) as warehouse:

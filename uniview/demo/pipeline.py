@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from uniview.errors import UniviewError
+from uniview.core.errors import UniviewError
+from uniview.core.schema import split_version_table
 from uniview.local.function_server import function_server
 from uniview.local.processes import QUICK_JIT, use_this_python_for_spark_workers
 from uniview.local.pubsub_emulator import find_emulator_jar, pubsub_emulator
-from uniview.schema import split_version_table
 from uniview.warehouse.duckdb_connection import scalar
 from uniview.warehouse.url import duckdb_url
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from uniview.demo.pipeline import CURRENT_FAMILIES, DATASET, SOURCE_COLUMN, TARGET_DATASET
-from uniview.plan import FamilyPlan, UnifiedColumn
+from uniview.planning.plan import FamilyPlan, UnifiedColumn
 from uniview.warehouse.duckdb_connection import scalar
 
 SAMPLE_ROWS_PER_VERSION = 2

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from uniview.errors import UniviewError
+from uniview.core.errors import UniviewError
 from uniview.local.processes import free_port, running_server
 
 VENV_VARIABLE = "UNIVIEW_BQ_EMULATOR_VENV"

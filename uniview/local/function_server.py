@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from uniview.errors import UniviewError
+from uniview.core.errors import UniviewError
 from uniview.local.processes import free_port, running_server
 
 FUNCTION_TARGET = "handler"

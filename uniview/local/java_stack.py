@@ -12,7 +12,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-from uniview.errors import UniviewError
+from uniview.core.errors import UniviewError
 
 _CHECKOUT = Path(__file__).resolve().parents[2]
 SETUP_SCRIPT = _CHECKOUT / "scripts" / "setup-kafka-stack.sh"

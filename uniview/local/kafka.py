@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from uniview.errors import UniviewError
+from uniview.core.errors import UniviewError
 from uniview.local.java_stack import broker_classpath
 from uniview.local.processes import QUICK_JIT, free_port, running_server
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from uniview.errors import UniviewError
+from uniview.core.errors import UniviewError
 from uniview.local.processes import free_port
 
 T = TypeVar("T")

@@ -13,7 +13,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from uniview.errors import UniviewError
+from uniview.core.errors import UniviewError
 
 #: The JIT setting of short-lived local JVMs (the Kafka stack, the demo's Spark, the tests' Spark): C1 only.
 #: On small inputs C2's compiling costs more CPU than its faster code saves; the sink keeps C2 for real batches.

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from uniview.identifiers import quote_path, string_literal
-from uniview.landing_layout import CDC_COLUMNS
+from uniview.core.identifiers import quote_path, string_literal
+from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import BatchKey
 from uniview.sink.reasons import SKIPPED
@@ -27,7 +27,7 @@ MAX_TABLES_PER_TRANSACTION = 100
 MAX_SCRIPT_CHARS = 900_000
 STEPS_TABLE = "_uniview_batch_steps"
 #: A row's _cdc_ingested_at: when its part's transaction runs, so a change committed later is never stamped earlier
-#: than a change a maintenance of <table>_current has already read (uniview.current_table's watermark).
+#: than a change a maintenance of <table>_current has already read (uniview.current.table's watermark).
 INGESTED_AT = "CURRENT_TIMESTAMP()"
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from uniview.identifiers import quote_path, string_literal
-from uniview.landing_layout import CDC_COLUMNS
+from uniview.core.identifiers import quote_path, string_literal
+from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.sink.bigquery_promotion import MAX_SCRIPT_CHARS, TypedChunk
 from uniview.sink.frames import QUARANTINE_COLUMNS, TOO_LARGE_SHA256, TOO_LARGE_SIZE
 from uniview.sink.load_dialect import BIGQUERY

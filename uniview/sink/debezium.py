@@ -30,7 +30,7 @@ An event without a schema is refused, not guessed: it keeps its metadata and lan
 quarantine as `missing_schema`.  A tombstone (a null value) stays a null line, and heartbeat or
 schema-change events (no `op`) stay as they are: both are quarantined with their reason, so
 read = written + quarantined still holds exactly.  A MySQL/MariaDB schema-change event (its DDL
-text) lands in the control table `_uniview_ddl` (uniview.ddl_renames), where the generator reads
+text) lands in the control table `_uniview_ddl` (uniview.core.ddl_renames), where the generator reads
 column renames.
 """
 
@@ -45,7 +45,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from uniview.types import decimal_type
+from uniview.core.types import decimal_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -345,8 +345,8 @@ def _schema_entry(field: dict, name: str, bq_type: str, convert: Callable[[Any],
 
 def _ddl_record(payload: dict) -> str | None:
     """A MySQL/MariaDB schema-change event as a record of the control table `_uniview_ddl`
-    (uniview.ddl_renames), which the generator reads renames from; None without a source object."""
-    from uniview.ddl_renames import DDL_COLUMN, DDL_TABLE
+    (uniview.core.ddl_renames), which the generator reads renames from; None without a source object."""
+    from uniview.core.ddl_renames import DDL_COLUMN, DDL_TABLE
 
     source = payload.get("source")
     if not isinstance(source, dict):

@@ -28,9 +28,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from uniview.errors import ConfigError, UniviewError, WarehouseError
-from uniview.identifiers import validate_dataset
-from uniview.landing_layout import DEFAULT_GRANULARITY, check_granularity
+from uniview.core.errors import ConfigError, UniviewError, WarehouseError
+from uniview.core.identifiers import validate_dataset
+from uniview.core.landing_layout import DEFAULT_GRANULARITY, check_granularity
 from uniview.sink.debezium import debezium_lines
 from uniview.sink.frames import LINE_BYTES, ORIGINAL_LINE, bounded_lines, checked_lines
 from uniview.sink.landing import BatchCounts, BatchKey, Landing, LineBatch
@@ -99,7 +99,7 @@ class SinkOptions:
     format: str = "uniview"
     #: Debezium's `unavailable.value.placeholder` as the connector is configured (None: its default).
     unavailable_placeholder: str | None = None
-    #: How `--notify inline` generates views (a uniview.plan.GeneratorOptions; None: the defaults).
+    #: How `--notify inline` generates views (a uniview.planning.plan.GeneratorOptions; None: the defaults).
     generator_options: object = None
     target_dataset: str | None = None
     #: BigQuery only: the time-unit partitioning of new version tables (None: landing_layout.DEFAULT_GRANULARITY).
@@ -390,7 +390,7 @@ class Sink:
         """`--notify inline --current table`: the families the batch wrote rows to get their `<table>_current`
         brought up to date (a view follows new rows by itself; a table needs a refresh).  A failure is logged:
         the next batch's refresh, or any refresh, applies every change since the table's watermark."""
-        from uniview.schema import split_version_table
+        from uniview.core.schema import split_version_table
 
         generator = self.options.generator_options
         if self.options.notify != "inline" or getattr(generator, "current", None) != "table":

@@ -17,14 +17,14 @@ from datetime import datetime
 
 from pyspark.sql import DataFrame
 
-from uniview.landing_layout import CDC_PREFIX, layout_blocking_columns
+from uniview.core.landing_layout import CDC_PREFIX, layout_blocking_columns
+from uniview.core.types import BQType
+from uniview.core.version_description import described_columns, described_primary_key, version_description
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.routing import KnownVersion, Lookup, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.versioning import SourceColumn
-from uniview.types import BQType
-from uniview.version_description import described_columns, described_primary_key, version_description
 
 #: The batch ledger of a landing that keeps one (DuckDB: schema main; BigQuery: the control dataset).
 LEDGER_TABLE = "_uniview_batches"
@@ -158,7 +158,7 @@ class Landing(ABC):
 
 
 def source_schema_comment(route: VersionRoute) -> str:
-    """The description a version table is created with (uniview.version_description)."""
+    """The description a version table is created with (uniview.core.version_description)."""
     return version_description(
         route.table,
         [(c.name, c.declared_type) for c in route.columns],

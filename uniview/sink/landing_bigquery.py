@@ -27,9 +27,9 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from uniview.errors import NotFoundError, WarehouseError
-from uniview.identifiers import quote_path, string_literal
-from uniview.landing_layout import (
+from uniview.core.errors import NotFoundError, WarehouseError
+from uniview.core.identifiers import quote_path, string_literal
+from uniview.core.landing_layout import (
     ADDED_BY_SINK,
     CDC_COLUMNS,
     DEFAULT_GRANULARITY,
@@ -40,6 +40,7 @@ from uniview.landing_layout import (
     quarantine_layout,
     table_layout,
 )
+from uniview.core.types import Array, BQType, Scalar, Struct, parse_type
 from uniview.sink.bigquery_promotion import (
     STEPS_TABLE,
     TypedBatch,
@@ -68,7 +69,6 @@ from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.routing import KnownVersion, VersionRoute, redirected, reject_routes
-from uniview.types import Array, BQType, Scalar, Struct, parse_type
 from uniview.warehouse.bigquery_folds import FOLDED_MESSAGE, folded_guard, redirected_query, registry_ddl
 from uniview.warehouse.url import BIGQUERY, WarehouseURL
 

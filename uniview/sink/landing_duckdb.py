@@ -23,8 +23,9 @@ from pathlib import Path
 import duckdb
 from pyspark.sql import DataFrame
 
-from uniview.errors import WarehouseError
-from uniview.landing_layout import ADDED_BY_SINK, CDC_COLUMNS, PENDING_TABLE, QUARANTINE_TABLE
+from uniview.core.errors import WarehouseError
+from uniview.core.landing_layout import ADDED_BY_SINK, CDC_COLUMNS, PENDING_TABLE, QUARANTINE_TABLE
+from uniview.core.types import parse_type
 from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import (
     LEDGER_TABLE,
@@ -51,7 +52,6 @@ from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.routing import KnownVersion, VersionRoute, distinct_shapes, redirected, route_shapes
-from uniview.types import parse_type
 from uniview.warehouse.duckdb import record_created_tables_of
 from uniview.warehouse.duckdb_connection import open_connection, qualified, scalar
 from uniview.warehouse.duckdb_connection import quote_identifier as quote

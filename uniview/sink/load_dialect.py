@@ -26,8 +26,8 @@ from functools import cache, partial
 import sqlglot
 from sqlglot import exp
 
-from uniview.identifiers import quote_path, string_literal
-from uniview.types import Scalar, decimal_parameters
+from uniview.core.identifiers import quote_path, string_literal
+from uniview.core.types import Scalar, decimal_parameters
 from uniview.warehouse.duckdb_connection import quote_identifier as duckdb_quote
 from uniview.warehouse.duckdb_connection import string_literal as duckdb_literal
 from uniview.warehouse.duckdb_types import duckdb_type

@@ -15,8 +15,9 @@ from dataclasses import astuple
 
 from sqlglot import exp
 
-from uniview.identifiers import quote_path, string_literal
-from uniview.landing_layout import CDC_COLUMNS
+from uniview.core.identifiers import quote_path, string_literal
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.types import Array, Scalar, Struct
 from uniview.sink import reasons
 from uniview.sink.frames import (
     METADATA_FIELDS,
@@ -40,7 +41,6 @@ from uniview.sink.load_typing import (
 from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.sequence import sequence_sql
 from uniview.sink.value_patterns import METADATA_TIMESTAMP
-from uniview.types import Array, Scalar, Struct
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
 from uniview.warehouse.duckdb_connection import string_literal as literal
 

@@ -42,12 +42,12 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from uniview.errors import TypeParseError
+from uniview.core.errors import TypeParseError
+from uniview.core.types import DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct, decimal_parameters
 from uniview.sink import reasons
 from uniview.sink import value_patterns as patterns
 from uniview.sink.load_dialect import DUCKDB, LoadDialect, Path, function_call
 from uniview.sink.routing import LandingColumn
-from uniview.types import DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct, decimal_parameters
 
 __all__ = [
     "DataObject",

@@ -31,9 +31,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from uniview.errors import TypeParseError
-from uniview.sink.versioning import normalize_source_type
-from uniview.types import (
+from uniview.core.errors import TypeParseError
+from uniview.core.types import (
     BOOL,
     BYTES,
     DATE,
@@ -53,6 +52,7 @@ from uniview.types import (
     decimal_type,
     parse_type,
 )
+from uniview.sink.versioning import normalize_source_type
 
 _ALIASES = {
     "integer": "int",

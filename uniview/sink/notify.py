@@ -3,7 +3,7 @@
 Targets (`--notify`): `pubsub://PROJECT/TOPIC` (google-cloud-pubsub; honours
 PUBSUB_EMULATOR_HOST), `http://HOST:PORT/PATH` (a Pub/Sub push-format POST, for a local
 function), `inline` (refresh the family's view in this process) or `none`.  The message is
-uniview.notification's: `{"dataset": "cdc", "table": {"name": "customer", "version": "5b6ffe5fb"}}`.
+uniview.core.notification's: `{"dataset": "cdc", "table": {"name": "customer", "version": "5b6ffe5fb"}}`.
 Sending a notification twice is harmless: a refresh of an up-to-date view changes nothing.
 """
 
@@ -17,9 +17,9 @@ from abc import ABC, abstractmethod
 from typing import Any
 from urllib.parse import urlparse
 
-from uniview.errors import ConfigError
-from uniview.identifiers import validate_project
-from uniview.notification import Notification, push_body
+from uniview.core.errors import ConfigError
+from uniview.core.identifiers import validate_project
+from uniview.core.notification import Notification, push_body
 
 __all__ = ["Notification", "Notifier", "describe_failure", "make_notifier"]
 
@@ -87,7 +87,7 @@ class HttpNotifier(Notifier):
 
 
 class InlineNotifier(Notifier):
-    """Refreshes the family's unified view in this process (uniview.refresh)."""
+    """Refreshes the family's unified view in this process (uniview.ops.refresh)."""
 
     target = "inline"
 
@@ -97,8 +97,8 @@ class InlineNotifier(Notifier):
         self.target_dataset = target_dataset
 
     def send(self, notification: Notification) -> None:
-        from uniview.plan import GeneratorOptions
-        from uniview.refresh import RefreshRequest, refresh
+        from uniview.ops.refresh import RefreshRequest, refresh
+        from uniview.planning.plan import GeneratorOptions
         from uniview.warehouse import open_warehouse
 
         table, version_table = notification.table, notification.table_name
@@ -118,7 +118,7 @@ class InlineNotifier(Notifier):
 
 def make_notifier(target: str, warehouse_url: str, options: Any = None, target_dataset: str | None = None) -> Notifier:
     """The notifier for a --notify value; ConfigError for anything else.  `inline` refreshes with the
-    given generator options (a uniview.plan.GeneratorOptions) into `target_dataset`."""
+    given generator options (a uniview.planning.plan.GeneratorOptions) into `target_dataset`."""
     if target == "none":
         return NoNotifier()
     if target == "inline":

@@ -15,10 +15,11 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from uniview.errors import IdentifierError, UniviewError, WarehouseError
-from uniview.identifiers import validate_dataset, validate_table
-from uniview.landing_layout import CDC_PREFIX
-from uniview.schema import version_table_name
+from uniview.core.errors import IdentifierError, UniviewError, WarehouseError
+from uniview.core.identifiers import validate_dataset, validate_table
+from uniview.core.landing_layout import CDC_PREFIX
+from uniview.core.schema import version_table_name
+from uniview.core.types import BQType
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.reasons import (
     INVALID_METADATA,
@@ -28,7 +29,6 @@ from uniview.sink.reasons import (
     VERSION_CONFLICT,
 )
 from uniview.sink.versioning import SourceColumn, compute_version, is_valid_version, schema_signature
-from uniview.types import BQType
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def redirected(route: VersionRoute, folded: Mapping[tuple[str, str], str]) -> Ve
     written again (docs/consolidation.md)."""
     from dataclasses import replace
 
-    from uniview.schema import split_version_table
+    from uniview.core.schema import split_version_table
 
     while (route.dataset, route.table_name) in folded:
         successor = folded[(route.dataset, route.table_name)]

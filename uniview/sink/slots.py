@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from uniview.core.types import BQType
 from uniview.sink.routing import LandingColumn
-from uniview.types import BQType
 
 #: The columns of one shape: every route with these columns is typed by the same expressions.
 Shape = tuple[LandingColumn, ...]

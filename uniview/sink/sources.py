@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from uniview.errors import ConfigError
+from uniview.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

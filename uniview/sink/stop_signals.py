@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 
-from uniview.errors import UniviewError
+from uniview.core.errors import UniviewError
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: How often `on_request` runs again after a signal, until the block ends.

@@ -7,7 +7,7 @@ them on either warehouse.
 
 from __future__ import annotations
 
-from uniview.types import (
+from uniview.core.types import (
     BIGNUMERIC_MAX_INTEGER_DIGITS,
     DEFAULT_DECIMAL_PARAMETERS,
     Array,

@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from uniview.schema import VERSION_ID
+from uniview.core.schema import VERSION_ID
 
 HASH_LENGTH = 12
 

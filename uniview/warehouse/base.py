@@ -13,11 +13,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from uniview.errors import WarehouseError
-from uniview.schema import ColumnRecord
+from uniview.core.errors import WarehouseError
+from uniview.core.schema import ColumnRecord
 
 if TYPE_CHECKING:
-    from uniview.current_table import CurrentTablePlan
+    from uniview.current.table import CurrentTablePlan
 
 
 def fingerprint(view_body: str) -> str:
@@ -49,7 +49,7 @@ class Applied:
 
 @dataclass(frozen=True)
 class CurrentTableResult:
-    """What `maintain_current_table` did to one family's `<table>_current` table (uniview.current_table):
+    """What `maintain_current_table` did to one family's `<table>_current` table (uniview.current.table):
     `action` is "create", "rebuild", "re-present" or "maintain"; `changes_read` the rows of the window
     (changes since the watermark, less the lag); `databases_presented` the databases whose every row was
     presented again; `rows` the table's rows after; `jobs` the ids of the jobs run."""
@@ -88,7 +88,7 @@ class Warehouse(ABC):
 
     def read_ddl_renames(self, dataset: str) -> list[tuple[str | None, str | None, str | None]]:
         """(_cdc_database, _cdc_sequence, ddl) of every row of the control table `_uniview_ddl`
-        (uniview.ddl_renames) in `dataset`; [] when it has none."""
+        (uniview.core.ddl_renames) in `dataset`; [] when it has none."""
         return []
 
     def read_descriptions(self, dataset: str, tables: Collection[str]) -> dict[str, str | None] | None:
@@ -125,7 +125,7 @@ class Warehouse(ABC):
         raise WarehouseError(f"{self.url}: keeping <table>_current as a table is not supported here yet")
 
     def maintain_current_table(self, plan: CurrentTablePlan, rebuild: bool = False) -> CurrentTableResult:
-        """Create, rebuild or incrementally maintain `plan`'s `<table>_current` table (uniview.current_table):
+        """Create, rebuild or incrementally maintain `plan`'s `<table>_current` table (uniview.current.table):
         the statements of the plan's action, the maintenance in ONE transaction, retried whole on
         transient conflicts; `rebuild` builds state and table from every change.  A view of that name
         (from --current) is replaced by the table.  Every backend that keeps current tables overrides this

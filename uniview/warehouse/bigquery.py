@@ -26,11 +26,11 @@ from collections.abc import Callable, Collection
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from uniview.errors import ConfigError, NotFoundError
-from uniview.identifiers import quote, quote_path, validate_dataset, validate_project, validate_table
-from uniview.plan import PART_FINGERPRINT, is_part_view_name
-from uniview.schema import ColumnRecord, split_version_table, version_table_prefix
-from uniview.version_description import described_primary_key, option_text
+from uniview.core.errors import ConfigError, NotFoundError
+from uniview.core.identifiers import quote, quote_path, validate_dataset, validate_project, validate_table
+from uniview.core.schema import ColumnRecord, split_version_table, version_table_prefix
+from uniview.core.version_description import described_primary_key, option_text
+from uniview.planning.plan import PART_FINGERPRINT, is_part_view_name
 from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Warehouse
 from uniview.warehouse.bigquery_folds import not_folded
 from uniview.warehouse.bigquery_schema import record_from_row, records_from_table, table_names
@@ -44,7 +44,7 @@ from uniview.warehouse.bigquery_views import (
 from uniview.warehouse.url import BIGQUERY, WarehouseURL
 
 if TYPE_CHECKING:
-    from uniview.current_table import CurrentTablePlan
+    from uniview.current.table import CurrentTablePlan
 
 logger = logging.getLogger(__name__)
 
@@ -174,8 +174,8 @@ class BigQueryWarehouse(Warehouse):
     def read_ddl_renames(self, dataset: str) -> list[tuple[str | None, str | None, str | None]]:
         """The rows of every version of the control table `_uniview_ddl` in `dataset`: its tables are
         found with `tables.list` (no query job), and read with one query when there are any."""
-        from uniview.ddl_renames import DDL_COLUMN, DDL_TABLE
-        from uniview.schema import split_version_table
+        from uniview.core.ddl_renames import DDL_COLUMN, DDL_TABLE
+        from uniview.core.schema import split_version_table
 
         validate_dataset(dataset)
         try:
@@ -289,7 +289,7 @@ class BigQueryWarehouse(Warehouse):
 
     def _drop_current_tables(self, changes: list[ViewChange]) -> None:
         """A current view (--current) replaces a current table of the same name (--current table)."""
-        from uniview.current_view import current_view_name
+        from uniview.current.view import current_view_name
         from uniview.warehouse import bigquery_current
 
         for change in changes:

@@ -13,7 +13,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from uniview.consolidation_plan import (
+from uniview.core.errors import NotFoundError
+from uniview.core.identifiers import identifier, quote_path, string_literal
+from uniview.core.landing_layout import DEFAULT_GRANULARITY, SOURCE_TABLE, history_granularity, table_layout
+from uniview.core.schema import TableVersion
+from uniview.planning.consolidation import (
     DROPPED,
     MOVED,
     PLANNED,
@@ -24,11 +28,7 @@ from uniview.consolidation_plan import (
     folded_primary_key,
     move_select,
 )
-from uniview.errors import NotFoundError
-from uniview.identifiers import identifier, quote_path, string_literal
-from uniview.landing_layout import DEFAULT_GRANULARITY, SOURCE_TABLE, history_granularity, table_layout
-from uniview.plan import GeneratorOptions
-from uniview.schema import TableVersion
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse.bigquery import BigQueryWarehouse
 from uniview.warehouse.bigquery_folds import FOLDED_LABEL, FOLDS_TABLE, registry_ddl
 from uniview.warehouse.bigquery_views import pack_scripts

@@ -1,4 +1,4 @@
-"""`<table>_current` as a table on BigQuery: the statements of uniview.current_table as one script job.
+"""`<table>_current` as a table on BigQuery: the statements of uniview.current.table as one script job.
 
 What a refresh does is read from the table's description and the state tables' existence with
 `tables.get` (no query job); then ONE script job runs it:
@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as api_exceptions
 
-from uniview.current_table import Action, CurrentTablePlan, Statement, parse_description
-from uniview.errors import NotFoundError
-from uniview.identifiers import quote_path
+from uniview.core.errors import NotFoundError
+from uniview.core.identifiers import quote_path
+from uniview.current.table import Action, CurrentTablePlan, Statement, parse_description
 from uniview.warehouse.base import CurrentTableResult
 from uniview.warehouse.bigquery_retry import is_transient
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from uniview.consolidation_plan import REDIRECTED_STATES
-from uniview.identifiers import quote_path, string_literal
+from uniview.core.identifiers import quote_path, string_literal
+from uniview.planning.consolidation import REDIRECTED_STATES
 
 FOLDS_TABLE = "_uniview_folds"
 FOLDED_LABEL = "uniview-folded"

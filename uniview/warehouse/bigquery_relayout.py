@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from uniview.errors import WarehouseError
-from uniview.identifiers import quote, quote_path
-from uniview.landing_layout import CDC_PREFIX, QUARANTINE_TABLE, TableLayout, quarantine_layout, table_layout
-from uniview.schema import split_version_table
-from uniview.types import Scalar
-from uniview.version_description import described_primary_key
+from uniview.core.errors import WarehouseError
+from uniview.core.identifiers import quote, quote_path
+from uniview.core.landing_layout import CDC_PREFIX, QUARANTINE_TABLE, TableLayout, quarantine_layout, table_layout
+from uniview.core.schema import split_version_table
+from uniview.core.types import Scalar
+from uniview.core.version_description import described_primary_key
 from uniview.warehouse.bigquery import BigQueryWarehouse
 from uniview.warehouse.bigquery_schema import field_type
 

@@ -17,7 +17,7 @@ from typing import TypeVar
 from google.api_core import exceptions as api_exceptions
 from google.api_core.retry import Retry
 
-from uniview.errors import NotFoundError, TransientWarehouseError, WarehouseError
+from uniview.core.errors import NotFoundError, TransientWarehouseError, WarehouseError
 
 logger = logging.getLogger(__name__)
 

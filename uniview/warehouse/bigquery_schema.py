@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from uniview.schema import ColumnRecord
-from uniview.types import Array, BQType, Field, Scalar, Struct, parse_type
+from uniview.core.schema import ColumnRecord
+from uniview.core.types import Array, BQType, Field, Scalar, Struct, parse_type
 
 
 def record_from_row(row: Mapping[str, Any]) -> ColumnRecord:

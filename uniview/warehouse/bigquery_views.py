@@ -14,11 +14,11 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from uniview.identifiers import quote_path, string_literal
-from uniview.limits import MAX_QUERY_CHARS, LimitError
-from uniview.plan import is_part_view_name
-from uniview.render import render
-from uniview.schema import version_table_prefix
+from uniview.core.identifiers import quote_path, string_literal
+from uniview.core.limits import MAX_QUERY_CHARS, LimitError
+from uniview.core.render import render
+from uniview.core.schema import version_table_prefix
+from uniview.planning.plan import is_part_view_name
 from uniview.warehouse.base import ViewChange, fingerprint
 from uniview.warehouse.bigquery_folds import not_folded
 

@@ -26,13 +26,13 @@ from typing import Any, Literal, TypeVar, overload
 
 import duckdb
 
-from uniview.current_table import CurrentTablePlan
-from uniview.errors import ConfigError, NotFoundError, TransientWarehouseError, TypeParseError, WarehouseError
-from uniview.identifiers import validate_dataset, validate_table
-from uniview.render import render
-from uniview.schema import ColumnRecord, collector_paused, split_version_table
-from uniview.types import BQType, parse_type
-from uniview.version_description import described_primary_key
+from uniview.core.errors import ConfigError, NotFoundError, TransientWarehouseError, TypeParseError, WarehouseError
+from uniview.core.identifiers import validate_dataset, validate_table
+from uniview.core.render import render
+from uniview.core.schema import ColumnRecord, collector_paused, split_version_table
+from uniview.core.types import BQType, parse_type
+from uniview.core.version_description import described_primary_key
+from uniview.current.table import CurrentTablePlan
 from uniview.warehouse import duckdb_current
 from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Warehouse, fingerprint
 from uniview.warehouse.duckdb_connection import first_line, open_connection, quote_identifier, scalar
@@ -158,11 +158,11 @@ class DuckDBWarehouse(Warehouse):
                 raise NotFoundError(f"table {schema}.{table} is not a version of the requested tables in {self.url}")
 
     def read_primary_keys(self, dataset: str, tables: Collection[str]) -> dict[str, tuple[str, ...] | None]:
-        """From the tables' comments, where the sink records them (uniview.version_description)."""
+        """From the tables' comments, where the sink records them (uniview.core.version_description)."""
         return {table: described_primary_key(text) for table, text in self.read_descriptions(dataset, tables).items()}
 
     def read_descriptions(self, dataset: str, tables: Collection[str]) -> dict[str, str | None]:
-        """The tables' comments, where the sink records their source schema (uniview.version_description)."""
+        """The tables' comments, where the sink records their source schema (uniview.core.version_description)."""
         connection, schema = self._existing_schema(dataset)
         rows = _guarded(self.url, lambda: connection.execute(_TABLE_COMMENTS_SQL, [schema]).fetchall())
         comments = dict(rows)
@@ -170,8 +170,8 @@ class DuckDBWarehouse(Warehouse):
 
     def read_ddl_renames(self, dataset: str) -> list[tuple[str | None, str | None, str | None]]:
         """The rows of every version of the control table `_uniview_ddl` in `dataset`."""
-        from uniview.ddl_renames import DDL_COLUMN, DDL_TABLE
-        from uniview.schema import version_table_prefix
+        from uniview.core.ddl_renames import DDL_COLUMN, DDL_TABLE
+        from uniview.core.schema import version_table_prefix
 
         found = self._schema(dataset)
         if found is None:

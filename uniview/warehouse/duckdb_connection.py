@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from uniview.errors import TransientWarehouseError, WarehouseError
+from uniview.core.errors import TransientWarehouseError, WarehouseError
 
 DEFAULT_LOCK_TIMEOUT_SECONDS = 120.0
 _LOCK_HOLDER = re.compile(r"PID (\d+)")

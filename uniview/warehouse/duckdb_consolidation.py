@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from uniview.consolidation_plan import (
+from uniview.core.schema import TableVersion
+from uniview.planning.consolidation import (
     DROPPED,
     MOVED,
     FoldPlan,
@@ -18,8 +19,7 @@ from uniview.consolidation_plan import (
     folded_primary_key,
     move_select,
 )
-from uniview.plan import GeneratorOptions
-from uniview.schema import TableVersion
+from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse.duckdb import DuckDBWarehouse, column_types
 from uniview.warehouse.duckdb_connection import qualified, scalar, string_literal
 from uniview.warehouse.duckdb_folds import last_written, mark, read_folds, record_planned, row_counts

@@ -1,4 +1,4 @@
-"""`<table>_current` as a table on DuckDB: the statements of uniview.current_table run in ONE transaction.
+"""`<table>_current` as a table on DuckDB: the statements of uniview.current.table run in ONE transaction.
 
 The plan's statements are BigQuery SQL.  A select that reads column types the translation must know
 (`Statement.typed`: the window over the unified view, the presentation) goes through
@@ -23,7 +23,7 @@ from collections.abc import Callable
 import duckdb
 import sqlglot
 
-from uniview.current_table import REDO, WINDOW, Action, CurrentTablePlan, Statement, parse_description
+from uniview.current.table import REDO, WINDOW, Action, CurrentTablePlan, Statement, parse_description
 from uniview.warehouse.base import CurrentTableResult
 from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.duckdb_sql import TableColumns, quote_string, to_duckdb

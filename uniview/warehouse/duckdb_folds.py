@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import duckdb
 
-from uniview.consolidation_plan import PLANNED, REDIRECTED_STATES, FoldRecord
+from uniview.planning.consolidation import PLANNED, REDIRECTED_STATES, FoldRecord
 from uniview.warehouse.duckdb_connection import qualified, scalar, string_literal
 
 FOLDS_TABLE = "_uniview_folds"

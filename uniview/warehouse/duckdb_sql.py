@@ -25,8 +25,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
-from uniview.errors import TypeParseError, WarehouseError
-from uniview.types import Array, BQType, Scalar, Struct, parse_type
+from uniview.core.errors import TypeParseError, WarehouseError
+from uniview.core.types import Array, BQType, Scalar, Struct, parse_type
 from uniview.warehouse.duckdb_connection import first_line, quote_identifier
 from uniview.warehouse.duckdb_text import (
     UTC_LITERAL,

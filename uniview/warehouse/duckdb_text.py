@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from uniview.types import Array, BQType, Scalar, Struct
+from uniview.core.types import Array, BQType, Scalar, Struct
 from uniview.warehouse.duckdb_connection import string_literal
 
 #: The UTC zone as a DuckDB string literal.

@@ -11,8 +11,8 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from uniview.errors import TypeParseError
-from uniview.types import Array, BQType, Field, Scalar, Struct, decimal_parameters, decimal_type
+from uniview.core.errors import TypeParseError
+from uniview.core.types import Array, BQType, Field, Scalar, Struct, decimal_parameters, decimal_type
 from uniview.warehouse.duckdb_connection import quote_identifier
 
 T = exp.DataType.Type

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from uniview.errors import NotFoundError
-from uniview.identifiers import quote_path, string_literal
-from uniview.landing_layout import QUARANTINE_TABLE
+from uniview.core.errors import NotFoundError
+from uniview.core.identifiers import quote_path, string_literal
+from uniview.core.landing_layout import QUARANTINE_TABLE
 from uniview.warehouse.bigquery import BigQueryWarehouse
 from uniview.warehouse.status_reads import (
     DAY,

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import duckdb
 
-from uniview.landing_layout import PENDING_TABLE, QUARANTINE_TABLE
+from uniview.core.landing_layout import PENDING_TABLE, QUARANTINE_TABLE
 from uniview.warehouse.duckdb import DuckDBWarehouse
 from uniview.warehouse.duckdb_connection import qualified, scalar, string_literal
 from uniview.warehouse.status_reads import (

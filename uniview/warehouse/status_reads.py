@@ -19,7 +19,7 @@ from typing import Protocol
 
 from uniview.warehouse.base import Warehouse
 
-#: A BigQuery query references at most 1,000 tables (uniview.limits.MAX_QUERY_RESOURCES): the activity
+#: A BigQuery query references at most 1,000 tables (uniview.core.limits.MAX_QUERY_RESOURCES): the activity
 #: of more version tables is read in one query per this many.
 ACTIVITY_TABLES_PER_QUERY = 900
 DAY = timedelta(days=1)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from uniview.errors import ConfigError, UniviewError
-from uniview.identifiers import validate_project
+from uniview.core.errors import ConfigError, UniviewError
+from uniview.core.identifiers import validate_project
 
 DUCKDB = "duckdb"
 BIGQUERY = "bigquery"

@@ -1,0 +1,293 @@
+"""Plan `<table>_current`: each key's row as the source table holds it now, per source database.
+
+The view reads the family's unified view, so it has its columns and casts; with `--current` the
+unified view names each row's version table (the source column, by default `_cdc_version_table`:
+VERSION_COLUMN), which the view maps to the version's place in the family.  It keeps the latest
+change per (`_cdc_database`, primary key), deletes left out.  Changes are ordered by `_cdc_sequence` (the change's place in its source's
+log), then `_cdc_timestamp`, `_cdc_ingested_at`, `_cdc_position`, each descending with NULLs last,
+and, for changes equal in all of those, a delete before an update before an insert before a
+snapshot row: the ordering is total for every change a source log can produce, so the same data
+always gives the same rows.  NULL keys are one key.  On top of that latest change
+(docs/current-state.md states every rule with its reason):
+
+- a TRUNCATE change (the sink lands one per truncate event) leaves out every row of its database
+  that is older than the database's last truncate;
+- the row is read as of its database's newest version (the version of the database's latest
+  change): a column that version lacks is NULL, and a column some version lacks is NULL in rows
+  older than the database's last change in a version without it (the column was added, or dropped
+  and added again, after the row was written: the source shows its default, which is NULL unless a
+  default is declared, and declared defaults are not read yet);
+- a column whose value the source did not send (named in `_cdc_unavailable`) shows the last value
+  the key's earlier changes sent, for the types a source can leave out (STRING, BYTES, JSON,
+  ARRAY, STRUCT).
+
+The primary key comes from the version tables' descriptions (uniview.core.version_description); every
+version must record the same one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from uniview.core import landing_layout as layout
+from uniview.core.errors import PlanError
+from uniview.core.identifiers import identifier, identifier_path, string_literal, validate_table
+from uniview.core.render import render
+from uniview.core.resolve import convert, null_of
+from uniview.core.schema import TableVersion
+from uniview.core.types import Array, BQType, Scalar, Struct
+
+#: Types BigQuery cannot PARTITION BY (https://cloud.google.com/bigquery/docs/reference/standard-sql/window-function-calls).
+_UNPARTITIONABLE = ("FLOAT64", "JSON", "GEOGRAPHY")
+#: Types whose value a source can leave out of a change (PostgreSQL's TOAST: text, bytea, json, arrays, composites).
+_CARRIED = ("STRING", "BYTES", "JSON")
+#: Scalar types a declared default is cast to from its text.
+_DEFAULT_CASTS = ("INT64", "FLOAT64", "NUMERIC", "BIGNUMERIC", "BOOL", "DATE", "DATETIME", "TIME", "TIMESTAMP")
+#: A delete wins a tie, then an update, an insert, a snapshot row.
+OPERATION_RANK = "CASE {operation} WHEN 'DELETE' THEN 0 WHEN 'UPDATE' THEN 1 WHEN 'INSERT' THEN 2 ELSE 3 END"
+#: The unified view's column naming each row's version table when --current is on and --source-column is not.
+VERSION_COLUMN = "_cdc_version_table"
+ORDER_COLUMNS = (layout.SEQUENCE, layout.TIMESTAMP, layout.INGESTED_AT, layout.POSITION)
+
+
+def current_view_name(family: str) -> str:
+    return f"{family}_current"
+
+
+def family_primary_key(family: str, versions: Sequence[TableVersion]) -> tuple[str, ...]:
+    """The one primary key every version records; PlanError naming the versions that differ."""
+    keys: dict[tuple[str, ...] | None, list[str]] = {}
+    for version in versions:
+        key = tuple(name.lower() for name in version.primary_key) if version.primary_key else None
+        keys.setdefault(key, []).append(version.table_name)
+    if len(keys) == 1 and None not in keys:
+        return next(v.primary_key for v in reversed(versions) if v.primary_key)
+    described = "; ".join(
+        f"{', '.join(tables)}: {'(' + ', '.join(key) + ')' if key else 'no primary key recorded'}"
+        for key, tables in keys.items()
+    )
+    raise PlanError(
+        f"family {family!r}: a current view needs one primary key in every version, and the versions "
+        f"differ ({described}); declare metadata.primary_key (or send the Kafka message key) for "
+        f"every version, or leave --current off"
+    )
+
+
+@dataclass(frozen=True)
+class CurrentRules:
+    """The view's rules as select items over rows that carry, beside the unified columns: `_uniview_place`
+    (the row's place in its database, oldest first; any value that compares the same), `_uniview_newest`
+    (the number of its database's newest version), `_uniview_truncated`, one `_uniview_gone_N` per column
+    some version lacks (the newest place in a version lacking it) and, per carried column, its carried
+    value (`carried_value(name)`).  The view computes them with window functions; the current table keeps
+    them (uniview.current.table).  One owner for both."""
+
+    #: The select items of `<family>_current`, in order, the version column last.
+    outputs: tuple[str, ...]
+    #: (_uniview_gone_N, a condition on `_uniview_version` true for the versions lacking the column).
+    gone: tuple[tuple[str, str], ...]
+    #: (_uniview_carried_N, the column, the condition that the row did not send it).
+    carried: tuple[tuple[str, str, str], ...]
+    #: (_cdc_database, key columns...), quoted.
+    partition: tuple[str, ...]
+    #: The newest change first, and the oldest first: the view's ordering.
+    newest_first: tuple[str, ...]
+    oldest_first: tuple[str, ...]
+
+    def version_number(self, versions: Sequence[TableVersion], version_table: str) -> str:
+        """The place in the family of the version table named by the expression `version_table`."""
+        cases = " ".join(f"WHEN {string_literal(v.table_name)} THEN {n}" for n, v in enumerate(versions))
+        return f"CASE {version_table} {cases} END"
+
+
+def newest_first_order() -> list[str]:
+    """The view's ordering of a key's changes, newest first (the order `uniview.current.table` encodes)."""
+    return [f"{identifier(name)} DESC NULLS LAST" for name in ORDER_COLUMNS] + [
+        OPERATION_RANK.format(operation=identifier(layout.OPERATION))
+    ]
+
+
+def current_rules(
+    family: str,
+    columns: dict[str, BQType],
+    primary_key: Sequence[str],
+    versions: Sequence[TableVersion],
+    version_column: str,
+    carried_value: Callable[[str], str] = lambda name: f"{name}.v",
+) -> CurrentRules:
+    """The rules of `<family>_current` over the unified columns (name -> type, in order)."""
+    validate_table(current_view_name(family), "view")
+    spelled = {name.lower(): name for name in columns}
+    required = [layout.DATABASE, layout.OPERATION, *ORDER_COLUMNS]
+    missing = [name for name in required if name not in spelled]
+    if missing:
+        raise PlanError(
+            f"family {family!r}: a current view needs the CDC columns {', '.join(missing)}, which no "
+            "version has; run `uniview migrate-landing` on tables landed by an older uniview"
+        )
+    key = [_key_column(family, spelled, columns, name) for name in primary_key]
+    oldest_first = [f"{identifier(name)} ASC NULLS FIRST" for name in ORDER_COLUMNS]
+    oldest_first.append(OPERATION_RANK.format(operation=identifier(layout.OPERATION)) + " DESC")
+    keys = {name.lower() for name in primary_key}
+    outputs: list[str] = []
+    gone: list[tuple[str, str]] = []
+    carried: list[tuple[str, str, str]] = []
+    unknown: list[str] = []
+    for number, (name, bq_type) in enumerate(columns.items()):
+        value = identifier(name)
+        if not name.lower().startswith(layout.CDC_PREFIX) and name.lower() not in keys and name != version_column:
+            if layout.UNAVAILABLE in spelled and _can_be_left_out(bq_type):
+                carried_name = f"_uniview_carried_{number}"
+                unavailable = f"{string_literal(name)} IN UNNEST({identifier(spelled[layout.UNAVAILABLE])})"
+                carried.append((carried_name, name, unavailable))
+                value = carried_value(carried_name)
+            has = [n for n, version in enumerate(versions) if _has(version, name)]
+            if len(has) < len(versions):
+                gone_name = f"_uniview_gone_{number}"
+                lacking = [n for n in range(len(versions)) if n not in has]
+                gone.append((gone_name, _among("_uniview_version", lacking)))
+                older = _defaults_case(versions, name, bq_type)
+                newest_unknown = _unknown_default(versions, has, name, bq_type)
+                if newest_unknown:  # named in the row's _cdc_unavailable: its NULL is not the source's value
+                    older_row = f"NOT (_uniview_place > {gone_name} OR {gone_name} IS NULL)"
+                    unknown.append(f"IF({_among('_uniview_newest', newest_unknown)} AND {older_row}, ',{name}', '')")
+                value = (
+                    f"IF({_among('_uniview_newest', has)} OR _uniview_newest IS NULL, "
+                    f"IF(_uniview_place > {gone_name} OR {gone_name} IS NULL, {value}, {older}), NULL)"
+                )
+        outputs.append(value if value == identifier(name) else f"{value} AS {identifier(name)}")
+    if unknown and layout.UNAVAILABLE in spelled:
+        at = list(columns).index(spelled[layout.UNAVAILABLE])
+        outputs[at] = f"{_with_unknown(identifier(spelled[layout.UNAVAILABLE]), unknown)} AS {outputs[at]}"
+    outputs.append(identifier(version_column))
+    return CurrentRules(
+        tuple(outputs),
+        tuple(gone),
+        tuple(carried),
+        (identifier(layout.DATABASE), *key),
+        tuple(newest_first_order()),
+        tuple(oldest_first),
+    )
+
+
+def current_view_body(
+    family: str,
+    target_dataset: str,
+    unified_view: str,
+    columns: dict[str, BQType],
+    primary_key: Sequence[str],
+    versions: Sequence[TableVersion],
+    version_column: str,
+) -> str:
+    """The SELECT of `<family>_current` over `target_dataset.unified_view`, whose columns (name -> type, in
+    order) are given and which names each row's version table in `version_column`."""
+    rules = current_rules(family, columns, primary_key, versions, version_column)
+    return render(
+        "current_view.sql.j2",
+        unified=identifier_path(target_dataset, unified_view),
+        outputs=rules.outputs,
+        partition=rules.partition,
+        database=identifier(layout.DATABASE),
+        newest_first=rules.newest_first,
+        oldest_first=rules.oldest_first,
+        operation=identifier(layout.OPERATION),
+        gone=rules.gone,
+        carried=[
+            (name, f"IF({unavailable}, NULL, STRUCT({identifier(column)} AS v))")
+            for name, column, unavailable in rules.carried
+        ],
+        version=rules.version_number(versions, identifier(version_column)),
+    )
+
+
+def _among(expression: str, numbers: Sequence[int]) -> str:
+    """`expression` is one of `numbers`, written as ranges (versions gain and lose columns in runs)."""
+    runs: list[list[int]] = []
+    for n in sorted(numbers):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    tests = [f"{expression} = {a}" if a == b else f"{expression} BETWEEN {a} AND {b}" for a, b in runs]
+    return "(" + " OR ".join(tests) + ")" if tests else "FALSE"
+
+
+def _unknown_default(versions: Sequence[TableVersion], has: Sequence[int], name: str, bq_type: BQType) -> list[int]:
+    """The versions with column `name` whose value in rows older than the column cannot be known: NOT NULL
+    without a default the stream carried (a volatile default such as now()), or a default no literal
+    can write."""
+    found = []
+    for number in has:
+        version = versions[number]
+        recorded = {n.lower(): text for n, text in version.defaults}
+        own = next(c.type.base() for c in version.columns if c.name.lower() == name.lower())
+        if name.lower() in recorded:
+            if _literal(json.loads(recorded[name.lower()]), own) is None:
+                found.append(number)
+        elif name.lower() in {n.lower() for n in version.not_null}:
+            found.append(number)
+    return found
+
+
+def _with_unknown(unavailable: str, marks: Sequence[str]) -> str:
+    """`_cdc_unavailable` with the names of the columns whose default is unknown in this row appended (each
+    mark is ',name' or '')."""
+    names = f"CONCAT({', '.join(marks)})" if len(marks) > 1 else marks[0]
+    extra = f"SPLIT(SUBSTR({names}, 2), ',')"
+    return f"IF({names} = '', {unavailable}, IF({unavailable} IS NULL, {extra}, ARRAY_CONCAT({unavailable}, {extra})))"
+
+
+def _defaults_case(versions: Sequence[TableVersion], name: str, bq_type: BQType) -> str:
+    """What a row older than column `name` shows: the default the database's newest version declares
+    (`_uniview_newest`), cast to the column's unified type; NULL where it declares none or it cannot be
+    written as a literal."""
+    whens = []
+    for number, version in enumerate(versions):
+        recorded = {n.lower(): text for n, text in version.defaults}
+        own = next((c.type.base() for c in version.columns if c.name.lower() == name.lower()), None)
+        if own is None or name.lower() not in recorded:
+            continue
+        literal = _literal(json.loads(recorded[name.lower()]), own)
+        if literal is not None:
+            whens.append(f"WHEN {number} THEN {literal if own == bq_type else convert(literal, own, bq_type)}")
+    return f"CASE _uniview_newest {' '.join(whens)} END" if whens else null_of(bq_type)
+
+
+def _literal(value: Any, bq_type: BQType) -> str | None:
+    """A declared default (as JSON gives it) as a literal of its column's type, or None."""
+    if not isinstance(bq_type, Scalar) or isinstance(value, (dict, list)):
+        return None
+    text = string_literal(value if isinstance(value, str) else json.dumps(value))
+    if bq_type.name == "STRING":
+        return text
+    if bq_type.name == "JSON":
+        return f"PARSE_JSON({text})"
+    if bq_type.name == "BYTES":
+        return f"FROM_BASE64({text})"
+    if bq_type.name in _DEFAULT_CASTS:
+        return f"CAST({text} AS {bq_type.name})"
+    return None
+
+
+def _has(version: TableVersion, name: str) -> bool:
+    return any(column.name.lower() == name.lower() for column in version.columns)
+
+
+def _can_be_left_out(bq_type: BQType) -> bool:
+    return isinstance(bq_type, (Array, Struct)) or (isinstance(bq_type, Scalar) and bq_type.name in _CARRIED)
+
+
+def _key_column(family: str, spelled: dict[str, str], columns: dict[str, BQType], name: str) -> str:
+    if name.lower() not in spelled:
+        raise PlanError(f"family {family!r}: primary key column {name!r} is in no version")
+    column = spelled[name.lower()]
+    bq_type = columns[column]
+    if isinstance(bq_type, (Array, Struct)) or (isinstance(bq_type, Scalar) and bq_type.name in _UNPARTITIONABLE):
+        raise PlanError(
+            f"family {family!r}: primary key column {column!r} is {bq_type}, which BigQuery cannot "
+            "partition by; a current view needs keys of other types"
+        )
+    return identifier(column)

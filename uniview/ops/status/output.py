@@ -1,0 +1,112 @@
+"""What `uniview status` prints: the worst families first (at most --limit of them), then a summary,
+so a dataset of thousands of families still fits a terminal; `--json` prints every family."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from uniview.ops.status.report import FamilyStatus, Thresholds, summary
+
+#: Families the terminal shows before counting the rest in the summary.
+DEFAULT_SHOWN = 50
+_STYLES = {
+    "over limit": "bold red",
+    "unplannable": "bold red",
+    "near limit": "yellow",
+    "stale": "yellow",
+    "pending": "cyan",
+    "notifications": "cyan",
+    "quarantine": "magenta",
+}
+
+
+def status_document(statuses: Sequence[FamilyStatus], thresholds: Thresholds, now: datetime) -> dict[str, Any]:
+    return {
+        "now": now.isoformat(),
+        "thresholds": {
+            "stale_seconds": round(thresholds.stale.total_seconds()),
+            "headroom_percent": thresholds.headroom,
+            "pending_seconds": round(thresholds.pending.total_seconds()),
+            "fail_on": sorted(thresholds.failing),
+        },
+        "summary": summary(statuses),
+        "families": [status.as_json() for status in statuses],
+    }
+
+
+def print_status(statuses: Sequence[FamilyStatus], now: datetime, shown: int = DEFAULT_SHOWN) -> None:
+    console = Console(width=max(Console().width, 140))
+    table = Table(title="uniview status (worst first)", title_justify="left")
+    for heading in ("family", "state", "versions", "dbs", "unread", "headroom", "fresh", "views changed", "quarantine"):
+        table.add_column(heading, overflow="fold")
+    for status in statuses[:shown]:
+        table.add_row(
+            status.family,
+            _state(status),
+            str(status.versions),
+            str(status.databases),
+            _unread(status, now),
+            _headroom(status),
+            age(status.freshness),
+            "-" if status.views_changed is None else age(now - status.views_changed) + " ago",
+            _quarantine(status),
+        )
+    console.print(table)
+    if len(statuses) > shown:
+        console.print(f"... and {len(statuses) - shown:,} more families (--limit, or --json for all)")
+    totals = Table(title="summary", title_justify="left", show_header=False)
+    for key, value in summary(statuses).items():
+        totals.add_row(key, f"{value:,}")
+    console.print(totals)
+
+
+def _state(status: FamilyStatus) -> str:
+    if not status.flags:
+        return "[green]healthy[/green]"
+    return ", ".join(f"[{_STYLES[flag]}]{flag}[/{_STYLES[flag]}]" for flag in status.flags)
+
+
+def _unread(status: FamilyStatus, now: datetime) -> str:
+    parts = []
+    if status.unread:
+        oldest = min((u.since for u in status.unread if u.since), default=None)
+        parts.append(f"{len(status.unread)}" + ("" if oldest is None else f" ({age(now - oldest)})"))
+    if status.view_outdated:
+        parts.append("view outdated")
+    if status.pending:
+        parts.append(f"{len(status.pending)} notif.")
+    return ", ".join(parts) or "-"
+
+
+def _headroom(status: FamilyStatus) -> str:
+    if status.error is not None:
+        return f"[red]{status.error}[/red]"
+    if not status.headroom:
+        return "-"
+    name = min(status.headroom, key=status.headroom.__getitem__)
+    return f"{status.headroom[name]:.1f}% ({name})"
+
+
+def _quarantine(status: FamilyStatus) -> str:
+    if not status.quarantine:
+        return "-"
+    day = sum(d for d, _ in status.quarantine.values())
+    week = sum(w for _, w in status.quarantine.values())
+    top = max(status.quarantine, key=lambda reason: status.quarantine[reason][1])
+    return f"{day:,}/24h {week:,}/7d ({top})"
+
+
+def age(span: timedelta | None) -> str:
+    """A short duration: 45s, 12m, 3h, 2d."""
+    if span is None:
+        return "-"
+    seconds = max(0, int(span.total_seconds()))
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
