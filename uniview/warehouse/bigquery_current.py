@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from google.api_core import exceptions as api_exceptions
 
@@ -37,8 +38,23 @@ from uniview.current.table import Action, CurrentTablePlan, Statement, parse_des
 from uniview.warehouse.base import CurrentTableResult
 from uniview.warehouse.bigquery_retry import is_transient
 
-if TYPE_CHECKING:
-    from uniview.warehouse.bigquery import BigQueryWarehouse
+
+class ScriptWarehouse(Protocol):
+    """What the current table needs of a BigQuery warehouse (uniview.warehouse.bigquery.BigQueryWarehouse),
+    named here so that this module and the warehouse never import each other back."""
+
+    project: str
+
+    def run_script_with_retry(
+        self, what: str, sql: str, dataset: str, predicate: Callable[[BaseException], bool], deadline: float
+    ) -> tuple[str, list[dict[str, Any]]]: ...
+
+    def get_table(self, dataset: str, table: str) -> Any: ...
+
+    def list_table_names(self, dataset: str) -> list[str]: ...
+
+    def delete_table(self, dataset: str, table: str) -> None: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +83,7 @@ def is_retryable(error: BaseException) -> bool:
     return is_transient(error) or is_serialization_conflict(error)
 
 
-def maintain(warehouse: BigQueryWarehouse, plan: CurrentTablePlan, rebuild: bool = False) -> CurrentTableResult:
+def maintain(warehouse: ScriptWarehouse, plan: CurrentTablePlan, rebuild: bool = False) -> CurrentTableResult:
     """Run `plan`'s action as one script job, retried whole; what it did."""
     table = stored_table(warehouse, plan)
     action = _action(warehouse, plan, table, rebuild)
@@ -96,12 +112,12 @@ def _count(row: dict[str, Any], name: str) -> int:
     return int(value) if value is not None else 0
 
 
-def current_action(warehouse: BigQueryWarehouse, plan: CurrentTablePlan, rebuild: bool = False) -> Action:
+def current_action(warehouse: ScriptWarehouse, plan: CurrentTablePlan, rebuild: bool = False) -> Action:
     """What `maintain` would do now (CurrentTablePlan.action), read with `tables.get`; changes nothing."""
     return _action(warehouse, plan, stored_table(warehouse, plan), rebuild)
 
 
-def stored_table(warehouse: BigQueryWarehouse, plan: CurrentTablePlan) -> Any:
+def stored_table(warehouse: ScriptWarehouse, plan: CurrentTablePlan) -> Any:
     """The stored `<table>_current` (a google.cloud.bigquery.Table: a table or a view), or None."""
     try:
         return warehouse.get_table(plan.dataset, plan.table_name)
@@ -109,7 +125,7 @@ def stored_table(warehouse: BigQueryWarehouse, plan: CurrentTablePlan) -> Any:
         return None
 
 
-def _action(warehouse: BigQueryWarehouse, plan: CurrentTablePlan, table: Any, rebuild: bool) -> Action:
+def _action(warehouse: ScriptWarehouse, plan: CurrentTablePlan, table: Any, rebuild: bool) -> Action:
     description = table.description if table is not None and table.table_type == "TABLE" else None
     state = description is not None and all(
         _exists(warehouse, plan.dataset, name) for name in (plan.keys_name, plan.facts_name)
@@ -117,7 +133,7 @@ def _action(warehouse: BigQueryWarehouse, plan: CurrentTablePlan, table: Any, re
     return plan.action(description, state, rebuild)
 
 
-def _exists(warehouse: BigQueryWarehouse, dataset: str, table: str) -> bool:
+def _exists(warehouse: ScriptWarehouse, dataset: str, table: str) -> bool:
     try:
         warehouse.get_table(dataset, table)
     except NotFoundError:
@@ -159,7 +175,7 @@ def _script(statements: list[str]) -> str:
     return "".join(f"{statement};\n" for statement in statements)
 
 
-def _drop_other_states(warehouse: BigQueryWarehouse, plan: CurrentTablePlan) -> None:
+def _drop_other_states(warehouse: ScriptWarehouse, plan: CurrentTablePlan) -> None:
     """The state tables of the family's earlier state hashes, which nothing reads any more."""
     mine = {plan.keys_name, plan.facts_name}
     for name in warehouse.list_table_names(plan.dataset):
@@ -168,7 +184,7 @@ def _drop_other_states(warehouse: BigQueryWarehouse, plan: CurrentTablePlan) -> 
             logger.info("dropped %s", quote_path(warehouse.project, plan.dataset, name))
 
 
-def drop_current_table(warehouse: BigQueryWarehouse, dataset: str, name: str) -> bool:
+def drop_current_table(warehouse: ScriptWarehouse, dataset: str, name: str) -> bool:
     """Drop `dataset.name` when it is a current table (its description records its fingerprints), with its
     state tables: a view of that name (--current) is about to replace it, and BigQuery does not replace a
     table with a view.  True when it dropped one."""

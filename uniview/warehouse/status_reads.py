@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from uniview.warehouse.base import Warehouse
-
 #: A BigQuery query references at most 1,000 tables (uniview.core.limits.MAX_QUERY_RESOURCES): the activity
 #: of more version tables is read in one query per this many.
 ACTIVITY_TABLES_PER_QUERY = 900
@@ -69,22 +67,6 @@ class StatusReads(Protocol):
         """None when this warehouse does not hold them (the caller reads them elsewhere)."""
 
     def view_times(self, dataset: str) -> dict[str, datetime]: ...
-
-
-def status_reads(warehouse: Warehouse) -> StatusReads:
-    """The reads for `warehouse`'s engine."""
-    from uniview.warehouse.bigquery import BigQueryWarehouse
-    from uniview.warehouse.duckdb import DuckDBWarehouse
-
-    if isinstance(warehouse, DuckDBWarehouse):
-        from uniview.warehouse.status_duckdb import DuckDBStatusReads
-
-        return DuckDBStatusReads(warehouse)
-    if isinstance(warehouse, BigQueryWarehouse):
-        from uniview.warehouse.status_bigquery import BigQueryStatusReads
-
-        return BigQueryStatusReads(warehouse)
-    raise TypeError(f"no status reads for {type(warehouse).__name__}")
 
 
 def chunks(tables: Sequence[ActivityTable], size: int = ACTIVITY_TABLES_PER_QUERY) -> list[Sequence[ActivityTable]]:

@@ -24,7 +24,8 @@ from uniview.ops.refresh import FamilyFailure, RefreshRequest, plan_families, st
 from uniview.ops.status.report import StatusInputs
 from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse.base import Warehouse
-from uniview.warehouse.status_reads import ActivityTable, PendingNotification, status_reads
+from uniview.warehouse.status_engines import status_reads
+from uniview.warehouse.status_reads import ActivityTable, PendingNotification
 
 #: Queries one `uniview status` sends to a DuckDB warehouse, whatever the number of families.
 STATUS_QUERIES_DUCKDB = 5
