@@ -28,6 +28,7 @@ import pytest  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent / "zetasql"))
 
 from analyzer import STATEMENTS_REPORTED  # noqa: E402
+from durations_record import register as register_durations  # noqa: E402
 
 #: The longest test files, longest first (measured with `--durations`); the others follow in their own order.
 SLOWEST_FIRST = (
@@ -49,6 +50,7 @@ def pytest_configure(config):
     _scratch.append(tempfile.mkdtemp(prefix="uniview-tests-spark-"))
     os.environ.setdefault("SPARK_LOCAL_DIRS", _scratch[-1])
     os.environ.setdefault("SPARK_SUBMIT_OPTS", f"{QUICK_JIT} -Djava.io.tmpdir={_scratch[-1]}")
+    register_durations(config)
 
 
 def pytest_unconfigure(config):

@@ -17,6 +17,7 @@ comma, so they do not depend on the difference.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -38,8 +39,10 @@ def _refuse(constant: str) -> Any:
     raise ValueError(f"{constant} is not JSON")
 
 
+@functools.lru_cache(maxsize=256)
 def _document(text: str) -> Any:
-    """The JSON value of `text`; ValueError when it is not strict JSON."""
+    """The JSON value of `text`; ValueError when it is not strict JSON.  A load step reads many values of one
+    line in a row (each column's JSON_VALUE), so the line is parsed once for all of them (never changed after)."""
     return json.loads(text, parse_int=_Number, parse_float=_Number, parse_constant=_refuse, object_pairs_hook=_Object)
 
 
@@ -84,8 +87,13 @@ def _text(value: Any) -> str:
     return "[" + ",".join(_text(item) for item in value) + "]"
 
 
+@functools.lru_cache(maxsize=4096)
+def _steps(path_json: str) -> tuple[str | int, ...]:
+    return tuple(step for step in json.loads(path_json) if isinstance(step, (str, int)))
+
+
 def _path(path_json: str | None) -> Path | None:
-    return None if path_json is None else [step for step in json.loads(path_json) if isinstance(step, (str, int))]
+    return None if path_json is None else list(_steps(path_json))
 
 
 def json_value(text: str | None, path_json: str | None) -> str | None:
