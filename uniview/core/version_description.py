@@ -4,14 +4,18 @@ A version table is created with a description (BigQuery's table option, DuckDB's
 holding one JSON object:
 
     {"uniview_source_schema": {"table": "customer", "columns": [["id", "int"], ...],
-                               "primary_key": ["id"], "defaults": {"status": "open"},
+                               "primary_key": ["id"],
+                               "typed_defaults": {"status": "open", "created": null},
                                "not_null": ["id", "status"]}}
 
 `columns` is the declared source schema (name, declared type); `primary_key` is present only
-when the records declared one; `defaults` (each column's declared default, as the records carry
-its values) and `not_null` (the columns declared NOT NULL) only when some column has one, for
-`<table>_current` to show what the source shows for rows older than a column
-(docs/current-state.md).  Anything else in a description reads as "nothing recorded".
+when the records declared one; `typed_defaults` (each declared default converted by the sink as a
+value of its column, as the canonical text of a constant of the column's type, or null when it is
+unknown: uniview.sink.default_values) and `not_null` (the columns declared NOT NULL) only when some
+column has one, for `<table>_current` to show what the source shows for rows older than a column
+(docs/current-state.md).  A version landed before the sink converted defaults records `defaults`
+instead (each default as the records carried it); it is read the same way, the epoch being read as
+unknown (what Debezium wrote for now()).  Anything else in a description reads as "nothing recorded".
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import ast
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from uniview.core.default_literals import default_text, is_epoch
 
 KEY = "uniview_source_schema"
 
@@ -31,12 +37,13 @@ def version_description(
     defaults: Mapping[str, Any] | None = None,
     not_null: Sequence[str] = (),
 ) -> str:
-    """The description a version table is created with (`defaults`: column -> default value)."""
+    """The description a version table is created with (`defaults`: column -> the default's canonical text,
+    None when it is unknown)."""
     recorded: dict[str, Any] = {"table": table, "columns": [[name, declared] for name, declared in columns]}
     if primary_key:
         recorded["primary_key"] = list(primary_key)
     if defaults:
-        recorded["defaults"] = dict(defaults)
+        recorded["typed_defaults"] = dict(defaults)
     if not_null:
         recorded["not_null"] = list(not_null)
     return json.dumps({KEY: recorded}, ensure_ascii=False)
@@ -66,12 +73,18 @@ def described_primary_key(description: str | None) -> tuple[str, ...] | None:
     return None
 
 
-def described_defaults(description: str | None) -> dict[str, Any]:
-    """The declared defaults a description records (column -> value as JSON gives it); {} when none."""
-    defaults = (_recorded(description) or {}).get("defaults")
-    if not isinstance(defaults, dict):
+def described_defaults(description: str | None) -> dict[str, str | None]:
+    """The declared defaults a description records: column -> the default's text (to be checked against the
+    column's type, uniview.core.default_literals), None when it is unknown; {} when none."""
+    recorded = _recorded(description) or {}
+    typed = recorded.get("typed_defaults")
+    if isinstance(typed, dict):
+        return {name: default_text(value) for name, value in typed.items() if isinstance(name, str)}
+    landed = recorded.get("defaults")
+    if not isinstance(landed, dict):
         return {}
-    return {name: value for name, value in defaults.items() if isinstance(name, str) and value is not None}
+    texts = {name: default_text(value) for name, value in landed.items() if isinstance(name, str) and value is not None}
+    return {name: None if text is None or is_epoch(text) else text for name, text in texts.items()}
 
 
 def described_not_null(description: str | None) -> tuple[str, ...]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from uniview.core import landing_layout as layout
+from uniview.core.default_literals import default_literal, default_text
 from uniview.core.errors import PlanError
 from uniview.core.identifiers import identifier, identifier_path, string_literal, validate_table
 from uniview.core.render import render
@@ -44,8 +45,6 @@ from uniview.core.types import Array, BQType, Scalar, Struct
 _UNPARTITIONABLE = ("FLOAT64", "JSON", "GEOGRAPHY")
 #: Types whose value a source can leave out of a change (PostgreSQL's TOAST: text, bytea, json, arrays, composites).
 _CARRIED = ("STRING", "BYTES", "JSON")
-#: Scalar types a declared default is cast to from its text.
-_DEFAULT_CASTS = ("INT64", "FLOAT64", "NUMERIC", "BIGNUMERIC", "BOOL", "DATE", "DATETIME", "TIME", "TIMESTAMP")
 #: A delete wins a tie, then an update, an insert, a snapshot row.
 OPERATION_RANK = "CASE {operation} WHEN 'DELETE' THEN 0 WHEN 'UPDATE' THEN 1 WHEN 'INSERT' THEN 2 ELSE 3 END"
 #: The unified view's column naming each row's version table when --current is on and --source-column is not.
@@ -257,19 +256,11 @@ def _defaults_case(versions: Sequence[TableVersion], name: str, bq_type: BQType)
 
 
 def _literal(value: Any, bq_type: BQType) -> str | None:
-    """A declared default (as JSON gives it) as a literal of its column's type, or None."""
-    if not isinstance(bq_type, Scalar) or isinstance(value, (dict, list)):
-        return None
-    text = string_literal(value if isinstance(value, str) else json.dumps(value))
-    if bq_type.name == "STRING":
-        return text
-    if bq_type.name == "JSON":
-        return f"PARSE_JSON({text})"
-    if bq_type.name == "BYTES":
-        return f"FROM_BASE64({text})"
-    if bq_type.name in _DEFAULT_CASTS:
-        return f"CAST({text} AS {bq_type.name})"
-    return None
+    """A recorded default (as JSON gives it: the sink's canonical text, null when unknown, or what a version
+    landed before the sink converted defaults recorded) as a typed literal of its column's type, a constant
+    no query fails on (uniview.core.default_literals); None when it is unknown."""
+    text = default_text(value)
+    return None if text is None else default_literal(text, bq_type)
 
 
 def _has(version: TableVersion, name: str) -> bool:

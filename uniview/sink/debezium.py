@@ -27,11 +27,13 @@ one-element array of it (text[]), and an hstore of it; `hex:` settings are decod
 does.  docs/current-state.md says what the views show for such a column.
 
 An event without a schema is refused, not guessed: it keeps its metadata and lands in the
-quarantine as `missing_schema`.  A tombstone (a null value) stays a null line, and heartbeat or
-schema-change events (no `op`) stay as they are: both are quarantined with their reason, so
-read = written + quarantined still holds exactly.  A MySQL/MariaDB schema-change event (its DDL
-text) lands in the control table `_uniview_ddl` (uniview.core.ddl_renames), where the generator reads
-column renames.
+quarantine as `missing_schema`.  A tombstone (a null value) stays a null line (skipped), and a
+heartbeat (no `op`) stays as it is (quarantined with its reason), so read = written + quarantined +
+skipped still holds exactly.  A MySQL/MariaDB schema-change event (its DDL text) lands in the control
+table `_uniview_ddl` (uniview.core.ddl_renames), where the generator reads column renames; one that
+concerns no table (no database, no `tableChanges`, only SET statements: the snapshot's
+`SET character_set_server=...`) becomes a DDL record of no table, which the sink counts as skipped
+(`schema_change_without_table`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from uniview.core.default_literals import is_epoch
 from uniview.core.types import decimal_type
 
 if TYPE_CHECKING:
@@ -54,6 +57,20 @@ OPERATIONS = {"c": "INSERT", "u": "UPDATE", "d": "DELETE", "r": "SNAPSHOT", "t":
 #: Debezium's default `unavailable.value.placeholder`.
 UNAVAILABLE_PLACEHOLDER = "__debezium_unavailable_value"
 _EPOCH = datetime(1970, 1, 1)
+#: Schema names whose default is the epoch when the column's default is computed (PostgreSQL's and MySQL's
+#: connectors write it in place of now(), CURRENT_TIMESTAMP and CURRENT_DATE).
+_EPOCH_PLACEHOLDER_TYPES = frozenset(
+    {
+        "io.debezium.time.Date",
+        "org.apache.kafka.connect.data.Date",
+        "io.debezium.time.Timestamp",
+        "io.debezium.time.MicroTimestamp",
+        "io.debezium.time.NanoTimestamp",
+        "org.apache.kafka.connect.data.Timestamp",
+        "io.debezium.time.ZonedTimestamp",
+    }
+)
+_NIL_UUID = "00000000-0000-0000-0000-000000000000"
 _EPOCH_DAY = date(1970, 1, 1)
 
 #: Connect primitive types -> BigQuery.
@@ -332,26 +349,51 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
 
 
 def _schema_entry(field: dict, name: str, bq_type: str, convert: Callable[[Any], Any]) -> dict[str, Any]:
-    """One metadata.schema entry: the column's name and type, its default (the connectors put a column's
-    literal default in the value schema; a volatile one such as now() is not there) converted like its
-    values, and `nullable: false` for a column that is not optional."""
+    """One metadata.schema entry: the column's name and type, its default converted like its values (the
+    connectors put a column's default in the value schema), or `default_volatile: true` where that default
+    is the connector's placeholder for one computed when a row is written, and `nullable: false` for a
+    column that is not optional."""
     entry: dict[str, Any] = {"name": name, "type": bq_type}
     if field.get("default") is not None:
-        entry["default"] = _converted(convert, field["default"])
+        default = _converted(convert, field["default"])
+        if _is_computed_placeholder(field.get("name"), default):
+            entry["default_volatile"] = True
+        else:
+            entry["default"] = default
     if field.get("optional") is False:
         entry["nullable"] = False
     return entry
 
 
+def _is_computed_placeholder(schema_name: Any, default: Any) -> bool:
+    """The default is what the connectors write for a default computed when a row is written: the epoch for
+    a date or timestamp (now(), CURRENT_TIMESTAMP, CURRENT_DATE; and MySQL's zero date in a NOT NULL
+    column, which no value can stand for either), the nil UUID for a uuid (gen_random_uuid())."""
+    if not isinstance(default, str):
+        return False
+    if schema_name in _EPOCH_PLACEHOLDER_TYPES:
+        return is_epoch(default)
+    return schema_name == "io.debezium.data.Uuid" and default == _NIL_UUID
+
+
 def _ddl_record(payload: dict) -> str | None:
     """A MySQL/MariaDB schema-change event as a record of the control table `_uniview_ddl`
-    (uniview.core.ddl_renames), which the generator reads renames from; None without a source object."""
+    (uniview.core.ddl_renames), which the generator reads renames from; None without a source object.
+    An event that concerns no table becomes a record with no table_name and no database_name, which the
+    sink skips (reasons.SCHEMA_CHANGE_WITHOUT_TABLE)."""
     from uniview.core.ddl_renames import DDL_COLUMN, DDL_TABLE
 
     source = payload.get("source")
     if not isinstance(source, dict):
         return None
     database = payload.get("databaseName") or source.get("db")
+    if _concerns_no_table(payload, source):
+        metadata = {
+            "ingestion_method": f"DEBEZIUM_{str(source.get('connector', '')).upper()}",
+            "operation": "DDL",
+            "position": position(source),
+        }
+        return _record_text({"data": {DDL_COLUMN: payload["ddl"]}, "metadata": metadata})
     metadata = {
         "ingestion_method": f"DEBEZIUM_{str(source.get('connector', '')).upper()}",
         "database_name": database if isinstance(database, str) else None,
@@ -362,6 +404,33 @@ def _ddl_record(payload: dict) -> str | None:
         "schema": [{"name": DDL_COLUMN, "type": "STRING"}],
     }
     return _record_text({"data": {DDL_COLUMN: payload["ddl"]}, "metadata": metadata})
+
+
+def _concerns_no_table(payload: dict, source: dict) -> bool:
+    """A schema-change event of no table and no database: an empty or absent `tableChanges`, no `databaseName`,
+    `source.db` or `source.table`, and DDL whose every statement is a SET naming no table.  MySQL's and
+    MariaDB's snapshot records the server's character set so (`SET character_set_server=...,
+    collation_server=...` with `"databaseName": ""`).  Any other event, however malformed, is not this."""
+    if payload.get("tableChanges") not in (None, []):
+        return False
+    if payload.get("databaseName") or source.get("db") or source.get("table"):
+        return False
+    return _only_set_statements(payload["ddl"])
+
+
+def _only_set_statements(ddl: str) -> bool:
+    """Every statement of `ddl` is a SET that names no table (sqlglot, MySQL dialect); False for text it cannot read."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    try:
+        statements = sqlglot.parse(ddl, read="mysql")
+    except SqlglotError:
+        return False
+    return bool(statements) and all(
+        isinstance(statement, exp.Set) and statement.find(exp.Table) is None for statement in statements
+    )
 
 
 def _is_kcat_message(event: dict) -> bool:

@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame
 from uniview.core.landing_layout import CDC_PREFIX, layout_blocking_columns
 from uniview.core.types import BQType
 from uniview.core.version_description import described_columns, described_primary_key, version_description
+from uniview.sink.default_values import declared_defaults
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
@@ -163,7 +164,7 @@ def source_schema_comment(route: VersionRoute) -> str:
         route.table,
         [(c.name, c.declared_type) for c in route.columns],
         route.primary_key,
-        {c.name: json.loads(c.default) for c in route.columns if c.default is not None},
+        declared_defaults(route.columns),
         [c.name for c in route.columns if not c.nullable],
     )
 

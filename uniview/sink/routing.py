@@ -28,7 +28,13 @@ from uniview.sink.reasons import (
     MISSING_SCHEMA,
     VERSION_CONFLICT,
 )
-from uniview.sink.versioning import SourceColumn, compute_version, is_valid_version, schema_signature
+from uniview.sink.versioning import (
+    VOLATILE_DEFAULT,
+    SourceColumn,
+    compute_version,
+    is_valid_version,
+    schema_signature,
+)
 
 
 @dataclass(frozen=True)
@@ -294,7 +300,11 @@ def parse_schema(schema_text: str) -> tuple[SourceColumn, ...]:
         nullable = item.get("nullable", True)
         if not isinstance(nullable, bool):
             raise SchemaError(f"metadata.schema entry {name!r}: nullable must be true or false")
+        if not isinstance(item.get("default_volatile", False), bool):
+            raise SchemaError(f"metadata.schema entry {name!r}: default_volatile must be true or false")
         default = json.dumps(item["default"], ensure_ascii=False) if item.get("default") is not None else None
+        if item.get("default_volatile"):
+            default = VOLATILE_DEFAULT
         columns.append(SourceColumn(name, item["type"], default, nullable))
     return tuple(columns)
 

@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from uniview.core.schema import VERSION_ID
 
 HASH_LENGTH = 12
+#: SourceColumn.default of a column whose default the source computes when a row is written (metadata.schema's
+#: `"default_volatile": true`): its value in rows written before the column is not known.
+VOLATILE_DEFAULT = "volatile"
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,9 @@ class SourceColumn:
 
     name: str
     declared_type: str
-    #: The column's default as JSON text (None: none declared), and whether it may be NULL: what the
-    #: version table's description records for `<table>_current`; neither is part of the version.
+    #: The column's default as JSON text (None: none declared; VOLATILE_DEFAULT: one computed when a row is
+    #: written, such as now()), and whether it may be NULL: what the version table's description records
+    #: for `<table>_current` (uniview.sink.default_values); neither is part of the version.
     default: str | None = field(default=None, compare=False)
     nullable: bool = field(default=True, compare=False)
 
