@@ -7,13 +7,16 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
+from postgres_changes import current, land, refresh
 from test_ddl_renames import ddl_event, kcat, row_event
 
 from uniview.cli.main import main
 from uniview.core.ddl_renames import DDL_TABLE
+from uniview.sink.debezium import UNAVAILABLE_PLACEHOLDER
 from uniview.warehouse.url import duckdb_url
 
 
@@ -55,3 +58,30 @@ def test_a_rename_read_from_the_binlog_reads_old_rows_under_the_new_name(spark, 
         main, ["refresh", "--warehouse", duckdb_url(warehouse), "--dataset", "cdc", "--table", DDL_TABLE]
     )
     assert only_control.exit_code == 0, only_control.output
+
+
+@pytest.mark.parametrize(
+    ("ddl", "mode"),
+    [
+        ("ALTER TABLE customer CHANGE memo note varchar(20)", "view"),
+        ("ALTER TABLE customer CHANGE memo note varchar(20)", "table"),
+        ("ALTER TABLE customer RENAME COLUMN memo TO note", "view"),
+        ("ALTER TABLE customer RENAME COLUMN memo TO note", "table"),
+    ],
+)
+def test_a_value_carried_over_unavailable_changes_survives_a_rename_read_from_the_binlog(spark, tmp_path, ddl, mode):
+    def key(number: int) -> dict:
+        return {"schema": {"type": "struct", "fields": [{"field": "id", "type": "int32"}]}, "payload": {"id": number}}
+
+    events = [
+        (row_event(10, "c", {"id": 1, "memo": "one"}), key(1)),
+        (row_event(15, "c", {"id": 2, "memo": "two"}), key(2)),
+        (row_event(20, "u", {"id": 1, "memo": UNAVAILABLE_PLACEHOLDER}), key(1)),
+        (row_event(25, "u", {"id": 2, "memo": UNAVAILABLE_PLACEHOLDER}), key(2)),  # its last change
+        (ddl_event(30, ddl), None),
+        (row_event(40, "u", {"id": 1, "note": UNAVAILABLE_PLACEHOLDER}), key(1)),
+        (row_event(45, "c", {"id": 3, "note": "three"}), key(3)),
+    ]
+    warehouse = land(spark, tmp_path, events)
+    refresh(warehouse, mode)
+    assert current(warehouse, mode, "id, note") == [("1", "one"), ("2", "two"), ("3", "three")]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from postgres_changes import MODES, change, current, land, refresh
 from sink_support import query, record, write_ndjson
 
 from uniview.sink.debezium import UNAVAILABLE_PLACEHOLDER, convert_event
@@ -111,3 +112,32 @@ def test_a_truncate_event_is_a_marker_change_with_every_column_null():
     assert out["metadata"]["operation"] == "TRUNCATE"
     assert set(out["data"]) == {c["name"] for c in out["metadata"]["schema"]}
     assert set(out["data"].values()) == {None}
+
+
+#: PostgreSQL: memo is TOASTed, updates that leave it send the placeholder; then RENAME COLUMN memo TO note.
+TOASTED_THEN_RENAMED = [
+    change(100, "c", {"id": 1, "name": "a", "memo": "big text"}),
+    change(110, "u", {"id": 1, "name": "a2", "memo": UNAVAILABLE_PLACEHOLDER}),
+    change(120, "c", {"id": 2, "name": "b", "memo": "two"}),
+    change(130, "c", {"id": 4, "name": "d", "memo": "four"}),
+    change(140, "u", {"id": 4, "name": "d2", "memo": UNAVAILABLE_PLACEHOLDER}),  # its last change is before the rename
+    change(200, "u", {"id": 1, "name": "a3", "note": UNAVAILABLE_PLACEHOLDER}),
+    change(210, "u", {"id": 2, "name": "b2", "note": UNAVAILABLE_PLACEHOLDER}),
+    change(220, "c", {"id": 3, "name": "c", "note": "three"}),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_value_carried_over_unavailable_changes_survives_a_declared_rename(spark, tmp_path, mode):
+    warehouse = land(spark, tmp_path, TOASTED_THEN_RENAMED)
+    renames = tmp_path / "renames.json"
+    renames.write_text(
+        json.dumps({"uniview_renames": 1, "renames": [{"table": "customer", "from": "memo", "to": "note"}]})
+    )
+    refresh(warehouse, mode, "--renames", str(renames))
+    assert current(warehouse, mode, "id, name, note") == [
+        ("1", "a3", "big text"),
+        ("2", "b2", "two"),
+        ("3", "c", "three"),
+        ("4", "d2", "four"),
+    ]

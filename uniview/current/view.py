@@ -140,14 +140,15 @@ def current_rules(
         if not name.lower().startswith(layout.CDC_PREFIX) and name.lower() not in keys and name != version_column:
             if layout.UNAVAILABLE in spelled and _can_be_left_out(bq_type):
                 carried_name = f"_uniview_carried_{number}"
-                unavailable = f"{string_literal(name)} IN UNNEST({identifier(spelled[layout.UNAVAILABLE])})"
+                unavailable = _unavailable_test(versions, name, spelled[layout.UNAVAILABLE], version_column)
                 carried.append((carried_name, name, unavailable))
                 value = carried_value(carried_name)
             has = [n for n, version in enumerate(versions) if _has(version, name)]
-            if len(has) < len(versions):
-                gone_name = f"_uniview_gone_{number}"
-                lacking = [n for n in range(len(versions)) if n not in has]
-                gone.append((gone_name, _among("_uniview_version", lacking)))
+            lives = _lives(versions, has, name)
+            if len(has) < len(versions) or len(lives) > 1:
+                column_gone = _gone_windows(number, len(versions), lives)
+                gone.extend(column_gone)
+                gone_name = _gone_of_newest(column_gone, lives)
                 older = _defaults_case(versions, name, bq_type)
                 newest_unknown = _unknown_default(versions, has, name, bq_type)
                 if newest_unknown:  # named in the row's _cdc_unavailable: its NULL is not the source's value
@@ -212,6 +213,74 @@ def _among(expression: str, numbers: Sequence[int]) -> str:
             runs.append([n, n])
     tests = [f"{expression} = {a}" if a == b else f"{expression} BETWEEN {a} AND {b}" for a, b in runs]
     return "(" + " OR ".join(tests) + ")" if tests else "FALSE"
+
+
+def _lives(versions: Sequence[TableVersion], has: Sequence[int], name: str) -> list[list[int]]:
+    """The versions with column `name` (`has`, in order) grouped by the column's life in the source: a version
+    starts a new life when the column moved to the end relative to the columns that followed it in the previous
+    version with it (it was dropped and added again, which appends it; a type change or a rename keeps its
+    place)."""
+    lives: list[list[int]] = []
+    for number in has:
+        if lives and not _moved_to_end(versions[lives[-1][-1]], versions[number], name):
+            lives[-1].append(number)
+        else:
+            lives.append([number])
+    return lives
+
+
+def _moved_to_end(before: TableVersion, after: TableVersion, name: str) -> bool:
+    """Column `name` comes, in `after`, behind a source column that came behind it in `before`."""
+
+    def order(version: TableVersion) -> list[str]:
+        return [c.name.lower() for c in version.columns if not c.name.lower().startswith(layout.CDC_PREFIX)]
+
+    old, new, lowered = order(before), order(after), name.lower()
+    followers = set(old[old.index(lowered) + 1 :])
+    return any(column in followers for column in new[: new.index(lowered)])
+
+
+def _gone_windows(number: int, count: int, lives: Sequence[Sequence[int]]) -> list[tuple[str, str]]:
+    """Per life of column `number`: (_uniview_gone_N[_L], the versions outside that life), for `count` versions."""
+    lives = list(lives) or [[]]
+    names = [f"_uniview_gone_{number}"]
+    if len(lives) > 1:
+        names = [f"_uniview_gone_{number}_{n}" for n in range(len(lives))]
+    return [
+        (gone, _among("_uniview_version", [n for n in range(count) if n not in life]))
+        for gone, life in zip(names, lives, strict=True)
+    ]
+
+
+def _gone_of_newest(gone: Sequence[tuple[str, str]], lives: Sequence[Sequence[int]]) -> str:
+    """The gone point of the life the database's newest version is in (the last life when it is unknown)."""
+    if len(gone) == 1:
+        return gone[0][0]
+    pairs = zip(gone, lives, strict=True)
+    whens = " ".join(f"WHEN {_among('_uniview_newest', life)} THEN {name}" for (name, _), life in pairs)
+    return f"(CASE {whens} ELSE {gone[-1][0]} END)"
+
+
+def _unavailable_test(versions: Sequence[TableVersion], name: str, unavailable: str, version_column: str) -> str:
+    """The row did not send column `name`: its `_cdc_unavailable` names the column as the row's version table
+    stores it (a renamed column by its old name, in the changes written before the rename)."""
+    array = identifier(unavailable)
+    renamed: dict[str, list[str]] = {}
+    for version in versions:
+        column = next((c for c in version.columns if c.name.lower() == name.lower()), None)
+        if column is not None and column.stored and column.stored.lower() != name.lower():
+            renamed.setdefault(column.stored, []).append(string_literal(version.table_name))
+    test = f"{string_literal(name)} IN UNNEST({array})"
+    if not renamed:
+        return test
+    table = identifier(version_column)
+    others = ", ".join(t for tables in renamed.values() for t in tables)
+    tests = [f"({test} AND ({table} IS NULL OR {table} NOT IN ({others})))"]
+    tests += [
+        f"({string_literal(old)} IN UNNEST({array}) AND {table} IN ({', '.join(tables)}))"
+        for old, tables in renamed.items()
+    ]
+    return "(" + " OR ".join(tests) + ")"
 
 
 def _unknown_default(versions: Sequence[TableVersion], has: Sequence[int], name: str, bq_type: BQType) -> list[int]:
