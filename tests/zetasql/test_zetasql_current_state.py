@@ -4,15 +4,31 @@ over unavailable changes, columns dropped, added and added back with declared de
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
 
+import pytest
 from checks import check_family
+from test_zetasql_load_typing import evaluate
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "sink"))
+import test_dropped_and_added as dropped_and_added
+import test_unavailable_values as unavailable_values
+from postgres_changes import current, land, refresh
+from sink_support import query
+
+from uniview.core.identifiers import identifier_path, string_literal
 from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.core.renames import Rename, apply_renames
 from uniview.core.schema import Column, TableVersion
-from uniview.core.types import parse_type
+from uniview.core.types import Array, BQType, parse_type
+from uniview.ops.refresh import RefreshRequest, plan_families
 from uniview.planning.plan import GeneratorOptions, plan_family
+from uniview.warehouse.duckdb import DuckDBWarehouse
 
 DEFAULTS = {
     "s": ("STRING", "open"),
@@ -74,3 +90,76 @@ def test_a_family_read_through_renames(zetasql):
     planned = plan_family("cdc", "cdc_unified", renamed, GeneratorOptions(current=True))
     assert "memo AS note" in planned.top_view.body
     check_family(zetasql, planned)
+
+
+# --- ZetaSQL's evaluator runs the BigQuery SQL of the views over the rows the sink landed in DuckDB --------------
+
+_SINK_FIXTURES = importlib.util.spec_from_file_location(
+    "sink_fixtures", Path(__file__).parents[1] / "sink" / "conftest.py"
+)
+assert _SINK_FIXTURES is not None and _SINK_FIXTURES.loader is not None
+_sink_fixtures = importlib.util.module_from_spec(_SINK_FIXTURES)
+_SINK_FIXTURES.loader.exec_module(_sink_fixtures)
+spark = _sink_fixtures.spark
+
+
+def bigquery_literal(value: Any, bq_type: BQType) -> str:
+    """`value` (as DuckDB returns it) as a BigQuery literal of `bq_type`."""
+    if value is None:
+        return f"CAST(NULL AS {bq_type})"
+    if isinstance(bq_type, Array):
+        return f"{bq_type}[{', '.join(bigquery_literal(v, bq_type.element) for v in value)}]"
+    name = str(bq_type)
+    if name == "STRING":
+        return string_literal(value)
+    if name == "INT64":
+        return f"CAST({int(value)} AS INT64)"
+    if name == "TIMESTAMP":
+        return f"TIMESTAMP {string_literal(value.isoformat())}"
+    raise AssertionError(f"no literal for {bq_type} in this test")
+
+
+def landed_rows(warehouse: Path, version: TableVersion) -> str:
+    """A subquery of the rows of `version`'s table as landed, its columns as the table names them."""
+    columns = [(column.stored or column.name, column.type.base()) for column in version.columns]
+    rows = query(warehouse, f"SELECT {', '.join(c for c, _ in columns)} FROM cdc.{version.table_name}")
+    struct = f"STRUCT<{', '.join(f'{c} {t}' for c, t in columns)}>"
+    values = [
+        f"STRUCT({', '.join(f'{bigquery_literal(v, t)} AS {c}' for v, (c, t) in zip(row, columns, strict=True))})"
+        for row in rows
+    ]
+    return f"(SELECT * FROM UNNEST(ARRAY<{struct}>[{', '.join(values)}]))"
+
+
+def evaluated_current(zetasql, warehouse: Path, columns: str, renames: tuple[Rename, ...] = ()) -> list[tuple]:
+    """`customer_current` as ZetaSQL's evaluator computes its BigQuery SQL (the unified view's and the current
+    view's) over the landed rows: `columns` as text, sorted."""
+    request = RefreshRequest("cdc", ("customer",), "cdc_zeta", GeneratorOptions(current="view", renames=renames))
+    with DuckDBWarehouse(warehouse) as read:
+        [plan] = plan_families(read, request)
+    relations = {identifier_path("cdc", v.table_name): landed_rows(warehouse, v) for v in plan.versions}
+    sql = ""
+    for view in plan.all_views:  # each view reads the ones before it, and the version tables
+        sql = view.body
+        for name in sorted(relations, key=len, reverse=True):
+            sql = re.sub(rf"{re.escape(name)}\b", lambda _, n=name: relations[n], sql)
+        relations[identifier_path(view.dataset, view.name)] = f"({sql})"
+    selected = ", ".join(f"CAST({c.strip()} AS STRING)" for c in columns.split(","))
+    rows = evaluate(zetasql, f"SELECT {selected} FROM ({sql})")
+    return sorted((tuple(row) for row in rows), key=lambda row: [(v is None, v or "") for v in row])
+
+
+@pytest.mark.parametrize("case", list(dropped_and_added.CASES))
+def test_the_evaluated_bigquery_sql_tells_a_column_dropped_and_added_from_a_type_change(zetasql, spark, tmp_path, case):
+    changes, expected = dropped_and_added.CASES[case]
+    warehouse = land(spark, tmp_path, [*dropped_and_added.BEFORE, *changes])
+    refresh(warehouse, "view")
+    columns = "_cdc_database, id, qty, name"
+    assert evaluated_current(zetasql, warehouse, columns) == current(warehouse, "view", columns) == expected
+
+
+def test_the_evaluated_bigquery_sql_carries_a_value_through_a_declared_rename(zetasql, spark, tmp_path):
+    warehouse = land(spark, tmp_path, unavailable_values.TOASTED_THEN_RENAMED)
+    renames = (Rename("customer", "memo", "note"),)
+    expected = [("1", "a3", "big text"), ("2", "b2", "two"), ("3", "c", "three"), ("4", "d2", "four")]
+    assert evaluated_current(zetasql, warehouse, "id, name, note", renames) == expected
