@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Install Debian's headless-capable Chromium for the test that opens `uniview explain --html`'s page and
-# checks a screenshot of it (tests/status/test_explain_html.py).  Idempotent: does nothing when chromium
-# is already on the machine.  Without apt-get or root it says so and goes on: that test then skips,
-# naming this script.
+# Install Debian's headless-capable Chromium for the tests that open `uniview explain --html`'s page: one
+# checks a screenshot of it (tests/status/test_explain.py), one measures where each text is drawn
+# (tests/status/test_explain_html.py).  Idempotent: does nothing when chromium is already on the machine.
+# Without apt-get or root it says so and goes on: those tests then skip, naming this script.
 set -euo pipefail
 source "$(dirname "$0")/apt-install.sh"
 

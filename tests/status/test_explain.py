@@ -1,22 +1,21 @@
 """`uniview explain` on DuckDB through the real CLI: each column's types across versions (runs folded), the
 unified type and its rule, renames, the versions' source databases; and the --html page, opened in headless
-Chromium, checked on its screenshot's pixels."""
+Chromium, checked on its screenshot's pixels where Chromium lays each cell out."""
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import duckdb
 import pytest
 from click.testing import CliRunner
+from page_layout import measure_layout, screenshot
 from screenshot_png import pixel, read_png
 from status_scenario import DATASET, Table, ago, create_duckdb
 
 from uniview.cli.main import main
-from uniview.ops.explain.html import CONFLICT_COLOUR, GEOMETRY, KIND_COLOURS, RENAME_COLOUR, cell_origin, name_origin
+from uniview.ops.explain.html import CONFLICT_COLOUR, KIND_COLOURS, MARK_WIDTH, RENAME_COLOUR
 from uniview.ops.explain.model import KINDS
 from uniview.warehouse.url import duckdb_url
 
@@ -119,33 +118,6 @@ def test_an_unknown_family_is_one_clear_error(warehouse):
     assert result.stderr.startswith("uniview: error: no version tables for 'nothing'")
 
 
-def chromium() -> str:
-    found = shutil.which("chromium")
-    if found is None:
-        pytest.skip("chromium is not installed: run scripts/setup-chromium.sh (Debian's chromium package)")
-    return found
-
-
-def screenshot(html: Path, png: Path) -> None:
-    subprocess.run(
-        [
-            chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--force-device-scale-factor=1",
-            "--window-size=1200,700",
-            "--host-resolver-rules=MAP * ~NOTFOUND",  # the page must need no network
-            f"--screenshot={png}",
-            html.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-
-
 def test_the_html_page_shows_types_conflicts_and_renames_in_a_real_browser(warehouse, tmp_path):
     path, renames = warehouse
     page = tmp_path / "customer.html"
@@ -154,18 +126,23 @@ def test_the_html_page_shows_types_conflicts_and_renames_in_a_real_browser(wareh
     html = page.read_text()
     assert "://" not in html and "<script" not in html  # self-contained: nothing fetched, nothing run
     assert set(KIND_COLOURS) == {*KINDS, "absent"}
+    boxes = measure_layout(html, tmp_path)["boxes"]  # where Chromium draws each cell and each column's name
     shot = tmp_path / "customer.png"
     screenshot(page, shot)
     image = read_png(shot)
     inset = 4
 
     def cell(row, version):
-        x, y = cell_origin(row, version)
-        return pixel(image, x + inset, y + GEOMETRY["row_height"] - inset)
+        left, _, _, bottom = boxes[f"cell-{row}-{version}"]
+        return pixel(image, int(left) + inset, int(bottom) - inset)
+
+    def top_of(row, version):
+        left, top, right, _ = boxes[f"cell-{row}-{version}"]
+        return pixel(image, int((left + right) / 2), int(top) + 3)
 
     def mark(row):
-        x, y = name_origin(row)
-        return pixel(image, x + GEOMETRY["mark_width"] // 2, y + GEOMETRY["row_height"] // 2)
+        left, top, _, bottom = boxes[f"name-{row}"]
+        return pixel(image, int(left) + MARK_WIDTH // 2, int((top + bottom) / 2))
 
     id_row, name_row, note_row, born_row, addr_row = range(5)
     assert [cell(id_row, v) for v in range(4)] == [KIND_COLOURS["integer"]] * 2 + [KIND_COLOURS["string"]] * 2
@@ -178,7 +155,4 @@ def test_the_html_page_shows_types_conflicts_and_renames_in_a_real_browser(wareh
     ]
     assert (mark(id_row), mark(born_row), mark(addr_row)) == (CONFLICT_COLOUR,) * 3
     assert (mark(name_row), mark(note_row)) == ("#ffffff", "#ffffff")
-    x, y = cell_origin(note_row, 0)
-    assert pixel(image, x + GEOMETRY["cell_width"] // 2, y + 2) == RENAME_COLOUR
-    x, y = cell_origin(note_row, 2)
-    assert pixel(image, x + GEOMETRY["cell_width"] // 2, y + 2) == KIND_COLOURS["string"]
+    assert (top_of(note_row, 0), top_of(note_row, 2)) == (RENAME_COLOUR, KIND_COLOURS["string"])

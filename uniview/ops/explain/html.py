@@ -2,8 +2,9 @@
 family's history as a picture: versions across, columns down, each cell coloured by its type's kind,
 conflicting columns marked with a red bar, renamed cells with a magenta bar and their stored name.
 
-The grid has a fixed geometry (GEOMETRY), so a cell's place on the page follows from its row and
-version: the test opens the page in headless Chromium and reads the screenshot's pixels there.
+Nothing is cut off at any family width: every label takes its text's width, up to a limit past which it
+wraps, and the grid scrolls inside its own box (the versions' header and the columns' names held in view)
+instead of running past the page.
 """
 
 from __future__ import annotations
@@ -33,16 +34,8 @@ KIND_COLOURS = {
 }
 CONFLICT_COLOUR = "#d62728"
 RENAME_COLOUR = "#e6007e"
-#: Pixels: the page's title block, the versions' header, the column names, each cell, the marks' width.
-GEOMETRY = {
-    "title_height": 64,
-    "header_height": 72,
-    "name_width": 220,
-    "cell_width": 96,
-    "row_height": 26,
-    "mark_width": 8,
-    "unified_width": 170,
-}
+#: Pixels: the conflict mark at the left of a column's name.
+MARK_WIDTH = 8
 
 
 @lru_cache(maxsize=1)
@@ -63,20 +56,7 @@ def render_html(explanation: Explanation) -> str:
             colours=KIND_COLOURS,
             conflict=CONFLICT_COLOUR,
             rename=RENAME_COLOUR,
-            g=GEOMETRY,
+            mark_width=MARK_WIDTH,
             legend=[kind for kind in KIND_COLOURS if kind != "absent"],
         )
     )
-
-
-def cell_origin(row: int, version: int) -> tuple[int, int]:
-    """The top-left pixel of the cell of column `row` in version `version` (both from 0)."""
-    return (
-        GEOMETRY["name_width"] + version * GEOMETRY["cell_width"],
-        GEOMETRY["title_height"] + GEOMETRY["header_height"] + row * GEOMETRY["row_height"],
-    )
-
-
-def name_origin(row: int) -> tuple[int, int]:
-    """The top-left pixel of column `row`'s name (its conflict mark is at its left edge)."""
-    return 0, GEOMETRY["title_height"] + GEOMETRY["header_height"] + row * GEOMETRY["row_height"]
