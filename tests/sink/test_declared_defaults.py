@@ -3,17 +3,24 @@ the version table's description, where `<table>_current` reads them; neither cha
 
 from __future__ import annotations
 
+import copy
 import json
+import shutil
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from pathlib import Path
 
+from click.testing import CliRunner
 from sink_support import query, record, write_ndjson
 
+from uniview.cli.main import main
 from uniview.core.version_description import described_defaults, described_not_null
 from uniview.sink.debezium import convert_event
 from uniview.sink.job import SinkOptions, run
 from uniview.warehouse.url import duckdb_url
 
 EVENTS = json.loads((Path(__file__).parents[1] / "kafka" / "debezium_postgres_events.json").read_text())
+FIXTURES = json.loads((Path(__file__).parent / "debezium_fixtures" / "documented_events.json").read_text())
 
 
 def test_debezium_defaults_are_converted_like_values_and_not_null_is_kept():
@@ -43,3 +50,163 @@ def test_the_description_records_defaults_and_not_null_without_changing_the_vers
     [(table, comment)] = query(warehouse, "SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = 'cdc'")
     assert described_defaults(comment) == {"status": "open"} and described_not_null(comment) == ("id",)
     assert query(warehouse, f"SELECT id FROM cdc.{table} ORDER BY id") == [(1,), (2,)]
+
+
+# What a binlog reader's envelope declares, as information_schema spells each default (MySQL 8 / MariaDB), and
+# what `<table>_current` shows for a row written before the columns: the default converted as a value of its
+# column, or NULL with the column named in `_cdc_unavailable` where it is not known.
+BINLOG_DEFAULTS = [
+    # (column, declared type, schema entry beyond name and type, shown, named in _cdc_unavailable)
+    ("zero", "datetime", {"default": "0000-00-00 00:00:00", "nullable": False}, None, True),
+    ("created", "timestamp", {"default": "CURRENT_TIMESTAMP", "nullable": False}, None, True),
+    ("created2", "timestamp", {"default": "current_timestamp()"}, None, True),
+    ("flag", "tinyint(1)", {"default": 2, "nullable": False}, True, False),
+    ("one", "tinyint(1)", {"default": 1}, True, False),
+    ("off", "tinyint(1)", {"default": "0"}, False, False),
+    ("n", "int", {"default": "5"}, 5, False),
+    ("expr", "int", {"default": "(1+1)"}, None, True),
+    ("u", "varchar(36)", {"default_volatile": True}, None, True),
+    ("note", "text", {"default": None}, None, False),
+    ("label", "varchar(10)", {"default": "it's"}, "it's", False),
+    ("since", "date", {"default": "2024-01-31"}, date(2024, 1, 31), False),
+    ("far", "date", {"default": "10000-01-01"}, None, True),
+    ("big", "bigint", {"default": "9223372036854775808"}, None, True),
+    ("price", "decimal(5,2)", {"default": "1.5"}, Decimal("1.50"), False),
+]
+
+
+def refreshed(warehouse: Path, mode: str, table: str, columns: str) -> list[tuple]:
+    """`<table>_current` after `uniview refresh --current MODE` (on a copy of the warehouse)."""
+    copy = warehouse.with_name(f"{warehouse.stem}_{mode}.duckdb")
+    shutil.copy(warehouse, copy)
+    result = CliRunner().invoke(
+        main, ["refresh", "--warehouse", duckdb_url(copy), "--dataset", "cdc", "--table", table, "--current", mode]
+    )
+    assert result.exit_code == 0, result.output
+    return query(copy, f"SELECT {columns} FROM cdc_unified.{table}_current ORDER BY id")
+
+
+def test_binlog_defaults_follow_the_value_rules_of_their_column(spark, tmp_path):
+    """A version adds columns whose defaults MySQL and MariaDB spell as the zero date, CURRENT_TIMESTAMP, a
+    boolean as a number, a number as text, an expression, a value out of range: the view and the table
+    show each older row what the value rules give, or NULL and the column's name, and never fail."""
+    base = [("id", "int"), ("name", "text")]
+    older = record("t", {"id": 1, "name": "a"}, base, position="mysql-bin.000001:100", primary_key=["id"])
+    newer = record("t", {"id": 2, "name": "b"}, position="mysql-bin.000001:200", primary_key=["id"])
+    added = [{"name": name, "type": declared, **extra} for name, declared, extra, _, _ in BINLOG_DEFAULTS]
+    newer["metadata"]["schema"] = [{"name": n, "type": t} for n, t in base] + added
+    write_ndjson(tmp_path / "in" / "a.json", [older, newer])
+    warehouse = tmp_path / "w.duckdb"
+    run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc"))
+    names = [name for name, *_ in BINLOG_DEFAULTS]
+    shown = tuple(row[3] for row in BINLOG_DEFAULTS)
+    unknown = [name for name, *_, named in BINLOG_DEFAULTS if named]
+    for mode in ("view", "table"):
+        rows = refreshed(warehouse, mode, "t", f"id, {', '.join(names)}, _cdc_unavailable")
+        assert rows == [(1, *shown, unknown), (2, *[None] * len(names), None)], mode
+
+
+def debezium_line(offset: int, key: dict, value: dict) -> str:
+    """A Kafka message as `kcat -C -J` prints it."""
+    return json.dumps(
+        {"topic": "t", "partition": 0, "offset": offset, "key": json.dumps(key), "payload": json.dumps(value)}
+    )
+
+
+def with_fields(event: dict, fields: list[dict], after: dict, position: dict) -> dict:
+    """The event with `fields` added to its row schema (before and after), its row's values and source position."""
+    event = copy.deepcopy(event)
+    for struct in event["schema"]["fields"][:2]:
+        struct["fields"] = struct["fields"] + fields
+    event["payload"]["op"] = "c"
+    event["payload"]["after"] = {**event["payload"]["after"], **after}
+    event["payload"]["source"].update(position)
+    return event
+
+
+def test_debezium_computed_defaults_are_unknown_and_literal_ones_shown(spark, tmp_path):
+    """PostgreSQL `ADD COLUMN created timestamptz DEFAULT now()` and MariaDB's `ADD COLUMN created_at timestamp
+    NOT NULL DEFAULT CURRENT_TIMESTAMP` reach the value schema as the epoch (Debezium's placeholder for a
+    computed default): older rows show NULL and name the column, never 1970-01-01.  `DEFAULT 'x'::text` arrives
+    as 'x' and `DEFAULT 3` as 3, which older rows show."""
+    postgres = json.loads(EVENTS[1]["value"])  # an event of a live PostgreSQL connector
+    key = json.loads(EVENTS[1]["key"])
+    first = with_fields(postgres, [], {}, {"lsn": 100})
+    pg_added = [
+        {
+            "type": "string",
+            "optional": True,
+            "name": "io.debezium.time.ZonedTimestamp",
+            "version": 1,
+            "default": "1970-01-01T00:00:00Z",
+            "field": "created",
+        },
+        {"type": "string", "optional": True, "default": "x", "field": "kind"},
+        {"type": "int32", "optional": True, "default": 3, "field": "level"},
+        {
+            "type": "int64",
+            "optional": False,
+            "name": "io.debezium.time.MicroTimestamp",
+            "version": 1,
+            "default": 0,
+            "field": "stamped",
+        },
+    ]
+    second = with_fields(
+        postgres,
+        pg_added,
+        {"id": 2, "created": "2026-11-28T10:00:00Z", "kind": "y", "level": 1, "stamped": 1},
+        {"lsn": 200},
+    )
+    mysql = FIXTURES[0]["value"]  # Debezium's own example of its MySQL connector (MariaDB's events are alike)
+    mysql_key = {
+        "schema": {"type": "struct", "fields": [{"type": "int32", "optional": False, "field": "id"}]},
+        "payload": {"id": 1004},
+    }
+    mysql_added = [
+        {
+            "type": "string",
+            "optional": False,
+            "name": "io.debezium.time.ZonedTimestamp",
+            "version": 1,
+            "default": "1970-01-01T00:00:00Z",
+            "field": "created_at",
+        },
+        {"type": "int16", "optional": False, "default": 0, "field": "visits"},
+    ]
+    mysql_first = with_fields(mysql, [], {}, {"pos": 100})
+    mysql_second = with_fields(
+        mysql, mysql_added, {"id": 1005, "created_at": "2026-11-28T10:00:00Z", "visits": 4}, {"pos": 200}
+    )
+    lines = [
+        debezium_line(0, key, first),
+        debezium_line(1, {**key, "payload": {"id": 2}}, second),
+        debezium_line(2, mysql_key, mysql_first),
+        debezium_line(3, {**mysql_key, "payload": {"id": 1005}}, mysql_second),
+    ]
+    write_ndjson(tmp_path / "in" / "events.json", lines)
+    warehouse = tmp_path / "w.duckdb"
+    options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", format="debezium")
+    run(spark, options)
+    for mode in ("view", "table"):
+        rows = refreshed(warehouse, mode, "customer", "id, created, kind, level, stamped, _cdc_unavailable")
+        assert rows == [
+            (1, None, "x", 3, None, ["created", "stamped"]),
+            (2, datetime(2026, 11, 28, 10, tzinfo=UTC), "y", 1, datetime(1970, 1, 1, 0, 0, 0, 1), None),
+        ], mode
+        rows = refreshed(warehouse, mode, "customers", "id, created_at, visits, _cdc_unavailable")
+        assert rows == [
+            (1004, None, 0, ["created_at"]),
+            (1005, datetime(2026, 11, 28, 10, tzinfo=UTC), 4, None),
+        ], mode
+
+
+def test_a_version_landed_before_defaults_were_converted_is_read_through_the_same_rules():
+    """A description that records the defaults as the records carried them (`defaults`) is read as the sink
+    reads a default now: the epoch Debezium wrote for now() is unknown, a literal stays."""
+    from uniview.core.version_description import KEY
+
+    described = json.dumps(
+        {KEY: {"table": "t", "columns": [["id", "int"]], "defaults": {"s": "open", "c": "1970-01-01 00:00:00+00:00"}}}
+    )
+    assert described_defaults(described) == {"s": "open", "c": None}
