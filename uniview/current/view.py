@@ -13,10 +13,12 @@ always gives the same rows.  NULL keys are one key.  On top of that latest chang
 - a TRUNCATE change (the sink lands one per truncate event) leaves out every row of its database
   that is older than the database's last truncate;
 - the row is read as of its database's newest version (the version of the database's latest
-  change): a column that version lacks is NULL, and a column some version lacks is NULL in rows
+  change): a column that version lacks is NULL, and a column some version lacks shows, in rows
   older than the database's last change in a version without it (the column was added, or dropped
-  and added again, after the row was written: the source shows its default, which is NULL unless a
-  default is declared, and declared defaults are not read yet);
+  and added again, after the row was written), the default the newest version records, as a typed
+  literal of a constant (uniview.core.default_literals); NULL when it declares none, and NULL with
+  the column named in `_cdc_unavailable` when the default is not known (computed when a row is
+  written, or no value of the column: uniview.sink.default_values);
 - a column whose value the source did not send (named in `_cdc_unavailable`) shows the last value
   the key's earlier changes sent, for the types a source can leave out (STRING, BYTES, JSON,
   ARRAY, STRUCT).
