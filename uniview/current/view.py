@@ -18,10 +18,12 @@ always gives the same rows.  NULL keys are one key.  On top of that latest chang
   and added again, after the row was written), the default the newest version records, as a typed
   literal of a constant (uniview.core.default_literals); NULL when it declares none, and NULL with
   the column named in `_cdc_unavailable` when the default is not known (computed when a row is
-  written, or no value of the column: uniview.sink.default_values);
-- a column whose value the source did not send (named in `_cdc_unavailable`) shows the last value
-  the key's earlier changes sent, for the types a source can leave out (STRING, BYTES, JSON,
-  ARRAY, STRUCT).
+  written, or no value of the column: uniview.sink.default_values); a column that moved behind a
+  column that followed it was dropped and added again (a re-added column is appended, a type change
+  keeps its place), so the versions before the move count as lacking it for those after (`_lives`);
+- a column whose value the source did not send (named in `_cdc_unavailable`, under the name the row's
+  version table has: the old name before a rename) shows the last value the key's earlier changes
+  sent, for the types a source can leave out (STRING, BYTES, JSON, ARRAY, STRUCT).
 
 The primary key comes from the version tables' descriptions (uniview.core.version_description); every
 version must record the same one.
