@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from status.status_scenario import (  # tests/status/status_scenario.py
     FAMILIES,
+    FAMILYLESS_COUNTS,
     PENDING,
     QUARANTINE,
     Table,
@@ -21,6 +22,7 @@ from uniview.cli.main import main
 from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.ops.refresh import RefreshRequest, refresh
 from uniview.ops.status.collect import STATUS_JOBS_BIGQUERY, collect
+from uniview.ops.status.report import NO_FAMILY, THRESHOLD_EXIT_CODE
 from uniview.planning.plan import GeneratorOptions
 
 MAIN_STATES = ("customer", "orders", "legacy", "payments", "invoices")
@@ -62,7 +64,8 @@ def test_status_on_bigquery_tells_the_main_states_apart_in_a_fixed_number_of_job
     result = CliRunner().invoke(main, [*args, "--pending-file", str(pending)])
     lags = (before, elapsed())
     assert result.exit_code == 0, result.output
-    families = {family["family"]: family for family in json.loads(result.stdout)["families"]}
+    document = json.loads(result.stdout)
+    families = {family["family"]: family for family in document["families"]}
     assert {name: family["flags"] for name, family in families.items()} == {
         "customer": [],
         "orders": ["pending"],
@@ -80,6 +83,20 @@ def test_status_on_bigquery_tells_the_main_states_apart_in_a_fixed_number_of_job
     assert all(99 < value <= 100 for value in families["customer"]["headroom_percent"].values())
     failing = CliRunner().invoke(main, [*args, "--fail-on", "stale=1d"])
     assert failing.exit_code == 3 and "uniview: legacy: crosses --fail-on stale" in failing.stderr
+    # the quarantined lines of no family (NULL or empty table_name): a row of their own, watched by --fail-on
+    assert document["no_family"] == {
+        "name": NO_FAMILY,
+        "flags": ["quarantine"],
+        "crossed": [],
+        "quarantine": FAMILYLESS_COUNTS,
+    }
+    summary = document["summary"]
+    assert (summary[f"{NO_FAMILY} quarantined 24h"], summary[f"{NO_FAMILY} quarantined 7d"]) == (3, 5)
+    by_quarantine = CliRunner().invoke(main, [*args[:-1], "--fail-on", "quarantine=2"])
+    assert by_quarantine.exit_code == THRESHOLD_EXIT_CODE, by_quarantine.output
+    assert by_quarantine.stderr.splitlines() == [f"uniview: {NO_FAMILY}: crosses --fail-on quarantine"]
+    (row,) = [line for line in by_quarantine.stdout.split("summary")[0].splitlines() if NO_FAMILY in line]
+    assert "quarantine" in row and "3/24h 5/7d" in row  # the terminal table shows the row
     # the same number of query jobs for one family as for all of them
     jobs = []
     for tables in (("customer",), None):

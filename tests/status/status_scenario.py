@@ -57,13 +57,25 @@ FAMILIES: dict[str, tuple[list[Table], list[Table]]] = {
     "payments": ([Table("payments_v_a1", ID, (("db1", ago(minutes=2)),))], []),
     "invoices": ([Table("invoices_v_a1", ID, (("db1", ago(minutes=2)),))], []),
 }
+#: quarantined lines that name no family (table_name, reason, when): the `(no family)` row of `uniview status`
+FAMILYLESS = [
+    (None, "missing_metadata", ago(hours=1)),
+    ("", "missing_metadata", ago(hours=5)),
+    (None, "unparseable", ago(hours=3)),
+    (None, "unparseable", ago(days=2)),
+    (None, "unparseable", ago(days=3)),
+]
+#: Their counts by reason, 24 hours and 7 days, as `uniview status --json` gives them.
+FAMILYLESS_COUNTS = {"missing_metadata": {"24h": 2, "7d": 2}, "unparseable": {"24h": 1, "7d": 3}}
 #: quarantined (table_name, reason, when)
 QUARANTINE = [
     ("payments", "type_mismatch", ago(hours=1)),
     ("payments", "type_mismatch", ago(hours=2)),
     ("payments", "unparseable", ago(days=5)),
     ("payments", "unparseable", ago(days=9)),  # older than a week: not counted
-    (None, "missing_metadata", ago(hours=1)),
+    # lines that name no family: the sink leaves table_name NULL (not JSON, no metadata object) or as the
+    # record gave it, empty (a metadata.table_name of "")
+    *FAMILYLESS,
 ]
 #: pending notifications (table, version, since)
 PENDING = [("invoices", "b7", ago(hours=2))]

@@ -7,13 +7,19 @@ from datetime import timedelta
 
 import pytest
 from click.testing import CliRunner
-from status_scenario import OVER_VERSIONS, assert_freshness, elapsed
+from status_scenario import FAMILYLESS_COUNTS, OVER_VERSIONS, assert_freshness, elapsed
 
 from uniview.cli.main import main
 from uniview.core import limits
 from uniview.ops.refresh import RefreshRequest
 from uniview.ops.status.collect import STATUS_QUERIES_DUCKDB, collect
-from uniview.ops.status.report import THRESHOLD_EXIT_CODE, family_statuses, parse_fail_on
+from uniview.ops.status.report import (
+    NO_FAMILY,
+    THRESHOLD_EXIT_CODE,
+    family_statuses,
+    no_family_status,
+    parse_fail_on,
+)
 from uniview.warehouse import open_warehouse
 from uniview.warehouse.url import duckdb_url
 
@@ -88,6 +94,20 @@ def test_worst_first_and_a_summary(report):
     assert summary["versions"] == OVER_VERSIONS + 7
 
 
+def test_quarantined_lines_of_no_family_are_a_row_of_their_own(report):
+    document, families, _ = report
+    assert document["no_family"] == {
+        "name": NO_FAMILY,
+        "flags": ["quarantine"],
+        "crossed": [],
+        "quarantine": FAMILYLESS_COUNTS,
+    }
+    assert NO_FAMILY not in families and document["summary"]["families"] == 7
+    summary = document["summary"]
+    assert (summary[f"{NO_FAMILY} quarantined 24h"], summary[f"{NO_FAMILY} quarantined 7d"]) == (3, 5)
+    assert summary["quarantine"] == 1  # families flagged: payments; the row of no family is counted apart
+
+
 @pytest.fixture(scope="module")
 def inputs(warehouse_file):
     request = RefreshRequest("cdc")
@@ -113,6 +133,33 @@ def test_fail_on_thresholds_name_the_families_that_cross_them(inputs, fail_on, c
     assert {status.family for status in statuses if status.crossed} == crossing
 
 
+@pytest.mark.parametrize(
+    ("fail_on", "crossing"),
+    [
+        ("quarantine=0", {"payments", NO_FAMILY}),
+        ("quarantine=2", {NO_FAMILY}),  # payments has 2 in the last 24 hours, the lines of no family 3
+        ("quarantine=3", set()),
+        ("stale=1d", {"legacy"}),  # the row of no family has no freshness: only the quarantine threshold applies
+    ],
+)
+def test_the_quarantine_threshold_watches_the_lines_of_no_family_too(inputs, fail_on, crossing):
+    request, collected = inputs
+    thresholds = parse_fail_on([fail_on])
+    no_family = no_family_status(collected, thresholds)
+    assert no_family is not None
+    rows = [*family_statuses(collected, request.options, thresholds), no_family]
+    assert {status.family for status in rows if status.crossed} == crossing
+
+
+def test_the_lines_of_no_family_fail_the_check_of_a_scheduler(warehouse_file):
+    result = status(warehouse_file, "--all", "--fail-on", "quarantine=2")
+    assert result.exit_code == THRESHOLD_EXIT_CODE, result.output
+    assert result.stderr.splitlines() == [f"uniview: {NO_FAMILY}: crosses --fail-on quarantine"]
+    assert status(warehouse_file, "--all", "--fail-on", "quarantine=3").exit_code == 0
+    bad = status(warehouse_file, "--all", "--fail-on", "quarantine=some")
+    assert bad.exit_code == 1 and "quarantine takes a number of records" in bad.stderr
+
+
 def test_a_crossed_threshold_is_a_non_zero_exit_for_a_scheduler(warehouse_file):
     result = status(warehouse_file, "--all", "--fail-on", "stale=1d", "--fail-on", "pending=150m")
     assert result.exit_code == THRESHOLD_EXIT_CODE, result.output
@@ -135,6 +182,13 @@ def test_the_terminal_shows_the_worst_families_then_a_summary(warehouse_file):
     assert "legacy" not in text.split("summary")[0].split("more families")[0]
     assert "... and 5 more families" in text
     assert "over limit" in text and "near limit" in text
+    # the lines of no family: always a row (after the families shown), and in the summary
+    table, totals = text.split("summary")
+    (row,) = [line for line in table.splitlines() if NO_FAMILY in line]
+    assert "quarantine" in row and "3/24h 5/7d" in row
+    assert "(unparseable)" in table[table.index(NO_FAMILY) :]  # the commonest reason, folded under the counts
+    assert table.index("wide") < table.index(NO_FAMILY)
+    assert f"{NO_FAMILY} quarantined 24h" in totals and f"{NO_FAMILY} quarantined 7d" in totals
 
 
 def test_one_family(warehouse_file):

@@ -229,7 +229,9 @@ def refresh(warehouse: str, rebuild_current: bool, **request_options: Any) -> No
     metavar="KIND=VALUE",
     help="Exit with code 3 when a family crosses it: stale=DURATION (newest _cdc_ingested_at older than that), "
     "headroom=PERCENT (less free to a BigQuery limit, or over one), pending=DURATION (a version no view reads, "
-    "or a notification not delivered, for longer). Repeatable or comma-separated, e.g. stale=6h,headroom=15.",
+    "or a notification not delivered, for longer), quarantine=COUNT (more records quarantined in the last 24 hours, "
+    "for a family or for the lines that name none: the (no family) row). Repeatable or comma-separated, "
+    "e.g. stale=6h,headroom=15.",
 )
 @click.option("--limit", "shown", type=int, default=50, show_default=True, help="Families shown in the terminal.")
 @click.option(
@@ -247,7 +249,7 @@ def status(
     quarantine and pending notifications, worst first (docs/operations-runbook.md)."""
     from uniview.ops.status.collect import collect
     from uniview.ops.status.output import print_status, status_document
-    from uniview.ops.status.report import THRESHOLD_EXIT_CODE, family_statuses, parse_fail_on
+    from uniview.ops.status.report import THRESHOLD_EXIT_CODE, family_statuses, no_family_status, parse_fail_on
     from uniview.warehouse import open_warehouse
 
     thresholds = parse_fail_on(fail_on)
@@ -255,11 +257,13 @@ def status(
     with open_warehouse(warehouse) as connection:
         inputs = collect(connection, request, pending_file)
     statuses = family_statuses(inputs, request.options, thresholds)
+    no_family = no_family_status(inputs, thresholds)
     if as_json:
-        click.echo(json.dumps(status_document(statuses, thresholds, inputs.now), indent=2, ensure_ascii=False))
+        document = status_document(statuses, thresholds, inputs.now, no_family)
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        print_status(statuses, inputs.now, shown)
-    crossing = [s for s in statuses if s.crossed]
+        print_status(statuses, inputs.now, shown, no_family)
+    crossing = [s for s in [*statuses, *([no_family] if no_family else [])] if s.crossed]
     for family in crossing:
         click.echo(f"uniview: {family.family}: crosses --fail-on {', '.join(family.crossed)}", err=True)
     if crossing:

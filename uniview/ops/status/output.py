@@ -1,5 +1,6 @@
-"""What `uniview status` prints: the worst families first (at most --limit of them), then a summary,
-so a dataset of thousands of families still fits a terminal; `--json` prints every family."""
+"""What `uniview status` prints: the worst families first (at most --limit of them), the row of the
+quarantined lines that name no family (always shown), then a summary, so a dataset of thousands of
+families still fits a terminal; `--json` prints every family."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from uniview.ops.status.report import FamilyStatus, Thresholds, summary
+from uniview.ops.status.report import NO_FAMILY, FamilyStatus, Thresholds, summary
 
 #: Families the terminal shows before counting the rest in the summary.
 DEFAULT_SHOWN = 50
@@ -25,21 +26,34 @@ _STYLES = {
 }
 
 
-def status_document(statuses: Sequence[FamilyStatus], thresholds: Thresholds, now: datetime) -> dict[str, Any]:
+def status_document(
+    statuses: Sequence[FamilyStatus], thresholds: Thresholds, now: datetime, no_family: FamilyStatus | None = None
+) -> dict[str, Any]:
+    """The `--json` document; `no_family` is the row of the quarantined lines that name no family (null when
+    the last 7 days hold none)."""
     return {
         "now": now.isoformat(),
         "thresholds": {
             "stale_seconds": round(thresholds.stale.total_seconds()),
             "headroom_percent": thresholds.headroom,
             "pending_seconds": round(thresholds.pending.total_seconds()),
+            "quarantine_records": thresholds.quarantine,
             "fail_on": sorted(thresholds.failing),
         },
-        "summary": summary(statuses),
+        "summary": summary(statuses, no_family),
         "families": [status.as_json() for status in statuses],
+        "no_family": None if no_family is None else _no_family_json(no_family),
     }
 
 
-def print_status(statuses: Sequence[FamilyStatus], now: datetime, shown: int = DEFAULT_SHOWN) -> None:
+def _no_family_json(status: FamilyStatus) -> dict[str, Any]:
+    family = status.as_json()
+    return {"name": NO_FAMILY, **{key: family[key] for key in ("flags", "crossed", "quarantine")}}
+
+
+def print_status(
+    statuses: Sequence[FamilyStatus], now: datetime, shown: int = DEFAULT_SHOWN, no_family: FamilyStatus | None = None
+) -> None:
     console = Console(width=max(Console().width, 140))
     table = Table(title="uniview status (worst first)", title_justify="left")
     for heading in ("family", "state", "versions", "dbs", "unread", "headroom", "fresh", "views changed", "quarantine"):
@@ -56,11 +70,14 @@ def print_status(statuses: Sequence[FamilyStatus], now: datetime, shown: int = D
             "-" if status.views_changed is None else age(now - status.views_changed) + " ago",
             _quarantine(status),
         )
+    if no_family is not None:
+        table.add_section()
+        table.add_row(f"[dim]{NO_FAMILY}[/dim]", _state(no_family), *["-"] * 6, _quarantine(no_family))
     console.print(table)
     if len(statuses) > shown:
         console.print(f"... and {len(statuses) - shown:,} more families (--limit, or --json for all)")
     totals = Table(title="summary", title_justify="left", show_header=False)
-    for key, value in summary(statuses).items():
+    for key, value in summary(statuses, no_family).items():
         totals.add_row(key, f"{value:,}")
     console.print(totals)
 
@@ -95,10 +112,8 @@ def _headroom(status: FamilyStatus) -> str:
 def _quarantine(status: FamilyStatus) -> str:
     if not status.quarantine:
         return "-"
-    day = sum(d for d, _ in status.quarantine.values())
-    week = sum(w for _, w in status.quarantine.values())
     top = max(status.quarantine, key=lambda reason: status.quarantine[reason][1])
-    return f"{day:,}/24h {week:,}/7d ({top})"
+    return f"{status.quarantined_last_day:,}/24h {status.quarantined_last_week:,}/7d ({top})"
 
 
 def age(span: timedelta | None) -> str:

@@ -26,10 +26,15 @@ from uniview.warehouse.status_reads import PendingNotification, QuarantineCount,
 #: How many shorter version lists are planned to find which versions the stored top view lacks.
 MAX_UNREAD_PROBES = 32
 #: The kinds `--fail-on` takes, and their defaults for flagging a family when not given.
-FAIL_ON_KINDS = ("stale", "headroom", "pending")
+FAIL_ON_KINDS = ("stale", "headroom", "pending", "quarantine")
 DEFAULT_STALE = timedelta(hours=24)
 DEFAULT_HEADROOM = round(100 * (1 - limits.NEARING_SHARE), 1)  # the refresh's warning: above 80% of a limit
 DEFAULT_PENDING = timedelta(hours=1)
+#: Records quarantined in the last 24 hours that a row may have before it is flagged.
+DEFAULT_QUARANTINE = 0
+#: The row of the quarantined lines that name no family (no metadata.table_name: not JSON, no metadata).
+#: Not a table name BigQuery allows, so no family is ever named so.
+NO_FAMILY = "(no family)"
 #: Exit code of `uniview status` when a --fail-on threshold is crossed (1 is an error, 2 a usage error).
 THRESHOLD_EXIT_CODE = 3
 #: Flags by severity, worst first.
@@ -41,21 +46,22 @@ class Thresholds:
     stale: timedelta = DEFAULT_STALE
     headroom: float = DEFAULT_HEADROOM
     pending: timedelta = DEFAULT_PENDING
+    quarantine: int = DEFAULT_QUARANTINE
     #: The kinds given with --fail-on: crossing one of them fails the command.
     failing: frozenset[str] = frozenset()
 
 
 def parse_fail_on(entries: Sequence[str]) -> Thresholds:
-    """`stale=6h`, `headroom=15`, `pending=30m` (repeatable, or comma-separated) -> Thresholds."""
+    """`stale=6h`, `headroom=15`, `pending=30m`, `quarantine=0` (repeatable, or comma-separated) -> Thresholds."""
     values: dict[str, Any] = {}
     for entry in (part.strip() for text in entries for part in text.split(",") if part.strip()):
         kind, _, value = entry.partition("=")
         if kind not in FAIL_ON_KINDS or not value:
             raise ConfigError(
                 f"--fail-on {entry!r}: expected KIND=VALUE with KIND one of {', '.join(FAIL_ON_KINDS)}, "
-                "e.g. stale=6h, headroom=15 (percent), pending=30m"
+                "e.g. stale=6h, headroom=15 (percent), pending=30m, quarantine=0 (records in 24 hours)"
             )
-        values[kind] = _percent(entry, value) if kind == "headroom" else parse_duration(value)
+        values[kind] = _threshold(kind, entry, value)
     return Thresholds(**values, failing=frozenset(values))
 
 
@@ -67,6 +73,20 @@ def _percent(entry: str, value: str) -> float:
     if not 0 <= number <= 100:
         raise ConfigError(f"--fail-on {entry!r}: headroom takes a percentage from 0 to 100")
     return number
+
+
+def _threshold(kind: str, entry: str, value: str) -> float | int | timedelta:
+    if kind == "headroom":
+        return _percent(entry, value)
+    if kind == "quarantine":
+        return _count(entry, value)
+    return parse_duration(value)
+
+
+def _count(entry: str, value: str) -> int:
+    if not value.isdigit():
+        raise ConfigError(f"--fail-on {entry!r}: quarantine takes a number of records, e.g. quarantine=0")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -93,6 +113,14 @@ class FamilyStatus:
     pending: list[PendingNotification]
     flags: list[str] = field(default_factory=list)
     crossed: list[str] = field(default_factory=list)
+
+    @property
+    def quarantined_last_day(self) -> int:
+        return sum(day for day, _ in self.quarantine.values())
+
+    @property
+    def quarantined_last_week(self) -> int:
+        return sum(week for _, week in self.quarantine.values())
 
     @property
     def min_headroom(self) -> float | None:
@@ -187,6 +215,35 @@ def _base(inputs: StatusInputs, family: str, tables: list[str]) -> FamilyStatus:
     )
 
 
+def no_family_status(inputs: StatusInputs, thresholds: Thresholds) -> FamilyStatus | None:
+    """The NO_FAMILY row: the quarantined lines that name no family (NULL or empty table_name), by reason,
+    flagged and checked against `--fail-on quarantine` like a family; None when the week holds none."""
+    quarantine: dict[str, tuple[int, int]] = {}
+    for q in inputs.quarantine:  # NULL and empty table names are counted apart: add them up
+        if not q.table:
+            day, week = quarantine.get(q.reason, (0, 0))
+            quarantine[q.reason] = (day + q.last_day, week + q.last_week)
+    if not quarantine:
+        return None
+    status = FamilyStatus(
+        family=NO_FAMILY,
+        versions=0,
+        databases=0,
+        rows=0,
+        unread=[],
+        view_outdated=False,
+        headroom=None,
+        error=None,
+        views_changed=None,
+        newest_ingested=None,
+        freshness=None,
+        quarantine=quarantine,
+        pending=[],
+    )
+    _flag(status, inputs.now, thresholds)
+    return status
+
+
 def _since(inputs: StatusInputs, version: TableVersion) -> datetime | None:
     activity = inputs.activity.get(version.table_name)
     return activity.first_ingested if activity else None
@@ -227,7 +284,7 @@ def _flag(status: FamilyStatus, now: datetime, thresholds: Thresholds) -> None:
     old = any(since is not None and now - since > thresholds.pending for since in waiting)  # None: no row yet
     checks.append(("pending", "pending", bool(status.unread or status.view_outdated)))
     checks.append(("notifications", "pending", bool(status.pending)))
-    checks.append(("quarantine", None, any(day for day, _ in status.quarantine.values())))
+    checks.append(("quarantine", "quarantine", status.quarantined_last_day > thresholds.quarantine))
     for flag, kind, raised in checks:
         if not raised:
             continue
@@ -245,13 +302,21 @@ def _worst_first(status: FamilyStatus) -> tuple:
     return (severity, headroom, freshness, status.family)
 
 
-def summary(statuses: Sequence[FamilyStatus]) -> dict[str, int]:
-    """Families per flag (a family counts once per flag), healthy ones, and the totals."""
+def summary(statuses: Sequence[FamilyStatus], no_family: FamilyStatus | None = None) -> dict[str, int]:
+    """Families per flag (a family counts once per flag), healthy ones, the totals, the quarantined lines
+    of no family (when there are any) and the rows crossing --fail-on (the families and the NO_FAMILY row)."""
     counts = {flag: sum(flag in s.flags for s in statuses) for flag in SEVERITY}
+    without_family = {}
+    if no_family is not None:
+        without_family = {
+            f"{NO_FAMILY} quarantined 24h": no_family.quarantined_last_day,
+            f"{NO_FAMILY} quarantined 7d": no_family.quarantined_last_week,
+        }
     return {
         "families": len(statuses),
         "healthy": sum(not s.flags for s in statuses),
         **{flag: count for flag, count in counts.items() if count},
         "versions": sum(s.versions for s in statuses),
-        "crossing --fail-on": sum(bool(s.crossed) for s in statuses),
+        **without_family,
+        "crossing --fail-on": sum(bool(s.crossed) for s in [*statuses, *([no_family] if no_family else [])]),
     }
