@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from pathlib import Path
 
@@ -210,3 +210,42 @@ def test_a_version_landed_before_defaults_were_converted_is_read_through_the_sam
         {KEY: {"table": "t", "columns": [["id", "int"]], "defaults": {"s": "open", "c": "1970-01-01 00:00:00+00:00"}}}
     )
     assert described_defaults(described) == {"s": "open", "c": None}
+
+
+COMPUTED = json.loads((Path(__file__).parent / "debezium_fixtures" / "postgres_computed_defaults.json").read_text())
+
+
+def test_postgres_computed_defaults_as_debezium_sends_them(spark, tmp_path):
+    """Debezium's own events (COMPUTED["origin"] says how they were captured): columns added with now() (a
+    timestamptz and a NOT NULL timestamp), gen_random_uuid() and CURRENT_DATE reach the value schema as the
+    epoch and the nil UUID, which older rows never show; 'x'::text, 3 and true are shown.  nextval() and
+    CURRENT_TIME arrive as 0 and midnight, which nothing tells from the literals 0 and '00:00' (documented)."""
+    lines = [
+        debezium_line(n, json.loads(event["key"]), json.loads(event["value"]))
+        for n, event in enumerate(COMPUTED["events"])
+    ]
+    write_ndjson(tmp_path / "in" / "events.json", lines)
+    warehouse = tmp_path / "w.duckdb"
+    options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", format="debezium")
+    run(spark, options)
+    [(comment,)] = query(
+        warehouse, "SELECT comment FROM duckdb_tables() WHERE schema_name = 'cdc' AND comment LIKE '%uid%'"
+    )
+    recorded = described_defaults(comment)
+    assert recorded == {
+        "created": None,
+        "stamped": None,
+        "kind": "x",
+        "level": "3",
+        "seq": "0",
+        "uid": None,
+        "day": None,
+        "opens": "00:00:00",
+        "flag": "true",
+    }
+    columns = "id, created, stamped, kind, level, seq, uid, day, opens, flag, _cdc_unavailable"
+    for mode in ("view", "table"):
+        rows = refreshed(warehouse, mode, "item", columns)
+        older = ["created", "stamped", "uid", "day"]
+        assert rows[:2] == [(n, None, None, "x", 3, 0, None, None, time(0), True, older) for n in (1, 2)], mode
+        assert rows[2][:2] == (3, datetime(2026, 11, 28, 14, 8, 9, 258832, tzinfo=UTC)) and rows[2][-1] is None
