@@ -5,7 +5,9 @@ truncates, changes of an older log position arriving late, the same change deliv
 a source did not send (named in `_cdc_unavailable`), keys that are NULL, changes without a log
 position, and new versions that drop a column, add one with a declared default or NOT NULL without
 one, and change a column's type (INT64 -> STRING and back); three source databases move to new
-versions at different times.  Everything is drawn from one seeded `random.Random`.
+versions at different times.  Everything is drawn from one seeded `random.Random`.  `History(...,
+versions=RENAMED_AND_READDED)` goes on with a declared rename of a carried column (`RENAMES`) and a column
+dropped and added again with nothing written in between (appended last, as PostgreSQL does).
 
 `_cdc_ingested_at` advances by two hours a step; some rows are stamped half an hour before the
 previous step's newest, as a landing that committed late (within the current table's lag) would.
@@ -22,6 +24,7 @@ from typing import Any
 import duckdb
 
 from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.renames import Rename
 from uniview.core.types import parse_type
 from uniview.core.version_description import version_description
 from uniview.sink.sequence import sequence_of
@@ -98,11 +101,26 @@ VERSIONS = (
 )
 
 
-class History:
-    """One family's landing tables in `path`, grown by `step()`."""
+#: The carried column `name` renamed `title` (declared: RENAMES), then qty dropped and added again at the end
+#: with a default, with nothing written in between: a version of its own only by its column order.
+_LATER = (("title", _STRING), ("note", _STRING), ("status", _STRING), ("score", "INT64"), ("flag", "BOOL"))
+RENAMED_AND_READDED = (
+    *VERSIONS,
+    Version("e5", (("id", "INT64"), _LATER[0], ("qty", "INT64"), *_LATER[1:]), VERSIONS[3].defaults, ("flag",)),
+    Version("f6", (("id", "INT64"), *_LATER, ("qty", "INT64")), {**VERSIONS[3].defaults, "qty": 1}, ("flag",)),
+)
+RENAMES = (Rename(FAMILY, "name", "title"),)
 
-    def __init__(self, path: Path, seed: int, keys: int = 8) -> None:
+
+class History:
+    """One family's landing tables in `path`, grown by `step()`, its versions taken in order from `versions`."""
+
+    def __init__(
+        self, path: Path, seed: int, keys: int = 8, versions: tuple[Version, ...] = VERSIONS, move_chance: float = 0.2
+    ) -> None:
         self.path = path
+        self.versions = versions
+        self.move_chance = move_chance  # per step and database, of moving to the next version
         self.random = random.Random(seed)
         self.keys = keys
         self.step_number = 0
@@ -142,13 +160,13 @@ class History:
     def _maybe_move_versions(self) -> None:
         for database in DATABASES:
             at = self.version_of[database]
-            if at + 1 < len(VERSIONS) and self.random.random() < 0.2:
+            if at + 1 < len(self.versions) and self.random.random() < self.move_chance:
                 self.version_of[database] = at + 1
 
     def _change(self, database: str, stamp: dt.datetime) -> tuple[str, dict[str, Any]]:
-        version = VERSIONS[self.version_of[database]]
+        version = self.versions[self.version_of[database]]
         if self.random.random() < 0.15 and self.version_of[database] > 0:  # an older version still written
-            version = VERSIONS[self.random.randrange(self.version_of[database])]
+            version = self.versions[self.random.randrange(self.version_of[database])]
         operation = self.random.choices(["INSERT", "UPDATE", "DELETE", "SNAPSHOT"], [3, 6, 2, 1])[0]
         key = None if self.random.random() < 0.05 else self.random.randrange(self.keys)
         row: dict[str, Any] = {"id": key}
@@ -165,7 +183,7 @@ class History:
         return version.table, row
 
     def _truncate(self, database: str, stamp: dt.datetime) -> tuple[str, dict[str, Any]]:
-        version = VERSIONS[self.version_of[database]]
+        version = self.versions[self.version_of[database]]
         row: dict[str, Any] = dict.fromkeys((c for c, _ in version.columns), None)
         if "flag" in row:
             row["flag"] = False
@@ -223,7 +241,7 @@ class History:
             connection.execute("SET TimeZone='UTC'")
             connection.execute(f"CREATE SCHEMA IF NOT EXISTS {DATASET}")
             for table, row in batch:
-                version = next(v for v in VERSIONS if v.table == table)
+                version = next(v for v in self.versions if v.table == table)
                 self._create(connection, version)
                 names = [c for c, _ in version.columns] + [c for c, _ in CDC_COLUMNS]
                 connection.execute(

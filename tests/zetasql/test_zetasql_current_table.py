@@ -21,9 +21,10 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
 
 from bigquery_limits import LimitEnforcer
-from current_table_history import FAMILY, VERSIONS
+from current_table_history import FAMILY, RENAMED_AND_READDED, RENAMES, VERSIONS
 
 from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.renames import apply_renames
 from uniview.core.schema import Column, TableVersion
 from uniview.core.types import parse_type
 from uniview.current.table import TEMPORARY
@@ -62,6 +63,31 @@ def test_every_statement_of_every_script_is_accepted_and_fits_the_job_rules(dml)
             assert "DELETE FROM" in inside and "CREATE OR REPLACE TABLE" not in inside
         analyzed += analyze_script(dml, script, catalog, TEMPORARY)
     assert analyzed > 20
+
+
+def test_the_scripts_of_a_renamed_carried_column_and_a_column_dropped_and_added_are_accepted(dml):
+    """The random history's later versions: `name` renamed `title` (its carried value looked up under both
+    names), qty dropped and added again at the end (two lives, one gone point each)."""
+    declared = []
+    for number, version in enumerate(RENAMED_AND_READDED):
+        columns = tuple(Column(name, parse_type(t)) for name, t in (*version.columns, *CDC_COLUMNS))
+        defaults = tuple((name, json.dumps(value)) for name, value in version.defaults.items())
+        declared.append(
+            TableVersion(version.table, FAMILY, version.name, number, columns, ("id",), defaults, version.not_null)
+        )
+    planned = plan_family("cdc", "cdc_unified", apply_renames(declared, RENAMES), GeneratorOptions(current="table"))
+    current = planned.current_table
+    assert current is not None
+    assert any(
+        "'name' IN UNNEST" in unavailable for _, column, unavailable in current.rules.carried if column == "title"
+    )
+    assert {name for name, _ in current.rules.gone} >= {"_uniview_gone_2_0", "_uniview_gone_2_1"}  # qty's two lives
+    catalog = catalog_of(planned)
+    check_family(dml, planned, source_column=VERSION_COLUMN, catalog=catalog)
+    for action in ("create", "maintain", "re-present"):
+        script = action_script(current, action, drop_view=action == "create")
+        LimitEnforcer().check_job(script)
+        assert analyze_script(dml, script, catalog, TEMPORARY) > 5
 
 
 def test_the_job_rules_refuse_a_permanent_table_made_inside_the_transaction():
