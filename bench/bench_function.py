@@ -29,13 +29,13 @@ from uniview.cloudfn.config import load_config
 from uniview.cloudfn.events import cloud_event, notification, push_body
 from uniview.cloudfn.handler import handle_cloud_event
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, find_emulator_venv
-from uniview.local.function_server import find_function_source, function_server
+from uniview.local.function_server import function_server
 from uniview.warehouse.bigquery import BigQueryWarehouse
 
 DATASET = "bench"
 FAMILY = "events"
 IMPORTS = {
-    "function": "import sys; sys.path.insert(0, {functions!r}); import main",
+    "function": "import uniview.cloudfn.entry",
     "bigquery": "import google.cloud.bigquery",
     "interpreter": "pass",
 }
@@ -89,12 +89,11 @@ def event_latency(url: str, warehouse: BigQueryWarehouse, events: int, first_ind
 
 def import_times(runs: int) -> dict:
     """Median wall time of fresh interpreters importing the function, BigQuery's client, nothing."""
-    functions = str(find_function_source().parent)
     samples: dict[str, list[float]] = {name: [] for name in IMPORTS}
     for _ in range(runs):
         for name, code in IMPORTS.items():
             started = time.perf_counter()
-            command = [sys.executable, "-c", code.format(functions=functions)]
+            command = [sys.executable, "-c", code]
             subprocess.run(command, check=True, cwd=tempfile.gettempdir())
             samples[name].append(time.perf_counter() - started)
     medians = {name: statistics.median(values) for name, values in samples.items()}

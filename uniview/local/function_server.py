@@ -1,8 +1,9 @@
 """The Cloud Function served locally by functions-framework on 127.0.0.1, as Cloud Run would.
 
-`function_server(log_dir, env)` runs `functions-framework --source functions/main.py --target
-handler --signature-type cloudevent` in its own process group with `env` (UNIVIEW_WAREHOUSE,
-...) and yields its URL and the file that collects its stdout (the structured logs).
+`function_server(log_dir, env)` runs `functions-framework --source uniview/cloudfn/entry.py --target
+handler --signature-type cloudevent` (the entry module of the installed package, a checkout's or a
+wheel's) in its own process group with `env` (UNIVIEW_WAREHOUSE, ...) and yields its URL and the file
+that collects its stdout (the structured logs).
 A Pub/Sub emulator push subscription pointed at the URL delivers messages to it.
 """
 
@@ -21,7 +22,9 @@ from uniview.core.errors import UniviewError
 from uniview.local.processes import free_port, running_server
 
 FUNCTION_TARGET = "handler"
-_CHECKOUT = Path(__file__).resolve().parents[2]
+#: The function's entry module, found as a file (functions-framework loads a source file): uniview.local
+#: does not import uniview.cloudfn, and importing it would configure this process's logging.
+FUNCTION_ENTRY = Path(__file__).resolve().parents[1] / "cloudfn" / "entry.py"
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,11 @@ class LocalFunction:
     log_path: Path
 
 
-def find_function_source() -> Path | None:
-    """functions/main.py of this checkout, or None when uniview is installed without it."""
-    source = _CHECKOUT / "functions" / "main.py"
-    return source if source.is_file() else None
+def find_function_source() -> Path:
+    """The function's entry module, uniview/cloudfn/entry.py of the installed package."""
+    if not FUNCTION_ENTRY.is_file():
+        raise UniviewError(f"the function's entry module {FUNCTION_ENTRY} is missing from the uniview package")
+    return FUNCTION_ENTRY
 
 
 def function_command(source: Path, port: int) -> list[str]:
@@ -82,8 +86,6 @@ def function_server(
 ) -> Iterator[LocalFunction]:
     """Serve the function until the block ends; `env` is added to this process's environment."""
     source = source or find_function_source()
-    if source is None:
-        raise FileNotFoundError("functions/main.py is not found next to the uniview package")
     port = port or free_port()
     log_path = Path(log_dir) / log_name
     environment = {"PYTHONUNBUFFERED": "1", **env}
