@@ -1,6 +1,6 @@
 """`uniview demo --source mysql`: MariaDB's binary log through the real CDC stack, on this machine.
 
-MariaDB (binary log in ROW format with the FULL row image, scripts/setup-mariadb.sh installs it) with two
+MariaDB (binary log in ROW format with the FULL row image; Debian's mariadb-server) with two
 source databases -> Debezium's MySQL connector on Kafka Connect (one connector for the server) -> a Kafka
 broker -> the Spark sink (`--format debezium`, incremental runs) -> DuckDB -> the Cloud Function under
 functions-framework -> `<database>_unified.<table>_unified` and `<table>_current`.  The same steps as
@@ -60,7 +60,7 @@ class MySQLDemo(PostgresDemo):
     def _start_source(self, stack: ExitStack) -> str:
         from uniview.local.mariadb import mariadb_server
 
-        self.mariadb = stack.enter_context(mariadb_server(self.workdir))
+        self.mariadb = stack.enter_context(mariadb_server(self.run_dir))
         for database in DATABASES:
             self.mariadb.execute(
                 f"CREATE DATABASE {database}",

@@ -80,6 +80,20 @@ class PostgresDemo:
     def warehouse(self) -> Path:
         return self.workdir / f"uniview-{self.source_option}-demo.duckdb"
 
+    @property
+    def run_dir(self) -> Path:
+        """This run's disposable state: Kafka's data, Kafka Connect's offsets, the sink's checkpoint, the logs."""
+        return self.workdir / f"{self.source_option}-run"
+
+    def _clear_previous_run(self) -> None:
+        """Start from nothing: a run's state only makes sense with the servers it ran with, which are gone."""
+        import shutil
+
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        for leftover in (self.warehouse, self.warehouse.with_suffix(".duckdb.wal")):
+            leftover.unlink(missing_ok=True)
+        self.run_dir.mkdir(parents=True)
+
     def run(self) -> dict[str, float]:
         clock = StageClock(self.console)
         with ExitStack() as stack:
@@ -95,18 +109,12 @@ class PostgresDemo:
         from uniview.local.java_stack import spark_kafka_jars
         from uniview.local.kafka import debezium_connect, kafka_broker
 
-        for leftover in (self.warehouse, self.workdir / "checkpoint"):
-            if leftover.is_dir():
-                import shutil
-
-                shutil.rmtree(leftover)
-            elif leftover.exists():
-                leftover.unlink()
+        self._clear_previous_run()
         address = self._start_source(stack)
-        self.bootstrap = stack.enter_context(kafka_broker(self.workdir))
-        stack.enter_context(debezium_connect(self.workdir, self.bootstrap, self._connectors()))
+        self.bootstrap = stack.enter_context(kafka_broker(self.run_dir))
+        stack.enter_context(debezium_connect(self.run_dir, self.bootstrap, self._connectors()))
         env = {"UNIVIEW_WAREHOUSE": duckdb_url(self.warehouse), "UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
-        self.function = stack.enter_context(function_server(self.workdir, env))
+        self.function = stack.enter_context(function_server(self.run_dir, env))
         self.spark = new_spark_session(spark_kafka_jars())
         stack.callback(self.spark.stop)
         self.console.print(
@@ -120,7 +128,7 @@ class PostgresDemo:
 
         from uniview.local.postgres import postgres_server
 
-        self.postgres = stack.enter_context(postgres_server(self.workdir))
+        self.postgres = stack.enter_context(postgres_server(self.run_dir))
         with psycopg.connect(self.postgres.dsn(), autocommit=True) as connection:
             for database in DATABASES:
                 connection.execute(f"CREATE DATABASE {database}")
@@ -159,7 +167,7 @@ class PostgresDemo:
             warehouse=duckdb_url(self.warehouse),
             format="debezium",
             stream=True,
-            checkpoint=str(self.workdir / "checkpoint"),
+            checkpoint=str(self.run_dir / "checkpoint"),
             available_now=True,
             notify=self.function.url,
         )

@@ -1,6 +1,6 @@
 """A single-node Apache Kafka broker (KRaft) and a Kafka Connect worker running Debezium, on loopback.
 
-Both run from the jars scripts/setup-kafka-stack.sh caches, in their own process groups, and are
+Both run from the jars uniview.local.java_stack caches (scripts/setup-kafka-stack.sh runs it), in their own process groups, and are
 stopped when the block ends, whatever happened inside it:
 
     with kafka_broker(work_dir) as bootstrap:                       # "127.0.0.1:PORT"
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import time
 import urllib.error
 import urllib.request
@@ -59,10 +60,14 @@ def broker_settings(data_dir: Path, port: int, controller_port: int) -> dict[str
 
 @contextmanager
 def kafka_broker(work_dir: Path) -> Iterator[str]:
-    """Format a fresh KRaft log directory, run the broker; yields its bootstrap address."""
+    """Format a fresh KRaft log directory, run the broker; yields its bootstrap address.
+
+    A broker's data is disposable: `work_dir/kafka-data` left by an earlier broker (another cluster id,
+    which the storage tool refuses to format over) is deleted first."""
     work_dir = Path(work_dir)
     data_dir = work_dir / "kafka-data"
-    data_dir.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True)
     port, controller_port = free_port(), free_port()
     config = _write_properties(work_dir / "kafka-server.properties", broker_settings(data_dir, port, controller_port))
     cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

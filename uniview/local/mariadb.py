@@ -33,6 +33,8 @@ from uniview.local.processes import free_port, running_server
 CONNECTOR_GRANTS = "SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT"
 CONNECTOR_USER = "debezium"
 CONNECTOR_PASSWORD = "debezium-password"
+#: What brings the server binaries (scripts/setup-mariadb.sh runs it in a checkout).
+MARIADB_INSTALL_HINT = "install it with `apt-get install mariadb-server` (Debian, Ubuntu)"
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def _binary(name: str) -> str:
         (p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.path.isfile(p)), None
     )
     if found is None:
-        raise FileNotFoundError(f"MariaDB's {name} is not installed (run scripts/setup-mariadb.sh)")
+        raise FileNotFoundError(f"MariaDB's {name} is not installed: {MARIADB_INSTALL_HINT}")
     return found
 
 
@@ -105,7 +107,7 @@ def mariadb_server(work_dir: Path, *, row_image: str = "FULL", timeout: float = 
     """Initialise a new data folder, run mariadbd with a ROW binary log; its log is copied to work_dir at the end."""
     server_binary = find_server()
     if server_binary is None:
-        raise FileNotFoundError("MariaDB's server (mariadbd) is not installed: run scripts/setup-mariadb.sh")
+        raise FileNotFoundError(f"MariaDB's server (mariadbd) is not installed: {MARIADB_INSTALL_HINT}")
     # a short private path: a Unix socket's path must stay under ~100 bytes, and pytest's folders are long
     root = Path(tempfile.mkdtemp(prefix="uniview-mariadb-"))
     port = free_port()

@@ -51,7 +51,15 @@ def find_bin_dir() -> Path | None:
 def _as_server_user(command: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return command
-    return ["runuser", "-u", "postgres", "--", *command]
+    # root's sbin folders may be off PATH (a bare environment): look there too
+    runuser = shutil.which("runuser") or next(
+        (p for p in ("/usr/sbin/runuser", "/sbin/runuser") if os.path.isfile(p)), None
+    )
+    if runuser is None:
+        raise UniviewError(
+            "PostgreSQL refuses to run as root, and runuser (util-linux) is not installed to run it as postgres"
+        )
+    return [runuser, "-u", "postgres", "--", *command]
 
 
 @contextmanager
@@ -59,7 +67,10 @@ def postgres_server(work_dir: Path) -> Iterator[PostgresServer]:
     """initdb a new cluster (its logs are copied to work_dir at the end), start it with logical decoding, stop it when the block ends."""
     bin_dir = find_bin_dir()
     if bin_dir is None:
-        raise FileNotFoundError("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+        raise FileNotFoundError(
+            "PostgreSQL's server (initdb, pg_ctl) is not installed: install it with `apt-get install postgresql` "
+            "(Debian, Ubuntu), or set UNIVIEW_PG_BIN to the folder that holds initdb and pg_ctl"
+        )
     # The server user must reach its data directory: a private temporary folder under /tmp, not work_dir,
     # which may sit below a folder only root can enter (pytest's tmp_path does).
     root = Path(tempfile.mkdtemp(prefix="uniview-postgres-"))
