@@ -17,7 +17,9 @@ versions written before the rename expose their `a` as `b`, in `<table>_unified`
 `<table>_current`, and the unified type of `b` covers both; a later version that adds a new
 column `a` keeps it as `a`; a later type change of `b` is a version like any other; and a rename
 back (`b -> a`, declared after `a -> b`) names every earlier version's column `a` again.
-The recorded primary key, defaults and NOT NULL columns follow the rename.
+The recorded primary key, defaults and NOT NULL columns follow the rename, and the renamed column keeps
+its name in the table (`Column.stored`): the changes written before the rename name it so in
+`_cdc_unavailable`, where `<table>_current` looks a carried value up (uniview.current.view).
 """
 
 from __future__ import annotations
