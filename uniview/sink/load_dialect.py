@@ -9,8 +9,8 @@ type cannot hold) is named here too, so the rules stay one.
 
 - A BigQuery document is a JSON-formatted STRING.  GoogleSQL's JSON functions over a STRING give a number's
   text as written, so BigQuery reads every decimal from its text (`exact_number_text`); DuckDB's text of a
-  JSON number has been through a double, so it reads decimals of more than 15 digits from the record
-  itself with json_transform.
+  JSON number has been through a double, so it reads every decimal from the record itself with
+  json_transform, which parses the number as written.
 - BigQuery has no function that lists an object's keys as written (JSON_KEYS sorts them and keeps each
   once), so its keys are read from the object's text: its string tokens and brackets, with the keys at
   depth 1 in the order written, repeated keys included, as DuckDB's json_keys gives them.
@@ -73,7 +73,7 @@ class LoadDialect(ABC):
 
     @abstractmethod
     def kind_is(self, document: exp.Expr, path: Path, kind: str) -> exp.Expr:
-        """The value at `path` is a JSON OBJECT or ARRAY (a string holding JSON text is neither)."""
+        """The value at `path` is a JSON OBJECT, ARRAY or STRING (a string holding JSON text is a STRING)."""
 
     @abstractmethod
     def kind(self, document: exp.Expr) -> exp.Expr:
@@ -203,7 +203,10 @@ class DuckDBDialect(LoadDialect):
         ]
 
     def kind_is(self, document: exp.Expr, path: Path, kind: str) -> exp.Expr:
-        return exp.EQ(this=function_call("json_type", document.copy(), _TEXT(_pointer(path))), expression=_TEXT(kind))
+        json_type = {"STRING": "VARCHAR"}.get(kind, kind)
+        return exp.EQ(
+            this=function_call("json_type", document.copy(), _TEXT(_pointer(path))), expression=_TEXT(json_type)
+        )
 
     def kind(self, document: exp.Expr) -> exp.Expr:
         return function_call("json_type", document.copy())
@@ -355,10 +358,13 @@ _DECIMALS = ("NUMERIC", "BIGNUMERIC")
 _BIGNUMERIC_SCALE = 38
 #: A text as a decimal of scale __scale whose integer part has at most __digits digits, cast to its type __type.
 #: The digits are counted in the decimal's text, not compared with 10^__digits: a literal that large is a
-#: BIGNUMERIC that a lesser engine cannot hold.
+#: BIGNUMERIC that a lesser engine cannot hold.  Rounded once: the text is cut (__cut, __kept) one digit past
+#: the scale first, since BIGNUMERIC would round a longer one at 38 places before ROUND rounds it to the scale
+#: (0.1244999...9 of 40 places to 0.1245, then 0.125); half away from zero depends on that one digit only.  A
+#: text with an exponent is read whole (exact while its digits reach at most 38 places).
 _DECIMAL = """(SELECT IF(LENGTH(LTRIM(REGEXP_EXTRACT(CAST(ABS(rounded) AS STRING), r'^[0-9]*'), '0')) <= __digits,
     CAST(rounded AS __type), NULL)
-  FROM UNNEST([ROUND(SAFE_CAST(__text AS BIGNUMERIC), __scale)]) AS rounded)"""
+  FROM UNNEST([ROUND(SAFE_CAST(REGEXP_REPLACE(__text, __cut, __kept) AS BIGNUMERIC), __scale)]) AS rounded)"""
 
 
 class BigQueryDialect(LoadDialect):
@@ -392,7 +398,7 @@ class BigQueryDialect(LoadDialect):
 
     @staticmethod
     def _starts(text: exp.Expr, kind: str) -> exp.Expr:
-        bracket = {"OBJECT": "{", "ARRAY": "["}[kind]
+        bracket = {"OBJECT": "{", "ARRAY": "[", "STRING": '"'}[kind]
         return function_call("STARTS_WITH", function_call("LTRIM", text.copy()), _TEXT(bracket))
 
     def keys(self, document: exp.Expr) -> exp.Expr:
@@ -483,13 +489,16 @@ class BigQueryDialect(LoadDialect):
 
     @staticmethod
     def _decimal(text: exp.Expr, bq_type: Scalar) -> exp.Expr:
-        """A decimal rounded to its scale (half away from zero, as DuckDB's cast to DECIMAL(p, s)), NULL when
+        """A decimal rounded once to its scale (half away from zero, as DuckDB's cast to DECIMAL(p, s)), NULL when
         its integer digits are more than its precision leaves: through BIGNUMERIC, because SAFE_CAST to a
         parameterized NUMERIC fails the query on a value out of its range instead of giving NULL."""
         precision, scale = decimal_parameters(bq_type)
+        places = min(scale, _BIGNUMERIC_SCALE) + 1
         return _bigquery(
             _DECIMAL.replace("__type", bq_type.name),
             text=text,
+            cut=_TEXT(rf"^([+-]?[0-9]*\.?[0-9]{{0,{places}}})[0-9]*$"),
+            kept=_TEXT("\\1"),
             scale=exp.Literal.number(min(scale, _BIGNUMERIC_SCALE)),
             digits=exp.Literal.number(precision - scale),
         )

@@ -9,14 +9,14 @@ lands, or is quarantined, the same way on either.
 | BigQuery type            | JSON value accepted                                               |
 |--------------------------|-------------------------------------------------------------------|
 | INT64                    | integer number or string of digits, in range                      |
-| FLOAT64                  | number, or a numeric string                                       |
-| NUMERIC/BIGNUMERIC       | number or numeric string, rounded to the scale, within the digits |
+| FLOAT64                  | number or numeric string that is a finite double; "NaN", "Infinity", "-Infinity" |
+| NUMERIC/BIGNUMERIC       | number or numeric string, rounded once (half away from zero) to the scale, within the digits |
 | BOOL                     | true/false, "true"/"false", integers (0 false)                    |
 | STRING                   | any value (non-strings as their JSON text)                        |
-| BYTES                    | base64 string                                                     |
-| DATE                     | "YYYY-MM-DD"                                                      |
-| DATETIME                 | "YYYY-MM-DD HH:MM:SS[.ffffff]" (or with "T")                      |
-| TIMESTAMP                | as DATETIME, optional "Z" or "+HH:MM" (default UTC)               |
+| BYTES                    | base64 string (a JSON string: not a number or true)               |
+| DATE                     | "YYYY-MM-DD", 0001-01-01 to 9999-12-31                            |
+| DATETIME                 | "YYYY-MM-DD HH:MM:SS[.ffffff]" (or with "T"), years 0001-9999     |
+| TIMESTAMP                | as DATETIME, optional "Z" or "+HH:MM" within ±14:00 (default UTC), within 0001-01-01 00:00:00 to 9999-12-31 23:59:59.999999 UTC |
 | TIME                     | "HH:MM:SS[.ffffff]" within 00:00:00-23:59:59.999999               |
 | JSON                     | a JSON document, inline or as a string                            |
 | GEOGRAPHY                | WKT text (on BigQuery: text BigQuery reads as a geography)        |
@@ -25,8 +25,8 @@ lands, or is quarantined, the same way on either.
 - A value's *text* is its JSON value's text: a string unescaped, a number, true or false as written out, an
   object or array as its JSON text, NULL for JSON null and for a key that is absent.
 - Scalars are typed from that text behind their guard.  Where the warehouse's text of a JSON number has
-  been through a double (DuckDB), a decimal of more than 15 digits is parsed from the record itself, at
-  any depth, so a JSON number keeps every digit.
+  been through a double (DuckDB), every decimal is parsed from the record itself, at any depth, so a JSON
+  number keeps every digit and is rounded once.
 - STRUCT and ARRAY apply the top-level rules field by field and element by element: a nested value
   fits when it is an object (an array) and every field (element) in it fits; keys of a nested object
   that its type does not name are ignored.
@@ -72,10 +72,8 @@ _TEXT_GUARDS = {"STRING": None, "GEOGRAPHY": None, "TIME": patterns.TIME}
 #: Scalars cast from their text to their column type behind a guard: {type: pattern or None}.
 _CAST_GUARDS = {
     "INT64": patterns.INTEGER,
-    "FLOAT64": None,
     "DATE": patterns.DATE,
     "DATETIME": patterns.DATETIME,
-    "TIMESTAMP": patterns.TIMESTAMP,
 }
 
 #: A JSON string token, and what is left outside strings that strict JSON refuses (letters other than an
@@ -114,8 +112,8 @@ def typed_column(
     text: exp.Expr | None = None,
     dialect: LoadDialect = DUCKDB,
 ) -> TypedColumn:
-    """The column `name` of the data object `data` (data_of), typed as `bq_type`.  Decimals of more than
-    15 digits are read from the record `line` itself, where `data` is at `data_path`, when the dialect's
+    """The column `name` of the data object `data` (data_of), typed as `bq_type`.  Decimals are read from the
+    record `line` itself, where `data` is at `data_path`, when the dialect's
     number text has been through a double.  `text`: the value's text when the query has it already
     (value_texts reads many columns' texts in one parse)."""
     at = _At(dialect, data, (name,), _exact_values(dialect, line, (*data_path, name), bq_type), text)
@@ -225,8 +223,8 @@ def value_text(document: exp.Expr, path: Path, dialect: LoadDialect = DUCKDB) ->
 @dataclass(frozen=True)
 class _At:
     """A value's place: the JSON `document` it is in and its `path` there, and `exact`, the same value
-    parsed with its type's exact decimals when it holds any and the dialect's number text is not exact (a
-    decimal of more than 15 digits is then read from there instead)."""
+    parsed with its type's exact decimals when it holds any and the dialect's number text is not exact (every
+    decimal is then read from there instead)."""
 
     dialect: LoadDialect
     document: exp.Expr
@@ -266,7 +264,9 @@ def typed_value(at: _At, bq_type: BQType) -> exp.Expr:
         raise TypeParseError(f"{bq_type} cannot be landed by the sink")
     if patterns.read_from_line(bq_type) and not at.dialect.exact_number_text:
         assert at.exact is not None, "_exact_values reads every decimal read from the line"
-        return _guarded(at.dialect, at.text(), patterns.NUMBER, at.exact)
+        return _when(_decimal_text(at.dialect, at.text()), at.dialect.try_cast(at.exact, bq_type))
+    if bq_type.name == "BYTES":  # base64 text: a number or true is not one, whatever its digits
+        return _when(at.kind_is("STRING"), _typed_scalar(at.dialect, bq_type, at.text()))
     return _typed_scalar(at.dialect, bq_type, at.text())
 
 
@@ -323,7 +323,8 @@ def _structure(bq_type: BQType) -> object | None:
         return None if inner is None else [inner]
     if isinstance(bq_type, Scalar) and patterns.read_from_line(bq_type):
         precision, scale = decimal_parameters(bq_type)
-        return f"DECIMAL({precision},{scale})"
+        # parsed at the widest precision and narrowed after: DuckDB refuses "100000000E-3" as a DECIMAL(10, 2)
+        return f"DECIMAL({patterns.MAX_DECIMAL_PRECISION},{scale})"
     return None
 
 
@@ -332,11 +333,15 @@ def _typed_scalar(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.
     if name in DEFAULT_DECIMAL_PARAMETERS:
         if patterns.parsed_decimal(bq_type) is None:  # wider than any decimal the warehouse parses: landed as text
             return _guarded(dialect, text, patterns.wide_decimal(bq_type), dialect.from_text(bq_type, text))
-        return _guarded(dialect, text, patterns.NUMBER, dialect.try_cast(text, bq_type))
+        return _when(_decimal_text(dialect, text), dialect.try_cast(text, bq_type))
     if name == "BYTES":
         return _guarded(dialect, text, patterns.BASE64, dialect.from_base64(text))
     if name == "BOOL":
         return _boolean(dialect, text)
+    if name == "FLOAT64":
+        return _float(dialect, text)
+    if name == "TIMESTAMP":
+        return _in_range(dialect, _guarded(dialect, text, patterns.TIMESTAMP, dialect.try_cast(text, bq_type)))
     if name == "JSON":
         return _when(_single_json_value(dialect, text), dialect.json_document(text))
     if name in _TEXT_GUARDS:
@@ -348,6 +353,31 @@ def _typed_scalar(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.
     pattern = _CAST_GUARDS[name]
     cast = dialect.try_cast(text, bq_type)
     return cast if pattern is None else _guarded(dialect, text, pattern, cast)
+
+
+def _decimal_text(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
+    """A NUMBER that, written with an exponent, has at most 38 characters before it (no source writes a longer
+    one; DuckDB cannot read one, GoogleSQL can)."""
+    return exp.and_(
+        dialect.matches(text, patterns.NUMBER), exp.not_(dialect.matches(text, patterns.LONG_EXPONENT_MANTISSA))
+    )
+
+
+def _float(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
+    """FLOAT64: a NUMBER that is a finite double (1e400 is none), or NaN, Infinity, -Infinity as written."""
+    cast = dialect.try_cast(text, Scalar("FLOAT64"))
+    finite = exp.LTE(this=exp.Abs(this=cast.copy()), expression=exp.Literal.number(patterns.FLOAT_MAX))
+    return (
+        exp.Case()
+        .when(dialect.matches(text, patterns.FLOAT_SPECIAL), cast.copy())
+        .when(exp.and_(dialect.matches(text, patterns.NUMBER), finite), cast.copy())
+    )
+
+
+def _in_range(dialect: LoadDialect, timestamp: exp.Expr) -> exp.Expr:
+    """A TIMESTAMP within BigQuery's range in UTC (an offset may take a local time in range out of it)."""
+    low, high = (dialect.try_cast(exp.Literal.string(bound), Scalar("TIMESTAMP")) for bound in patterns.TIMESTAMP_RANGE)
+    return _when(exp.Between(this=timestamp.copy(), low=low, high=high), timestamp)
 
 
 def _boolean(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:

@@ -18,22 +18,35 @@ from uniview.core.types import (
 )
 
 INTEGER = r"^-?[0-9]{1,19}$"
-DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+#: A year of DATE and DATETIME: 0001 to 9999 (BigQuery's range; year 0000 is not one).
+_YEAR = r"([0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
+DATE = rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}$"
 _CLOCK = r"([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?"
-DATETIME = rf"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_CLOCK}$"
-TIMESTAMP = rf"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_CLOCK}(Z|[+-][0-9]{{2}}:?[0-9]{{2}})?$"
+DATETIME = rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}[ T]{_CLOCK}$"
+#: A zone offset BigQuery reads: -14:00 to +14:00, minutes 00-59 (with or without the colon).
+_OFFSET = r"[+-]((0[0-9]|1[0-3]):?[0-5][0-9]|14:?00)"
+#: A TIMESTAMP's local time may be in year 0000 (an offset may bring it into range); its instant in UTC is
+#: checked against BigQuery's range (TIMESTAMP_RANGE) once it is read.
+TIMESTAMP = rf"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_CLOCK}(Z|{_OFFSET})?$"
+#: BigQuery's TIMESTAMP range, in UTC.
+TIMESTAMP_RANGE = ("0001-01-01 00:00:00+00:00", "9999-12-31 23:59:59.999999+00:00")
 TIME = rf"^{_CLOCK}$"
 #: A record's metadata.timestamp (its _cdc_timestamp): read as a timestamp only when it has this shape.
 METADATA_TIMESTAMP = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 )
 NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+#: A NUMBER with an exponent and more than 38 characters before it: not read as a NUMERIC/BIGNUMERIC.
+LONG_EXPONENT_MANTISSA = r"^[+-]?[0-9.]{39,}[eE]"
+#: FLOAT64 text besides a NUMBER: the special values as Debezium and PostgreSQL write them (no other spelling:
+#: not 'inf', 'nan', hexadecimal, digits with '_' or spaces around, which no source emits).
+FLOAT_SPECIAL = r"^(NaN|-?Infinity)$"
+#: The largest finite FLOAT64: a NUMBER beyond it (which a double cannot be) does not fit.
+FLOAT_MAX = "1.7976931348623157e308"
 BASE64 = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 #: BOOL: "true"/"false" in any case, or an integer, which is false when all its digits are 0.
 BOOL_INTEGER = r"^-?[0-9]+$"
 BOOL_ZERO = r"^-?0+$"
-#: A JSON number of at most this many significant digits survives a double's round trip exactly.
-TEXT_EXACT_PRECISION = 15
 
 
 def wide_decimal(bq_type: Scalar) -> str:
@@ -58,8 +71,8 @@ def parsed_decimal(bq_type: BQType) -> tuple[int, int] | None:
 
 def read_from_line(bq_type: BQType) -> bool:
     """True for the values read from the record's line with their type rather than from their text:
-    nested types, and decimals of more than 15 digits (a JSON number's text has been through a double)."""
+    nested types, and every decimal parsed as one (a JSON number's text has been through a double where the
+    dialect's number text is not exact, so 0.12499999999999999999 would read 0.125 and round to 0.13)."""
     if isinstance(bq_type, (Array, Struct)):
         return True
-    decimal = parsed_decimal(bq_type)
-    return decimal is not None and decimal[0] > TEXT_EXACT_PRECISION
+    return parsed_decimal(bq_type) is not None
