@@ -322,7 +322,7 @@ def _structure(bq_type: BQType) -> object | None:
         inner = _structure(bq_type.element)
         return None if inner is None else [inner]
     if isinstance(bq_type, Scalar) and patterns.read_from_line(bq_type):
-        precision, scale = decimal_parameters(bq_type)
+        _, scale = decimal_parameters(bq_type)
         # parsed at the widest precision and narrowed after: DuckDB refuses "100000000E-3" as a DECIMAL(10, 2)
         return f"DECIMAL({patterns.MAX_DECIMAL_PRECISION},{scale})"
     return None
