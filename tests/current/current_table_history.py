@@ -10,12 +10,15 @@ versions=RENAMED_AND_READDED)` goes on with a declared rename of a carried colum
 dropped and added again with nothing written in between (appended last, as PostgreSQL does).
 
 `_cdc_ingested_at` advances by two hours a step; some rows are stamped half an hour before the
-previous step's newest, as a landing that committed late (within the current table's lag) would.
+previous step's newest, as a landing that committed late would.  Each step is recorded as the sink
+records a batch, in its ledger (`main._uniview_batches`): the tables it wrote to and the exact range of
+`_cdc_ingested_at` it stamped, which is how a maintenance finds the rows of a batch that committed late.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,6 +252,7 @@ class History:
                     [row.get(name) for name in names],
                 )
                 self.landed.append((table, row))
+            record_batch(connection, self.step_number, batch)
 
     def _create(self, connection: duckdb.DuckDBPyConnection, version: Version) -> None:
         if version.table in self.created:
@@ -261,3 +265,21 @@ class History:
         )
         connection.execute(f"COMMENT ON TABLE {DATASET}.{version.table} IS '" + description.replace("'", "''") + "'")
         self.created.add(version.table)
+
+
+def record_batch(connection: duckdb.DuckDBPyConnection, batch_id: int, batch: list[tuple[str, dict[str, Any]]]) -> None:
+    """Record `batch` in the sink's ledger as the DuckDB landing does: its tables and its ingestion range."""
+    stamps = [row["_cdc_ingested_at"] for _, row in batch]
+    written: dict[str, int] = {}
+    for table, _ in batch:
+        written[f"{DATASET}.{table}"] = written.get(f"{DATASET}.{table}", 0) + 1
+    counts = {"written": written, "ingested": [min(stamps).isoformat(), max(stamps).isoformat()]} if batch else {}
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS main._uniview_batches (stream VARCHAR, batch_id BIGINT, read BIGINT, "
+        "written BIGINT, quarantined BIGINT, counts VARCHAR, landed_at TIMESTAMP WITH TIME ZONE, "
+        "PRIMARY KEY (stream, batch_id))"
+    )
+    connection.execute(
+        "INSERT INTO main._uniview_batches VALUES ('history', ?, ?, ?, 0, ?, ?)",
+        [batch_id, len(batch), len(batch), json.dumps(counts), dt.datetime.now(dt.UTC)],
+    )

@@ -19,6 +19,9 @@ Three tables in the target dataset, next to the views (names: CurrentTablePlan):
 - `_uniview_current_facts_<family>_<state hash>` (`facts_table`): per (database, version table) the
   newest change (`_uniview_max`), the newest TRUNCATE (`_uniview_truncate`) and the newest
   `_cdc_ingested_at` applied (`_uniview_watermark`).
+- `_uniview_current_batches_<family>_<state hash>` (`batches_table`): the sink's batches (its ledger,
+  uniview.sink.landing.LEDGER_TABLE) whose rows this table has applied: stream, batch id, and the
+  ledger's `landed_at` as sortable text (`applied_select` and `BatchWindow` say how they are used).
 
 The state hash changes when the state's shape does (a column appears or changes type, the key or
 the version column changes): the tables then get new names and are built from the whole history.
@@ -32,23 +35,29 @@ Statements (`Statement.sql` is BigQuery SQL; uniview.warehouse.duckdb_current ru
   `<family>_current` with its description; then drop the temporary tables.  On DuckDB one
   transaction.  Where DDL cannot be in a transaction (BigQuery), run them in this order: the
   table's description is written last, so until it is the next refresh rebuilds again.
-- `maintain_statements(floor)` (ONE transaction): 1. `_uniview_window` = the unified view's rows with
-  `_cdc_ingested_at > floor` (or NULL); floor = the newest watermark applied less the lag
-  (`floor_select`; on BigQuery a script variable, so partition pruning applies); 2. `_uniview_facts`
+- `maintain_statements(window)` (ONE transaction): 1. `_uniview_window` = the unified view's rows the
+  condition `window` selects (`BatchWindow.condition`: exactly the rows not applied yet, see below);
+  2. `_uniview_facts`
   = the facts merged with the window; 3. `_uniview_redo` = the databases whose every row must be
   presented again (see sql_templates/current_table_redo.sql.j2); 4. `_uniview_keys` = the window's
   keys' states merged with the window; 5. DELETE + INSERT those keys in the key state; 6. DELETE +
   INSERT the facts (this advances the watermark); 7. `_uniview_scope` = the new states of the
   window's keys and every key state of the redo databases; 8. DELETE the redo databases' rows, then
-  the window's keys, from `<family>_current`, and INSERT the scope's presentation; 9. drop the
-  temporary tables.  Statements not marked `typed` are portable SQL: when no name needs quoting they
+  the window's keys, from `<family>_current`, and INSERT the scope's presentation; 9. record the
+  batches read as applied (`batches_table`); 10. drop the temporary tables.  Statements not marked `typed` are portable SQL: when no name needs quoting they
   read the same on DuckDB.
-- `represent_statements(floor)`: steps 1-6, then `<family>_current` replaced whole from the key state
+- `represent_statements(window)`: steps 1-6 and 9, then `<family>_current` replaced whole from the key state
   with the new description (when only the presentation fingerprint changed).
 
-Exactness bound: a landing transaction commits within `lag_seconds` of the `_cdc_ingested_at` it
-stamps.  Rows read again inside the lag are harmless.  Rows whose `_cdc_ingested_at` is NULL are
-read by every refresh.
+What a maintenance reads (`BatchWindow`): the rows stamped after the newest `_cdc_ingested_at` applied
+(the watermark), and the rows of each batch of the sink's ledger that wrote to the family, is not in
+`batches_table` and was stamped at or before the watermark (a batch that committed late: another
+stream's, or a BigQuery batch whose parts committed over time), by the batch's exact ingestion range.
+Nothing else: no fixed re-read, whatever the size or delay of a batch.  Rows read twice (a batch whose
+rows were stamped after the watermark and later appear in the ledger, two maintenances racing) are
+harmless.  Rows written by something other than the sink have no ledger entry: they are read when
+stamped after the watermark, so such a writer must commit in stamp order (one DuckDB process does).
+Rows whose `_cdc_ingested_at` is NULL are read by every refresh.
 """
 
 from __future__ import annotations
@@ -56,28 +65,27 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from uniview.core import landing_layout as layout
 from uniview.core import limits
 from uniview.core.identifiers import identifier, identifier_path, string_literal, validate_table
 from uniview.core.render import render
-from uniview.core.schema import TableVersion
+from uniview.core.schema import TableVersion, version_table_prefix
 from uniview.core.types import BQType
+from uniview.current.order import database_key, ordering_key
 from uniview.current.view import CurrentRules, current_rules, current_view_name
 
-#: How far before the newest applied `_cdc_ingested_at` a refresh reads again (the exactness bound).
-DEFAULT_LAG_SECONDS = 3600
+#: How long a ledger row may take to commit after the `landed_at` it stamps: a maintenance reads the
+#: ledger's rows landed after the newest applied batch's `landed_at` less this (the ledger, not the data).
+LEDGER_HORIZON_SECONDS = 3600
+#: At most this many separate ranges of late batches in one window (more are read as one range).
+MAX_LATE_RANGES = 100
 #: Bump when the encoding of the state changes: the state hash changes and every table is rebuilt.
-STATE_FORMAT = 1
-#: Microseconds from 0001-01-01 to 1970-01-01: a timestamp's microseconds since 0001-01-01 are >= 0 and
-#: below 10**18, so 18 digits sort like the timestamps.
-_EPOCH_OFFSET_MICROS = 62_135_596_800_000_000
-_MICROS_DIGITS = 18
-#: The operation's rank in the order, newer larger: a delete wins a tie, then an update, an insert, the rest.
-_OPERATION_ORDER = "CASE {operation} WHEN 'DELETE' THEN '3' WHEN 'UPDATE' THEN '2' WHEN 'INSERT' THEN '1' ELSE '0' END"
+STATE_FORMAT = 2
 #: Temporary tables of one refresh (BigQuery script and DuckDB session temporaries, read unqualified).
 WINDOW = "_uniview_window"
 FACTS = "_uniview_facts"
@@ -89,29 +97,6 @@ _DESCRIPTION = re.compile(
     r"uniview current table: state (?P<state>[0-9a-f]{64}) presentation (?P<present>[0-9a-f]{64})"
 )
 Action = Literal["create", "rebuild", "re-present", "maintain"]
-
-
-def ordering_key() -> str:
-    """One STRING that sorts, in byte order, exactly like the view's `newest_first` reversed (larger is
-    newer): per component '0' for NULL (the oldest), else '1' and the value: `_cdc_sequence` and
-    `_cdc_position` as the hex of their UTF-8 bytes and a '.' (below every hex digit, so a prefix sorts
-    first), timestamps as 18 digits of microseconds since 0001-01-01; the operation's rank last."""
-    parts = []
-    for name in (layout.SEQUENCE, layout.TIMESTAMP, layout.INGESTED_AT, layout.POSITION):
-        column = identifier(name)
-        if name in (layout.TIMESTAMP, layout.INGESTED_AT):
-            micros = f"CAST(UNIX_MICROS({column}) + {_EPOCH_OFFSET_MICROS} AS INT64)"
-            text = f"LPAD(CAST({micros} AS STRING), {_MICROS_DIGITS}, '0')"
-        else:
-            text = f"CONCAT(TO_HEX(CAST({column} AS BYTES)), '.')"
-        parts.append(f"IF({column} IS NULL, '0', CONCAT('1', {text}))")
-    parts.append(_OPERATION_ORDER.format(operation=identifier(layout.OPERATION)))
-    return "CONCAT(" + ", ".join(parts) + ")"
-
-
-def database_key(column: str = identifier(layout.DATABASE)) -> str:
-    """The database as a non-NULL key that equals exactly when the databases are equal or both NULL."""
-    return f"IF({column} IS NULL, '0', CONCAT('1', {column}))"
 
 
 @dataclass(frozen=True)
@@ -131,6 +116,8 @@ class Statement:
     typed: bool = False
     #: The deleted table's alias, which the condition names.
     alias: str | None = None
+    #: A replaced table's clustering columns (BigQuery; DuckDB has none).
+    cluster: tuple[str, ...] = ()
 
     @property
     def sql(self) -> str:
@@ -139,7 +126,8 @@ class Statement:
             return f"CREATE OR REPLACE TEMP TABLE {self.table} AS\n{self.select}"
         if self.kind == "replace":
             options = f"\nOPTIONS(description={string_literal(self.description)})" if self.description else ""
-            return f"CREATE OR REPLACE TABLE {self.table}{options} AS\n{self.select}"
+            cluster = f"\nCLUSTER BY {', '.join(self.cluster)}" if self.cluster else ""
+            return f"CREATE OR REPLACE TABLE {self.table}{cluster}{options} AS\n{self.select}"
         if self.kind == "delete":
             alias = f" AS {self.alias}" if self.alias else ""
             return f"DELETE FROM {self.table}{alias} WHERE {self.condition}"
@@ -164,7 +152,10 @@ class CurrentTablePlan:
     rules: CurrentRules
     version_number: str
     state_hash: str
-    lag_seconds: int = DEFAULT_LAG_SECONDS
+    #: The dataset of the version tables (the sink's ledger names it); None: any.
+    source_dataset: str | None = None
+    #: The key columns BigQuery can cluster by (at most three, in key order), quoted.
+    cluster_key: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ names
 
@@ -181,9 +172,17 @@ class CurrentTablePlan:
         return f"_uniview_current_facts_{self.family}_{self.state_hash[:12]}"
 
     @property
-    def state_prefixes(self) -> tuple[str, str]:
+    def batches_name(self) -> str:
+        return f"_uniview_current_batches_{self.family}_{self.state_hash[:12]}"
+
+    @property
+    def state_names(self) -> tuple[str, str, str]:
+        return (self.keys_name, self.facts_name, self.batches_name)
+
+    @property
+    def state_prefixes(self) -> tuple[str, str, str]:
         """The names of this family's state tables of any state hash start with these."""
-        return (f"_uniview_current_keys_{self.family}_", f"_uniview_current_facts_{self.family}_")
+        return state_prefixes(self.family)
 
     @property
     def table(self) -> str:
@@ -196,6 +195,10 @@ class CurrentTablePlan:
     @property
     def facts_table(self) -> str:
         return identifier_path(self.dataset, self.facts_name)
+
+    @property
+    def batches_table(self) -> str:
+        return identifier_path(self.dataset, self.batches_name)
 
     @property
     def state_columns(self) -> tuple[str, ...]:
@@ -226,7 +229,8 @@ class CurrentTablePlan:
 
     def check_limits(self) -> None:
         """Every statement within BigQuery's query length (a script is one query): LimitError otherwise."""
-        script = sum(len(s.sql) for s in self.maintain_statements("uniview_floor")) + len(self.floor_select)
+        window = BatchWindow(None, ((_SAMPLE_TIME, _SAMPLE_TIME),) * MAX_LATE_RANGES).condition(timestamp_literal)
+        script = sum(len(s.sql) for s in self.maintain_statements(window)) + len(self.floor_select)
         longest = max(script, *(len(s.sql) for s in self.build_statements()))
         if longest > limits.MAX_QUERY_CHARS:
             raise limits.LimitError(
@@ -238,21 +242,24 @@ class CurrentTablePlan:
 
     @property
     def floor_select(self) -> str:
-        """The floor of the next window: the newest watermark applied less the lag (NULL: none)."""
-        return (
-            f"SELECT TIMESTAMP_SUB(MAX(_uniview_watermark), INTERVAL {self.lag_seconds} SECOND) FROM {self.facts_table}"
-        )
+        """The watermark: the newest `_cdc_ingested_at` applied (NULL: none)."""
+        return f"SELECT MAX(_uniview_watermark) FROM {self.facts_table}"
 
-    def window_select(self, floor: str | None) -> str:
-        """The changes with `_cdc_ingested_at` after `floor` (an SQL expression; None: every change)."""
+    @property
+    def applied_select(self) -> str:
+        """The newest `landed_at` of the batches applied (text; NULL: none)."""
+        return f"SELECT MAX(landed_at) FROM {self.batches_table}"
+
+    def window_select(self, window: str | None) -> str:
+        """The changes the condition `window` selects (an SQL expression, BatchWindow.condition; None: every
+        change)."""
         return render(
             "current_table_window.sql.j2",
             unified=self.unified,
             carried=self.rules.carried,
             database_key=database_key(),
             order=ordering_key(),
-            floor=floor,
-            ingested=identifier(layout.INGESTED_AT),
+            window=window,
         )
 
     def keys_select(self, with_state: bool) -> str:
@@ -324,23 +331,30 @@ class CurrentTablePlan:
 
     # --------------------------------------------------------------- statements
 
-    def build_statements(self) -> tuple[Statement, ...]:
-        """Build the state and the table from every change (first refresh, rebuild)."""
+    def build_statements(self, batches: Sequence[AppliedBatch] = ()) -> tuple[Statement, ...]:
+        """Build the state and the table from every change (first refresh, rebuild); `batches`: the
+        ledger's batches of the family committed before, recorded as applied."""
         return (
             Statement("temp", WINDOW, self.window_select(None), typed=True),
-            Statement("replace", self.keys_table, self.keys_select(with_state=False)),
+            Statement(
+                "replace",
+                self.keys_table,
+                self.keys_select(with_state=False),
+                cluster=("_uniview_db", *self.cluster_key),
+            ),
             Statement("replace", self.facts_table, self.facts_select(with_facts=False)),
+            Statement("replace", self.batches_table, applied_rows(batches, typed_empty=True)),
             self._replace_table(),
             Statement("drop", WINDOW),
         )
 
-    def maintain_statements(self, floor: str | None) -> tuple[Statement, ...]:
-        """Apply the changes since `floor` (an SQL TIMESTAMP expression, e.g. a script variable holding
-        `floor_select`'s value; None: every change): ONE transaction."""
+    def maintain_statements(self, window: str | None, batches: Sequence[AppliedBatch] = ()) -> tuple[Statement, ...]:
+        """Apply the changes the condition `window` selects (BatchWindow.condition; None: every change) and
+        record `batches` as applied: ONE transaction."""
         state = ", ".join(self.state_columns)
         in_redo = f"_uniview_db IN (SELECT _uniview_db FROM {REDO})"
         return (
-            *self._merge_statements(floor),
+            *self._merge_statements(window),
             # the new states of the window's keys, and every key state of the databases presented again
             Statement(
                 "temp",
@@ -355,28 +369,44 @@ class CurrentTablePlan:
             ),
             Statement("delete", self.table, condition=self._key_in_window("c", state=False), alias="c"),
             Statement("insert", self.table, self.present_select(SCOPE), columns=self.columns, typed=True),
+            *self._record_statements(batches),
             *(Statement("drop", name) for name in TEMPORARY),
         )
 
-    def represent_statements(self, floor: str | None) -> tuple[Statement, ...]:
-        """Apply the changes since `floor`, then write `<family>_current` again whole from the key state."""
+    def represent_statements(self, window: str | None, batches: Sequence[AppliedBatch] = ()) -> tuple[Statement, ...]:
+        """Apply the changes `window` selects, then write `<family>_current` again whole from the key state."""
         return (
-            *self._merge_statements(floor),
+            *self._merge_statements(window),
+            *self._record_statements(batches),
             self._replace_table(),
             *(Statement("drop", name) for name in TEMPORARY),
         )
 
-    def statements(self, action: Action, floor: str | None) -> tuple[Statement, ...]:
+    def statements(
+        self, action: Action, window: str | None, batches: Sequence[AppliedBatch] = ()
+    ) -> tuple[Statement, ...]:
         if action in ("create", "rebuild"):
-            return self.build_statements()
+            return self.build_statements(batches)
         if action == "re-present":
-            return self.represent_statements(floor)
-        return self.maintain_statements(floor)
+            return self.represent_statements(window, batches)
+        return self.maintain_statements(window, batches)
 
-    def _merge_statements(self, floor: str | None) -> tuple[Statement, ...]:
+    def _record_statements(self, batches: Sequence[AppliedBatch]) -> tuple[Statement, ...]:
+        """Record `batches` as applied, and forget those landed well before the newest (no ledger read
+        reaches them any more)."""
+        if not batches:
+            return ()
+        newest = max(batch.landed_at for batch in batches)
+        forget = (_landed_datetime(newest) - timedelta(seconds=4 * LEDGER_HORIZON_SECONDS)).strftime(LANDED_FORMAT)
+        return (
+            Statement("delete", self.batches_table, condition=f"landed_at < {string_literal(forget)}"),
+            Statement("insert", self.batches_table, applied_rows(batches), columns=APPLIED_COLUMNS),
+        )
+
+    def _merge_statements(self, window: str | None) -> tuple[Statement, ...]:
         state = ", ".join(self.state_columns)
         return (
-            Statement("temp", WINDOW, self.window_select(floor), typed=True),
+            Statement("temp", WINDOW, self.window_select(window), typed=True),
             Statement("temp", FACTS, self.facts_select(with_facts=True)),
             Statement("temp", REDO, self.redo_select()),
             Statement("temp", KEYS, self.keys_select(with_state=True)),
@@ -393,7 +423,12 @@ class CurrentTablePlan:
 
     def _replace_table(self) -> Statement:
         return Statement(
-            "replace", self.table, self.present_select(self.keys_table), description=self.description, typed=True
+            "replace",
+            self.table,
+            self.present_select(self.keys_table),
+            description=self.description,
+            typed=True,
+            cluster=(self.partition[0], *self.cluster_key),
         )
 
 
@@ -405,11 +440,12 @@ def current_table_plan(
     primary_key: Sequence[str],
     versions: Sequence[TableVersion],
     version_column: str,
+    source_dataset: str | None = None,
 ) -> CurrentTablePlan:
     """The plan of `<family>_current` as a table over `target_dataset.unified_view` (columns: name ->
     unified type, in order, the version column left out); PlanError as for the view."""
     rules = current_rules(family, columns, primary_key, versions, version_column, carried_value=lambda name: name)
-    for prefix in ("_uniview_current_keys_", "_uniview_current_facts_"):
+    for prefix in ("_uniview_current_keys_", "_uniview_current_facts_", "_uniview_current_batches_"):
         validate_table(f"{prefix}{family}_{'0' * 12}")
     carried = tuple(name for name, _, _ in rules.carried)
     shape = {
@@ -432,10 +468,180 @@ def current_table_plan(
         rules=rules,
         version_number=rules.version_number(versions, quoted),
         state_hash=state_hash,
+        source_dataset=source_dataset,
+        cluster_key=clusterable_key(primary_key, columns),
     )
+
+
+#: The types BigQuery clusters by.
+_CLUSTERABLE = ("INT64", "STRING", "DATE", "DATETIME", "TIMESTAMP", "BOOL", "NUMERIC", "BIGNUMERIC")
+
+
+def clusterable_key(primary_key: Sequence[str], columns: dict[str, BQType]) -> tuple[str, ...]:
+    """The key columns (quoted, at most three: the database is the fourth) that BigQuery can cluster by: the
+    state and `<family>_current` are clustered by the database and these, so a maintenance's DELETE and
+    MERGE of a few keys touch only their blocks."""
+    by_name = {name.lower(): (name, bq_type) for name, bq_type in columns.items()}
+    found = [by_name[key.lower()] for key in primary_key if key.lower() in by_name]
+    return tuple(identifier(name) for name, bq_type in found if str(bq_type) in _CLUSTERABLE)[:3]
 
 
 def parse_description(description: str | None) -> tuple[str, str] | None:
     """(state hash, presentation hash) a `<family>_current` table's description records, or None."""
     found = _DESCRIPTION.search(description or "")
     return (found["state"], found["present"]) if found else None
+
+
+def state_prefixes(family: str) -> tuple[str, str, str]:
+    """The names of `family`'s state tables of any state hash start with these."""
+    return (
+        f"_uniview_current_keys_{family}_",
+        f"_uniview_current_facts_{family}_",
+        f"_uniview_current_batches_{family}_",
+    )
+
+
+# ----------------------------------------------------------------- the batches applied
+
+#: `landed_at` as `batches_table` keeps it: UTC text that sorts like the times.
+LANDED_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+APPLIED_COLUMNS = ("stream", "batch_id", "landed_at")
+_SAMPLE_TIME = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, order=True)
+class AppliedBatch:
+    """One batch of the sink's ledger as `batches_table` records it (`landed_at`: LANDED_FORMAT text)."""
+
+    stream: str
+    batch_id: int
+    landed_at: str
+
+
+@dataclass(frozen=True)
+class LedgerBatch:
+    """One batch of the sink's ledger that wrote rows to the family: when it landed (the ledger's
+    `landed_at`) and the range of `_cdc_ingested_at` its rows were stamped with (None: unknown, then
+    the horizon before `landed_at` is read)."""
+
+    stream: str
+    batch_id: int
+    landed_at: datetime
+    ingested_from: datetime | None
+    ingested_to: datetime | None
+
+    @property
+    def applied(self) -> AppliedBatch:
+        return AppliedBatch(self.stream, self.batch_id, self.landed_at.astimezone(UTC).strftime(LANDED_FORMAT))
+
+    @property
+    def ingested_range(self) -> tuple[datetime, datetime]:
+        high = self.ingested_to or self.landed_at
+        return (self.ingested_from or self.landed_at - timedelta(seconds=LEDGER_HORIZON_SECONDS), high)
+
+
+@dataclass(frozen=True)
+class BatchWindow:
+    """The rows a maintenance reads: stamped after `watermark` (None: every row), or inside one of
+    `late` (the ingestion ranges of batches not applied yet that were stamped at or before it)."""
+
+    watermark: datetime | None
+    late: tuple[tuple[datetime, datetime], ...] = ()
+
+    def condition(self, literal: Callable[[datetime], str]) -> str:
+        """The window's condition on `_cdc_ingested_at`, timestamps written by `literal`."""
+        ingested = identifier(layout.INGESTED_AT)
+        if self.watermark is None:
+            return "TRUE"
+        tests = [f"{ingested} IS NULL", f"{ingested} > {literal(self.watermark)}"]
+        tests += [f"{ingested} BETWEEN {literal(low)} AND {literal(high)}" for low, high in self.late]
+        return "(" + " OR ".join(tests) + ")"
+
+    @property
+    def floor(self) -> datetime | None:
+        """The oldest stamp the window reads (None: every row): what partition pruning can use."""
+        if self.watermark is None:
+            return None
+        return min([self.watermark, *(low for low, _ in self.late)])
+
+
+def batch_window(
+    watermark: datetime | None, ledger: Sequence[LedgerBatch], applied: Collection[AppliedBatch]
+) -> tuple[BatchWindow, tuple[AppliedBatch, ...]]:
+    """The window of a maintenance and the batches it applies, from the watermark, the ledger's batches of
+    the family read (LEDGER_HORIZON_SECONDS before the newest applied) and those already applied."""
+    done = {(batch.stream, batch.batch_id) for batch in applied}
+    pending = [batch for batch in ledger if (batch.stream, batch.batch_id) not in done]
+    if watermark is None:
+        return BatchWindow(None), tuple(sorted(batch.applied for batch in pending))
+    late = sorted(batch.ingested_range for batch in pending if batch.ingested_range[0] <= watermark)
+    merged: list[tuple[datetime, datetime]] = []
+    for low, high in late:
+        if merged and low <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    if len(merged) > MAX_LATE_RANGES:
+        merged = [(merged[0][0], max(high for _, high in merged))]
+    return BatchWindow(watermark, tuple(merged)), tuple(sorted(batch.applied for batch in pending))
+
+
+def applied_rows(batches: Sequence[AppliedBatch], typed_empty: bool = False) -> str:
+    """A SELECT of `batches` as rows of `batches_table` (with `typed_empty`, typed even when empty)."""
+    rows = [
+        f"SELECT {string_literal(b.stream)} AS stream, {b.batch_id} AS batch_id, {string_literal(b.landed_at)} AS landed_at"
+        for b in batches
+    ]
+    if typed_empty or not rows:
+        rows.insert(
+            0,
+            "SELECT CAST(NULL AS STRING) AS stream, CAST(NULL AS INT64) AS batch_id, CAST(NULL AS STRING) AS landed_at"
+            " FROM (SELECT 1 AS one) WHERE FALSE",
+        )
+    return "\nUNION ALL\n".join(rows)
+
+
+def timestamp_literal(moment: datetime) -> str:
+    """A TIMESTAMP literal (BigQuery SQL) for `moment`, in UTC to the microsecond."""
+    return f"TIMESTAMP {string_literal(moment.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S.%f+00'))}"
+
+
+def _landed_datetime(text: str) -> datetime:
+    return datetime.strptime(text, LANDED_FORMAT).replace(tzinfo=UTC)
+
+
+def ledger_batch(
+    row: tuple[str, int, str, datetime, datetime | None], family: str, source_dataset: str | None
+) -> LedgerBatch | None:
+    """A ledger row (stream, batch_id, counts JSON, landed_at, its first step's time or None) as a batch
+    of `family`, or None when it wrote no row to the family.  The counts record the tables written and,
+    where the landing knows it, the exact range of `_cdc_ingested_at` it stamped."""
+    stream, batch_id, counts, landed_at, first_step = row
+    recorded = json.loads(counts or "{}")
+    prefix = version_table_prefix(family)
+    for qualified in recorded.get("written", {}):
+        dataset, _, table = qualified.partition(".")
+        if (source_dataset is None or dataset == source_dataset) and table.startswith(prefix):
+            break
+    else:
+        return None
+    low, high = recorded.get("ingested") or (None, None)
+    landed = _aware(landed_at)
+    return LedgerBatch(
+        stream,
+        int(batch_id),
+        landed,
+        _aware(datetime.fromisoformat(low)) if low else (_aware(first_step) if first_step else None),
+        _aware(datetime.fromisoformat(high)) if high else (landed if first_step else None),
+    )
+
+
+def ledger_since(applied_mark: str | None) -> datetime | None:
+    """The `landed_at` after which a maintenance reads the ledger: the newest applied less the horizon."""
+    if applied_mark is None:
+        return None
+    return _landed_datetime(applied_mark) - timedelta(seconds=LEDGER_HORIZON_SECONDS)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

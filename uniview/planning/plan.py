@@ -416,7 +416,9 @@ def _with_current_view(plan: FamilyPlan, options: GeneratorOptions) -> FamilyPla
         version_column = options.source_column or VERSION_COLUMN
         top = top_view_name(plan.family)
         if options.current_table:
-            table = current_table_plan(plan.family, plan.target_dataset, top, types, key, plan.versions, version_column)
+            table = current_table_plan(
+                plan.family, plan.target_dataset, top, types, key, plan.versions, version_column, plan.source_dataset
+            )
             table.check_limits()
             return replace(plan, current_table=table)
         body = current_view_body(plan.family, plan.target_dataset, top, types, key, plan.versions, version_column)

@@ -3,10 +3,14 @@
 What a refresh does is read from the table's description and the state tables' existence with
 `tables.get` (no query job); then ONE script job runs it:
 
-- maintain: `DECLARE uniview_floor` = the newest watermark applied less the lag (a script variable, so
-  the window's filter on `_cdc_ingested_at` prunes the version tables' partitions), then every
-  statement inside BEGIN TRANSACTION ... COMMIT TRANSACTION: the state, the watermark and the table's
-  rows change together or not at all.
+- maintain: queries first read the watermark, the batches applied and the sink's ledger (in the
+  sink's control dataset, UNIVIEW_CONTROL_DATASET, default the source dataset: its rows landed since the newest applied
+  batch less the horizon, each with its first step's time, which bounds the `_cdc_ingested_at` its
+  parts stamped from below, as its `landed_at` does from above); the window (uniview.current.table.
+  BatchWindow) is written into the script as TIMESTAMP literals, so its filter on `_cdc_ingested_at`
+  prunes the version tables' partitions.  Then every statement inside BEGIN TRANSACTION ... COMMIT
+  TRANSACTION: the state, the watermark, the batches applied and the table's rows change together or
+  not at all.
 - re-present (only the presentation changed): the state's merge in the transaction, then
   `<table>_current` replaced whole from the committed state.  BigQuery refuses DDL on permanent tables
   inside a transaction; the replacement writes the new description last, so a job that stops before it
@@ -26,15 +30,30 @@ merge, so changes applied twice give the same state.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, Protocol
 
 from google.api_core import exceptions as api_exceptions
 
 from uniview.core.errors import NotFoundError
-from uniview.core.identifiers import quote_path
-from uniview.current.table import Action, CurrentTablePlan, Statement, parse_description
+from uniview.core.identifiers import quote_path, string_literal
+from uniview.current.table import (
+    Action,
+    AppliedBatch,
+    BatchWindow,
+    CurrentTablePlan,
+    LedgerBatch,
+    Statement,
+    batch_window,
+    ledger_batch,
+    ledger_since,
+    parse_description,
+    state_prefixes,
+    timestamp_literal,
+)
 from uniview.warehouse.base import CurrentTableResult
 from uniview.warehouse.bigquery_retry import is_transient
 
@@ -51,6 +70,8 @@ class ScriptWarehouse(Protocol):
 
     def get_table(self, dataset: str, table: str) -> Any: ...
 
+    def run_query(self, what: str, sql: str) -> list[dict[str, Any]]: ...
+
     def list_table_names(self, dataset: str) -> list[str]: ...
 
     def delete_table(self, dataset: str, table: str) -> None: ...
@@ -58,8 +79,11 @@ class ScriptWarehouse(Protocol):
 
 logger = logging.getLogger(__name__)
 
-#: The script variable holding the window's floor.
-FLOOR_VARIABLE = "uniview_floor"
+#: Where the sink keeps its ledger (its --control-dataset).
+CONTROL_DATASET_VARIABLE = "UNIVIEW_CONTROL_DATASET"
+DEFAULT_CONTROL_DATASET = "uniview"
+LEDGER = "_uniview_batches"
+STEPS = "_uniview_batch_steps"
 #: BigQuery's answers when concurrent transactions mutate one table (400 invalidQuery): the loser is aborted.
 _SERIALIZATION = re.compile(
     r"Transaction is aborted due to concurrent update|Could not serialize access to table .* due to concurrent update",
@@ -87,7 +111,9 @@ def maintain(warehouse: ScriptWarehouse, plan: CurrentTablePlan, rebuild: bool =
     """Run `plan`'s action as one script job, retried whole; what it did."""
     table = stored_table(warehouse, plan)
     action = _action(warehouse, plan, table, rebuild)
-    script = action_script(plan, action, drop_view=table is not None and table.table_type == "VIEW")
+    building = action in ("create", "rebuild")
+    window, batches = (None, build_batches(warehouse, plan)) if building else pending_window(warehouse, plan)
+    script = action_script(plan, action, table is not None and table.table_type == "VIEW", window, batches)
     what = f"{action} {plan.dataset}.{plan.table_name}"
     job_id, rows = warehouse.run_script_with_retry(what, script, plan.dataset, is_retryable, CONFLICT_RETRY_DEADLINE)
     if action in ("create", "rebuild"):
@@ -127,9 +153,7 @@ def stored_table(warehouse: ScriptWarehouse, plan: CurrentTablePlan) -> Any:
 
 def _action(warehouse: ScriptWarehouse, plan: CurrentTablePlan, table: Any, rebuild: bool) -> Action:
     description = table.description if table is not None and table.table_type == "TABLE" else None
-    state = description is not None and all(
-        _exists(warehouse, plan.dataset, name) for name in (plan.keys_name, plan.facts_name)
-    )
+    state = description is not None and all(_exists(warehouse, plan.dataset, name) for name in plan.state_names)
     return plan.action(description, state, rebuild)
 
 
@@ -141,14 +165,80 @@ def _exists(warehouse: ScriptWarehouse, dataset: str, table: str) -> bool:
     return True
 
 
-def action_script(plan: CurrentTablePlan, action: Action, drop_view: bool = False) -> str:
+def control_dataset(plan: CurrentTablePlan) -> str:
+    """Where the sink keeps its ledger: UNIVIEW_CONTROL_DATASET, else the family's source dataset (a sink run
+    with --dataset keeps it there), else the sink's default."""
+    return os.environ.get(CONTROL_DATASET_VARIABLE) or plan.source_dataset or DEFAULT_CONTROL_DATASET
+
+
+def pending_window(warehouse: ScriptWarehouse, plan: CurrentTablePlan) -> tuple[BatchWindow, tuple[AppliedBatch, ...]]:
+    """The window of the next maintenance and the ledger's batches it applies: one query reads the
+    watermark and the batches applied, one the ledger's batches since the newest applied less the horizon."""
+    rows = warehouse.run_query(
+        f"read the watermark of {plan.dataset}.{plan.table_name}",
+        f"SELECT ({plan.floor_select}) AS watermark, ARRAY(SELECT AS STRUCT stream, batch_id, landed_at "
+        f"FROM {plan.batches_table}) AS applied",
+    )
+    first = rows[0] if rows else {}
+    applied = [AppliedBatch(a["stream"], int(a["batch_id"]), a["landed_at"]) for a in first.get("applied") or []]
+    mark = max((batch.landed_at for batch in applied), default=None)
+    return batch_window(first.get("watermark"), ledger_batches(warehouse, plan, ledger_since(mark)), applied)
+
+
+def ledger_batches(warehouse: ScriptWarehouse, plan: CurrentTablePlan, since: datetime | None) -> list[LedgerBatch]:
+    """The ledger's batches landed after `since` (None: all) that wrote rows to the family; none when the
+    control dataset has no ledger."""
+    control = control_dataset(plan)
+    if not _exists(warehouse, control, LEDGER) or not _exists(warehouse, control, STEPS):
+        return []
+    ledger, steps = (f"`{warehouse.project}.{control}.{name}`" for name in (LEDGER, STEPS))
+    after = "TRUE" if since is None else f"l.landed_at > {timestamp_literal(since)}"
+    rows = warehouse.run_query(
+        f"read the ledger for {plan.dataset}.{plan.table_name}",
+        f"SELECT l.stream, l.batch_id, l.counts, l.landed_at, (SELECT MIN(s.at) FROM {steps} AS s "
+        f"WHERE s.stream = l.stream AND s.batch_id = l.batch_id) AS first_step FROM {ledger} AS l "
+        f"WHERE {after} AND l.counts LIKE {string_literal(f'%.{plan.family}_v_%')}",
+    )
+    found = (
+        ledger_batch(
+            (r["stream"], r["batch_id"], r["counts"], r["landed_at"], r["first_step"]), plan.family, plan.source_dataset
+        )
+        for r in rows
+    )
+    return [batch for batch in found if batch is not None]
+
+
+def build_batches(warehouse: ScriptWarehouse, plan: CurrentTablePlan) -> tuple[AppliedBatch, ...]:
+    """What a build records as applied: the ledger's batches of the family within the horizon of the newest."""
+    control = control_dataset(plan)
+    if not _exists(warehouse, control, LEDGER):
+        return ()
+    rows = warehouse.run_query(
+        "read the ledger's newest batch",
+        f"SELECT MAX(landed_at) AS newest FROM `{warehouse.project}.{control}.{LEDGER}`",
+    )
+    newest = rows[0]["newest"] if rows else None
+    if newest is None:
+        return ()
+    since = ledger_since(newest.strftime("%Y-%m-%d %H:%M:%S.%f"))
+    return tuple(sorted(batch.applied for batch in ledger_batches(warehouse, plan, since)))
+
+
+def action_script(
+    plan: CurrentTablePlan,
+    action: Action,
+    drop_view: bool = False,
+    window: BatchWindow | None = None,
+    batches: tuple[AppliedBatch, ...] = (),
+) -> str:
     """The one script job that runs `action`, ending with a SELECT of what it read and wrote."""
     if action in ("create", "rebuild"):
         view = [f"DROP VIEW IF EXISTS {plan.table}"] if drop_view else []
-        body = [*view, *(statement.sql for statement in plan.build_statements() if statement.kind != "drop")]
+        body = [*view, *(statement.sql for statement in plan.build_statements(batches) if statement.kind != "drop")]
         counts = _COUNTS.format(window="_uniview_window", databases="-1", table=plan.table)
         return _script([*body, counts])
-    statements = plan.statements(action, FLOOR_VARIABLE)
+    condition = (window or BatchWindow(None)).condition(timestamp_literal)
+    statements = plan.statements(action, condition, batches)
     in_transaction = [s for s in statements if s.kind != "drop" and not _is_permanent_ddl(s)]
     after = [s.sql for s in statements if _is_permanent_ddl(s)]
     counts = _COUNTS.format(
@@ -156,7 +246,6 @@ def action_script(plan: CurrentTablePlan, action: Action, drop_view: bool = Fals
     )
     return _script(
         [
-            f"DECLARE {FLOOR_VARIABLE} TIMESTAMP DEFAULT ({plan.floor_select})",
             "BEGIN TRANSACTION",
             *(s.sql for s in in_transaction),
             "COMMIT TRANSACTION",
@@ -177,7 +266,7 @@ def _script(statements: list[str]) -> str:
 
 def _drop_other_states(warehouse: ScriptWarehouse, plan: CurrentTablePlan) -> None:
     """The state tables of the family's earlier state hashes, which nothing reads any more."""
-    mine = {plan.keys_name, plan.facts_name}
+    mine = set(plan.state_names)
     for name in warehouse.list_table_names(plan.dataset):
         if name not in mine and name.startswith(plan.state_prefixes):
             warehouse.delete_table(plan.dataset, name)
@@ -196,7 +285,7 @@ def drop_current_table(warehouse: ScriptWarehouse, dataset: str, name: str) -> b
         return False
     warehouse.delete_table(dataset, name)
     family = name.removesuffix("_current")
-    prefixes = (f"_uniview_current_keys_{family}_", f"_uniview_current_facts_{family}_")
+    prefixes = state_prefixes(family)
     for other in warehouse.list_table_names(dataset):
         if other.startswith(prefixes):
             warehouse.delete_table(dataset, other)

@@ -5,9 +5,12 @@ The plan's statements are BigQuery SQL.  A select that reads column types the tr
 uniview.warehouse.duckdb_sql.to_duckdb, like every view body; the others use only portable SQL (and
 qualify columns, which to_duckdb reads as struct fields) and are transpiled by sqlglot.
 
-The floor of the window is computed first, in the same transaction, and written into the window's
-filter as a literal: DuckDB then pushes `_cdc_ingested_at > floor` into every version table's scan,
-where the row groups' min/max statistics skip what was landed before it.  A view named
+The window (uniview.current.table.BatchWindow: the rows stamped after the watermark, and the exact
+ingestion ranges of the sink's batches not applied yet that were stamped before it) is computed first,
+in the same transaction, from the facts, the sink's ledger (`main._uniview_batches`, its rows landed
+since the newest applied batch less the horizon) and the batches applied, and written into the window's
+filter as literals: DuckDB then pushes it into every version table's scan, where the row groups'
+min/max statistics skip what was landed before it.  A view named
 `<table>_current` (from --current) is dropped in the same transaction the table is created in.
 """
 
@@ -23,16 +26,32 @@ from collections.abc import Callable
 import duckdb
 import sqlglot
 
-from uniview.current.table import REDO, WINDOW, Action, CurrentTablePlan, Statement, parse_description
+from uniview.current.table import (
+    REDO,
+    WINDOW,
+    Action,
+    AppliedBatch,
+    BatchWindow,
+    CurrentTablePlan,
+    LedgerBatch,
+    Statement,
+    batch_window,
+    ledger_batch,
+    ledger_since,
+    parse_description,
+    state_prefixes,
+)
 from uniview.warehouse.base import CurrentTableResult
 from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.duckdb_sql import TableColumns, quote_string, to_duckdb
 
 logger = logging.getLogger(__name__)
-#: The window floor's placeholder in the translated statements: the text stays the same from one
-#: refresh to the next (translated once), and the literal written in is what DuckDB pushes into scans.
-FLOOR = "_uniview_floor_placeholder"
+#: The window condition's placeholder in the translated statements: the text stays the same from one
+#: refresh to the next (translated once), and the literals written in are what DuckDB pushes into scans.
+FLOOR = "_uniview_window_placeholder"
 _FLOOR = re.compile(rf"\b{FLOOR}\b")
+#: The sink's batch ledger (uniview.sink.landing.LEDGER_TABLE) in the file's main schema.
+LEDGER = "_uniview_batches"
 KILL_AT = "UNIVIEW_CURRENT_KILL_AT"
 
 _TABLE_SQL = (
@@ -50,7 +69,7 @@ def current_table_action(
 ) -> Action:
     """What maintaining `plan` would do now (CurrentTablePlan.action), from the catalog."""
     tables = dict(connection.execute(_TABLE_SQL, [plan.dataset]).fetchall())
-    state = plan.keys_name in tables and plan.facts_name in tables
+    state = all(name in tables for name in plan.state_names)
     description = tables.get(plan.table_name) if plan.table_name in tables else None
     return plan.action(description, state, rebuild)
 
@@ -66,12 +85,13 @@ def maintain_current_table(
     action = current_table_action(connection, plan, rebuild)
     if action in ("create", "rebuild"):
         _drop_view(connection, plan)
-    floor = window_floor(connection, plan) if action in ("maintain", "re-present") else None
+    building = action in ("create", "rebuild")
+    window, batches = (None, _build_batches(connection, plan)) if building else pending_window(connection, plan)
     changes = databases = 0
-    for number, statement in enumerate(plan.statements(action, None if floor is None else FLOOR), start=1):
+    for number, statement in enumerate(plan.statements(action, None if window is None else FLOOR, batches), start=1):
         _reach(number)
         sql = duckdb_statement(statement, column_types(connection), plan.state_hash)
-        connection.execute(sql if floor is None else with_floor(sql, floor))
+        connection.execute(sql if window is None else with_floor(sql, window))
         if statement.kind == "temp" and statement.table == WINDOW:
             changes = _count(connection, WINDOW)
         elif statement.kind == "temp" and statement.table == REDO:
@@ -124,7 +144,7 @@ def _portable(sql: str) -> str:
 
 
 #: What DuckDB reads otherwise than BigQuery: quoted names, escapes, and the functions written differently.
-_NOT_PORTABLE = re.compile(r"`|\\|\b(?:TIMESTAMP_SUB|STRUCT|ANY_VALUE)\(")
+_NOT_PORTABLE = re.compile(r"`|\\|\b(?:TIMESTAMP_SUB|STRUCT|ANY_VALUE)\(|\bINT64\b")
 _TRANSPILED: dict[str, str] = {}
 
 
@@ -143,26 +163,72 @@ _TRANSLATED: dict[tuple[str, str], str] = {}
 _TRANSLATED_LIMIT = 256
 
 
-def window_floor(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> dt.datetime | None:
-    """The window's floor: the newest watermark applied less the lag; None when no change was applied yet."""
+def pending_window(
+    connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan
+) -> tuple[BatchWindow, tuple[AppliedBatch, ...]]:
+    """The window of the next maintenance and the ledger's batches it applies (uniview.current.table.batch_window)."""
     newest = connection.execute(f"SELECT max(_uniview_watermark) FROM {_duckdb_name(plan.facts_table)}").fetchone()
-    if newest is None or newest[0] is None:
-        return None
-    return newest[0].astimezone(dt.UTC) - dt.timedelta(seconds=plan.lag_seconds)
+    watermark = None if newest is None or newest[0] is None else newest[0].astimezone(dt.UTC)
+    batches = _duckdb_name(plan.batches_table)
+    (mark,) = connection.execute(f"SELECT max(landed_at) FROM {batches}").fetchone() or (None,)
+    since = ledger_since(mark)
+    ledger = ledger_batches(connection, plan, since)
+    applied = [
+        AppliedBatch(*row)
+        for row in connection.execute(f"SELECT stream, batch_id, landed_at FROM {batches}").fetchall()
+    ]
+    return batch_window(watermark, ledger, applied)
 
 
-def with_floor(sql: str, floor: dt.datetime) -> str:
-    """`sql` with the floor's placeholder (FLOOR) written as a TIMESTAMPTZ literal: DuckDB then pushes the
-    window's filter into every version table's scan."""
-    literal = f"TIMESTAMPTZ {quote_string(floor.strftime('%Y-%m-%d %H:%M:%S.%f+00'))}"
-    return _FLOOR.sub(literal, sql)
+def ledger_batches(
+    connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan, since: dt.datetime | None
+) -> list[LedgerBatch]:
+    """The ledger's batches landed after `since` (None: all) that wrote rows to the family."""
+    if not _has_ledger(connection):
+        return []
+    rows = connection.execute(
+        f"SELECT stream, batch_id, counts, landed_at, NULL FROM main.{LEDGER} WHERE ?::TIMESTAMPTZ IS NULL OR landed_at > ?",
+        [since, since],
+    ).fetchall()
+    found = (ledger_batch(row, plan.family, plan.source_dataset) for row in rows)
+    return [batch for batch in found if batch is not None]
+
+
+def _build_batches(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> tuple[AppliedBatch, ...]:
+    """What a build records as applied: the ledger's batches of the family within the horizon of the newest."""
+    if not _has_ledger(connection):
+        return ()
+    (newest,) = connection.execute(f"SELECT max(landed_at) FROM main.{LEDGER}").fetchone() or (None,)
+    if newest is None:
+        return ()
+    since = ledger_since(newest.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f"))
+    return tuple(sorted(batch.applied for batch in ledger_batches(connection, plan, since)))
+
+
+def _has_ledger(connection: duckdb.DuckDBPyConnection) -> bool:
+    found = connection.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'"
+        " AND table_name = ?",
+        [LEDGER],
+    ).fetchone()
+    return bool(found and found[0])
+
+
+def with_floor(sql: str, window: BatchWindow) -> str:
+    """`sql` with the window's placeholder (FLOOR) written as its condition, TIMESTAMPTZ literals: DuckDB then
+    pushes the window's filter into every version table's scan."""
+    return _FLOOR.sub(lambda _: window.condition(_timestamptz).replace("`", '"'), sql)
+
+
+def _timestamptz(moment: dt.datetime) -> str:
+    return f"TIMESTAMPTZ {quote_string(moment.astimezone(dt.UTC).strftime('%Y-%m-%d %H:%M:%S.%f+00'))}"
 
 
 def window_sql(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan, table_types: TableColumns) -> str:
     """The DuckDB SELECT of the window the next maintenance reads."""
-    floor = window_floor(connection, plan)
-    select = to_duckdb(plan.window_select(None if floor is None else FLOOR), table_types)
-    return select if floor is None else with_floor(select, floor)
+    window, _ = pending_window(connection, plan)
+    select = to_duckdb(plan.window_select(None if window.watermark is None else FLOOR), table_types)
+    return select if window.watermark is None else with_floor(select, window)
 
 
 def _drop_view(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> None:
@@ -174,7 +240,7 @@ def _drop_view(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) ->
 
 def _drop_other_states(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan) -> None:
     """The state tables of the family's earlier state hashes, which nothing reads any more."""
-    mine = {plan.keys_name, plan.facts_name}
+    mine = set(plan.state_names)
     for (name,) in connection.execute(
         _TABLE_SQL.replace("table_name, comment", "table_name"), [plan.dataset]
     ).fetchall():
@@ -191,7 +257,7 @@ def drop_current_table(connection: duckdb.DuckDBPyConnection, dataset: str, name
     connection.execute(f"DROP TABLE {_path(dataset, name)}")
     family = name.removesuffix("_current")
     for other in tables:
-        if other.startswith((f"_uniview_current_keys_{family}_", f"_uniview_current_facts_{family}_")):
+        if other.startswith(state_prefixes(family)):
             connection.execute(f"DROP TABLE {_path(dataset, other)}")
 
 
