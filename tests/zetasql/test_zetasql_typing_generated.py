@@ -290,3 +290,19 @@ def test_generated_values_land_alike_and_as_bigquery_rules_say(zetasql, batch):
 )
 def test_each_defect_found_stays_fixed(zetasql, declared, data):
     check_batch(zetasql, declared, [data])
+
+
+#: Differences the generator does not draw, each documented in docs/sink.md, and checked to still occur.
+KNOWN_DIFFERENCES = [
+    # a character past U+FFFF as a surrogate-pair escape: ZetaSQL's JSON_VALUE decodes each half alone
+    ("STRING", '{"c": "\\ud800\\udc00"}'),
+    # digits past 38 places behind an exponent: BigQuery's BIGNUMERIC rounds them at 38 places first
+    ("NUMERIC(20, 3)", '{"c": "499999999999999999999999999999999995e-39"}'),
+]
+
+
+@pytest.mark.parametrize(("declared", "data"), KNOWN_DIFFERENCES)
+def test_each_known_difference_still_occurs(zetasql, declared, data):
+    column = LandingColumn("c", declared, bigquery_type(declared).bq_type)
+    lines = _lines({"0": data})
+    assert bigquery_outcome(zetasql, lines, [column]) != duckdb_outcome(lines, [column])
