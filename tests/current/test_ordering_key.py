@@ -16,8 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from uniview.core.types import parse_type
-from uniview.current.table import ordering_key
-from uniview.current.view import newest_first_order
+from uniview.current.order import newest_first_order, ordering_key
 from uniview.warehouse.duckdb_sql import to_duckdb
 from uniview.warehouse.duckdb_types import duckdb_type
 

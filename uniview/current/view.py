@@ -44,16 +44,20 @@ from uniview.core.render import render
 from uniview.core.resolve import convert, null_of
 from uniview.core.schema import TableVersion
 from uniview.core.types import Array, BQType, Scalar, Struct
+from uniview.current.order import (
+    ORDER_COLUMNS,
+    database_key,
+    newest_first_order,
+    oldest_first_order,
+    ordering_key,
+)
 
 #: Types BigQuery cannot PARTITION BY (https://cloud.google.com/bigquery/docs/reference/standard-sql/window-function-calls).
 _UNPARTITIONABLE = ("FLOAT64", "JSON", "GEOGRAPHY")
 #: Types whose value a source can leave out of a change (PostgreSQL's TOAST: text, bytea, json, arrays, composites).
 _CARRIED = ("STRING", "BYTES", "JSON")
-#: A delete wins a tie, then an update, an insert, a snapshot row.
-OPERATION_RANK = "CASE {operation} WHEN 'DELETE' THEN 0 WHEN 'UPDATE' THEN 1 WHEN 'INSERT' THEN 2 ELSE 3 END"
 #: The unified view's column naming each row's version table when --current is on and --source-column is not.
 VERSION_COLUMN = "_cdc_version_table"
-ORDER_COLUMNS = (layout.SEQUENCE, layout.TIMESTAMP, layout.INGESTED_AT, layout.POSITION)
 
 
 def current_view_name(family: str) -> str:
@@ -100,17 +104,13 @@ class CurrentRules:
     newest_first: tuple[str, ...]
     oldest_first: tuple[str, ...]
 
-    def version_number(self, versions: Sequence[TableVersion], version_table: str) -> str:
-        """The place in the family of the version table named by the expression `version_table`."""
-        cases = " ".join(f"WHEN {string_literal(v.table_name)} THEN {n}" for n, v in enumerate(versions))
+    def version_number(self, versions: Sequence[TableVersion], version_table: str, digits: int = 0) -> str:
+        """The place in the family of the version table named by the expression `version_table`; with `digits`,
+        as text of that many digits (zero-padded, so it sorts like the number)."""
+        places = [str(n).zfill(digits) if digits else str(n) for n in range(len(versions))]
+        place = [string_literal(text) if digits else text for text in places]
+        cases = " ".join(f"WHEN {string_literal(v.table_name)} THEN {n}" for n, v in zip(place, versions, strict=True))
         return f"CASE {version_table} {cases} END"
-
-
-def newest_first_order() -> list[str]:
-    """The view's ordering of a key's changes, newest first (the order `uniview.current.table` encodes)."""
-    return [f"{identifier(name)} DESC NULLS LAST" for name in ORDER_COLUMNS] + [
-        OPERATION_RANK.format(operation=identifier(layout.OPERATION))
-    ]
 
 
 def current_rules(
@@ -132,8 +132,7 @@ def current_rules(
             "version has; run `uniview migrate-landing` on tables landed by an older uniview"
         )
     key = [_key_column(family, spelled, columns, name) for name in primary_key]
-    oldest_first = [f"{identifier(name)} ASC NULLS FIRST" for name in ORDER_COLUMNS]
-    oldest_first.append(OPERATION_RANK.format(operation=identifier(layout.OPERATION)) + " DESC")
+    oldest_first = oldest_first_order()
     keys = {name.lower() for name in primary_key}
     outputs: list[str] = []
     gone: list[tuple[str, str]] = []
@@ -194,9 +193,10 @@ def current_view_body(
         unified=identifier_path(target_dataset, unified_view),
         outputs=rules.outputs,
         partition=rules.partition,
-        database=identifier(layout.DATABASE),
-        newest_first=rules.newest_first,
-        oldest_first=rules.oldest_first,
+        place=ordering_key(),
+        database_key=database_key(),
+        version_digits=len(str(len(versions))),
+        version_text=rules.version_number(versions, identifier(version_column), len(str(len(versions)))),
         operation=identifier(layout.OPERATION),
         gone=rules.gone,
         carried=[
