@@ -9,7 +9,9 @@ In a parallel run (pytest-xdist, as scripts/test.sh runs the suite) each test
 process reports how many statements its ZetaSQL analyzer checked (tests/zetasql/conftest.py), and the
 run's summary gives their sum.
 The longest test files are collected first (SLOWEST_FIRST): pytest-xdist's `--dist loadfile` hands files to
-the test processes in collection order, so a long file started last would keep one process running alone."""
+the test processes in collection order, so a long file started last would keep one process running alone.
+The end-to-end CDC files (SHARED_STACK) go to one test process together (SharedStackScheduling): they share its
+Kafka broker, Kafka Connect worker, BigQuery emulator and database servers, which start once."""
 
 from __future__ import annotations
 
@@ -34,12 +36,20 @@ from durations_record import register as register_durations  # noqa: E402
 SLOWEST_FIRST = (
     "tests/kafka/test_postgres_debezium_e2e.py",
     "tests/kafka/test_mariadb_debezium_e2e.py",
+    "tests/kafka/test_generative_migrations.py",
     "tests/sink/test_sink_bigquery_connector.py",
     "tests/bigquery/test_bq_consolidation.py",
     "tests/kafka/test_kafka_source.py",
     "tests/terraform/test_terraform_plan.py",
     "tests/bigquery/test_bq_concurrency.py",
     "tests/terraform/test_terraform_monitoring.py",
+)
+
+#: The files run by one test process, sharing its Kafka + Connect stack (tests/kafka/conftest.py).
+SHARED_STACK = (
+    "tests/kafka/test_postgres_debezium_e2e.py",
+    "tests/kafka/test_mariadb_debezium_e2e.py",
+    "tests/kafka/test_generative_migrations.py",
 )
 
 _reported: list[int] = []
@@ -62,6 +72,21 @@ def pytest_collection_modifyitems(config, items):
     rank = {path: place for place, path in enumerate(SLOWEST_FIRST)}
     root = Path(str(config.rootpath))
     items.sort(key=lambda item: rank.get(Path(str(item.path)).relative_to(root).as_posix(), len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, with the SHARED_STACK files as one unit: one test process runs them all."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedStackScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_STACK[0] if scope in SHARED_STACK else scope
+
+    return SharedStackScheduling(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)

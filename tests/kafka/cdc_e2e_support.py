@@ -6,6 +6,10 @@ A test module describes its source as a `CdcSource` (how to run statements and r
 topics hold its changes), builds a `CdcStack` with one `Landing` per warehouse, and drives it with `step`:
 after each step every `<table>_current` must equal `SELECT *` on its source table, column for column, and
 `<table>_unified` must hold each change once, with its source database and its own `_cdc_sequence`.
+
+Kafka, Kafka Connect and the BigQuery emulator run once per test process (tests/kafka/conftest.py): a module
+adds its Debezium connectors to the running Connect worker through its REST API (`connectors_added`) and removes
+them at its end, and the BigQuery datasets its sinks created are dropped then.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +33,7 @@ import duckdb
 from uniview.demo.postgres_source import current_rows_sql, normalized
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
 from uniview.local.function_server import function_server
-from uniview.local.kafka import wait_for_change_events
+from uniview.local.kafka import connector_status, wait_for_change_events
 from uniview.warehouse.url import duckdb_url
 
 #: The function's view options in both warehouses: widen types across versions, and build `<table>_current`.
@@ -51,6 +57,8 @@ class CdcSource:
     rows: Callable[[str, str], list[tuple]]
     columns: Callable[[str, str], list[str]]
     order_by: Callable[[str], str] = lambda table: "id"
+    #: The rows of both sides in one form before they are compared (numbers as Decimal by default).
+    normalize: Callable[[Sequence[tuple]], list[tuple]] = normalized
 
 
 @dataclass
@@ -100,22 +108,100 @@ class CdcStack:
     events: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ConnectWorker:
+    """A Kafka Connect worker running for the whole test process, with no connector of its own: its REST URL,
+    its log and the broker it writes to."""
+
+    url: str
+    log: Path
+    bootstrap: str
+
+
+def _request(url: str, method: str, body: dict | None = None) -> None:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data, {"Content-Type": "application/json"}, method=method)
+    with urllib.request.urlopen(request, timeout=30):
+        pass
+
+
+def wait_for_connector(worker: ConnectWorker, name: str, timeout: float = 120) -> None:
+    """Until the connector and its tasks run; fails with the first line of a failed task's trace."""
+    deadline = time.monotonic() + timeout
+    status: dict = {}
+    while time.monotonic() < deadline:
+        try:
+            status = connector_status(worker.url, name)
+        except (urllib.error.URLError, OSError, ValueError):
+            time.sleep(0.2)
+            continue
+        tasks = status.get("tasks") or []
+        states = {status["connector"]["state"], *(task["state"] for task in tasks)}
+        assert "FAILED" not in states, (name, [t.get("trace", "")[:2000] for t in tasks], worker.log)
+        if tasks and states == {"RUNNING"}:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"connector {name} is not running after {timeout:.0f}s: {status}; see {worker.log}")
+
+
+def wait_for_log(worker: ConnectWorker, text: str, since: int, timeout: float = 180) -> None:
+    """Until `text` is in the worker's log after byte `since` (what a connector added then has written)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with open(worker.log, "rb") as log:
+            log.seek(since)
+            if text in log.read().decode(errors="replace"):
+                return
+        assert time.monotonic() < deadline, f"{text!r} not in {worker.log} within {timeout}s"
+        time.sleep(0.5)
+
+
 @contextmanager
-def running_stack(
-    source: CdcSource,
-    bootstrap: str,
-    connector_emulator_env: tuple[dict[str, str], list[str], Any],
-    work: Path,
-    connect: Callable[[Path], Any],
-    view_options: dict[str, str] | None = None,
-) -> Iterator[CdcStack]:
-    """Kafka Connect (`connect(folder)`, a context manager running the source's connectors) and one function
-    per warehouse (DuckDB, the BigQuery emulator), stopped when the block ends; `view_options` are more of
-    the functions' UNIVIEW_* settings (e.g. UNIVIEW_RENAMES)."""
-    warehouse = work / "warehouse.duckdb"
-    landings = [duckdb_landing(warehouse), bigquery_landing(connector_emulator_env)]
-    options = {**VIEW_OPTIONS, **(view_options or {})}
-    function_envs = [
+def connectors_added(
+    worker: ConnectWorker, connectors: Sequence[dict], ready: Callable[[int], None] | None = None
+) -> Iterator[None]:
+    """Add `connectors` to the running worker (POST /connectors), wait until they run (and `ready(log offset)`
+    returns), remove them (DELETE /connectors/<name>) when the block ends."""
+    since = worker.log.stat().st_size
+    added = []
+    try:
+        for settings in connectors:
+            name = str(settings["name"])
+            config = {key: str(value) for key, value in settings.items()}
+            _request(f"{worker.url}/connectors", "POST", {"name": name, "config": config})
+            added.append(name)
+        for name in added:
+            wait_for_connector(worker, name)
+        if ready:
+            ready(since)
+        yield
+    finally:
+        for name in added:
+            with suppress(urllib.error.URLError, OSError):
+                _request(f"{worker.url}/connectors/{name}", "DELETE")
+
+
+def bigquery_datasets(client: Any) -> set[str]:
+    return {dataset.dataset_id for dataset in client.list_datasets()}
+
+
+@contextmanager
+def datasets_dropped_after(client: Any) -> Iterator[None]:
+    """Drop, when the block ends, the BigQuery datasets created in it: the emulator lives for the whole test
+    process, and the next module's sinks land in datasets of the same names."""
+    before = bigquery_datasets(client)
+    try:
+        yield
+    finally:
+        for dataset in bigquery_datasets(client) - before:
+            client.delete_dataset(dataset, delete_contents=True, not_found_ok=True)
+
+
+def function_environments(
+    warehouse: Path, connector_emulator_env: tuple[dict[str, str], list[str], Any], options: dict[str, str]
+) -> list[dict[str, str]]:
+    """The function's environment per warehouse: DuckDB's file, then the BigQuery emulator."""
+    return [
         {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), **options},
         {
             "UNIVIEW_WAREHOUSE": f"bigquery://{DEFAULT_PROJECT}",
@@ -123,11 +209,33 @@ def running_stack(
             **options,
         },
     ]
+
+
+@contextmanager
+def running_stack(
+    source: CdcSource,
+    worker: ConnectWorker,
+    connector_emulator_env: tuple[dict[str, str], list[str], Any],
+    work: Path,
+    connectors: Sequence[dict],
+    view_options: dict[str, str] | None = None,
+    ready: Callable[[int], None] | None = None,
+) -> Iterator[CdcStack]:
+    """The source's Debezium `connectors` added to the shared Connect `worker` (`ready(log offset)` waits for
+    what they must have done first) and one function per warehouse (DuckDB, the BigQuery emulator), removed
+    and stopped when the block ends, with the BigQuery datasets created meanwhile; `view_options` are more of
+    the functions' UNIVIEW_* settings (e.g. UNIVIEW_RENAMES)."""
+    warehouse = work / "warehouse.duckdb"
+    landings = [duckdb_landing(warehouse), bigquery_landing(connector_emulator_env)]
+    options = {**VIEW_OPTIONS, **(view_options or {})}
     with ExitStack() as running:
-        running.enter_context(connect(work / "connect"))
-        for landing, environment in zip(landings, function_envs, strict=True):
+        running.enter_context(datasets_dropped_after(connector_emulator_env[2]))
+        running.enter_context(connectors_added(worker, connectors, ready))
+        for landing, environment in zip(
+            landings, function_environments(warehouse, connector_emulator_env, options), strict=True
+        ):
             landing.notify = running.enter_context(function_server(work / landing.name, environment)).url
-        yield CdcStack(bootstrap, source, landings, work)
+        yield CdcStack(worker.bootstrap, source, landings, work)
 
 
 def wait_for_events(stack: CdcStack, count: int) -> None:
@@ -150,7 +258,8 @@ def sink_command(stack: CdcStack, landing: Landing) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "uniview.sink",
+        "uniview.cli.main",
+        "sink",
         "--format",
         "debezium",
         "--input",
@@ -261,9 +370,9 @@ def view_mismatches(stack: CdcStack, events: dict) -> list:
                 rows = source.rows(database, table)
                 if not rows and events.get((database, table), 0) == 0:
                     continue
-                expected = normalized(rows)
+                expected = source.normalize(rows)
                 try:
-                    through_view = normalized(
+                    through_view = source.normalize(
                         landing.read(current_sql(source, database, table, source.columns(database, table)))
                     )
                     changes = changes_in_view(landing, database, table)

@@ -1,4 +1,6 @@
-"""A real Kafka broker (KRaft, one node, loopback) for the whole run, from scripts/setup-kafka-stack.sh's jars."""
+"""A real Kafka broker (KRaft, one node, loopback) for the whole run, from scripts/setup-kafka-stack.sh's jars;
+one Kafka Connect worker on it, to which each end-to-end module adds its Debezium connectors; one BigQuery
+emulator, one MariaDB and one PostgreSQL server.  All live as long as the test process."""
 
 from __future__ import annotations
 
@@ -71,4 +73,28 @@ def mariadb(tmp_path_factory):
     if find_server() is None:
         pytest.skip("MariaDB's server (mariadbd) is not installed: run scripts/setup-mariadb.sh")
     with mariadb_server(tmp_path_factory.mktemp("mariadb")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def kafka_connect(kafka_bootstrap, tmp_path_factory):
+    """A Kafka Connect worker (standalone, Debezium's plugins on its class path) with no connector yet, for the
+    whole test process: each end-to-end module adds its connectors through the REST API and removes them."""
+    from cdc_e2e_support import ConnectWorker
+
+    from uniview.local.kafka import debezium_connect
+
+    folder = tmp_path_factory.mktemp("connect")
+    with debezium_connect(folder, kafka_bootstrap, []) as url:
+        yield ConnectWorker(url, folder / "connect.log", kafka_bootstrap)
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory):
+    """A PostgreSQL server with logical decoding for the whole test process; each module creates its databases."""
+    from uniview.local.postgres import find_bin_dir, postgres_server
+
+    if find_bin_dir() is None or (shutil.which("runuser") is None and os.geteuid() == 0):
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+    with postgres_server(tmp_path_factory.mktemp("pg")) as server:
         yield server

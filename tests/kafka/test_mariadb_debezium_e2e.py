@@ -14,11 +14,8 @@ for every change and every schema-change event.
 
 from __future__ import annotations
 
-import time
-from contextlib import contextmanager
-
 import pytest
-from cdc_e2e_support import CdcSource, running_stack, step, stopped_summary, streaming_sinks
+from cdc_e2e_support import CdcSource, running_stack, step, stopped_summary, streaming_sinks, wait_for_log
 
 pymysql = pytest.importorskip("pymysql", reason="PyMySQL is not installed")
 kafka = pytest.importorskip("kafka", reason="kafka-python is not installed")
@@ -30,6 +27,7 @@ PREFIX = "maria"
 #: MariaDB, Kafka, Kafka Connect, two Spark sinks and two functions on one slow 2-core machine: minutes (13 steps,
 #: each waiting for both warehouses' views), more when the machine is shared.
 pytestmark = pytest.mark.timeout(1500)
+SNAPSHOT_ENDED = "Snapshot ended with SnapshotResult [status=COMPLETED"
 BIG = 1_000_000  # characters of the MEDIUMTEXT value: its change event is over Kafka's default 1 MB
 
 
@@ -61,15 +59,17 @@ def source_columns(server, database, table):
 
 def assert_stopped_cleanly_with_ddl(sinks, events):
     """Stop every sink with Ctrl-C: it wrote every change event, and the schema-change events of a database in
-    that dataset's `_uniview_ddl`; it quarantined only schema-change events of no database (the snapshot's
-    `SET character_set_server=...`: no dataset to land in, missing_metadata); it left none pending."""
+    that dataset's `_uniview_ddl`; it skipped the schema-change events of no table (the snapshot's
+    `SET character_set_server=...`: schema_change_without_table) and quarantined nothing, no missing_metadata
+    from the connector's start; it left none pending."""
     for sink in sinks:
         summary = stopped_summary(sink)
         ddl = sum(count for table, count in summary["written_by_table"].items() if "._uniview_ddl_v_" in table)
         assert ddl >= 2 * len(TABLES) + 8, (sink.landing.name, summary)  # each CREATE TABLE, the 7 ALTERs, TRUNCATE
         assert summary["written"] - ddl == sum(events.values()), (sink.landing.name, summary)
-        assert set(summary["quarantined_by_reason"]) <= {"missing_metadata"}, (sink.landing.name, summary)
-        assert summary["quarantined"] <= 2 and summary["pending"] == [], (sink.landing.name, summary)
+        assert summary["quarantined_by_reason"] == {} and summary["quarantined"] == 0, (sink.landing.name, summary)
+        assert set(summary["skipped_by_kind"]) <= {"tombstone", "schema_change_without_table"}, summary
+        assert summary["pending"] == [], (sink.landing.name, summary)
         assert summary["read"] == summary["written"] + summary["quarantined"] + summary["skipped"], summary
         assert summary["stopped_by"] == "SIGINT", (sink.landing.name, summary)
 
@@ -89,9 +89,10 @@ def mariadb_source(server) -> CdcSource:
 
 
 @pytest.fixture(scope="module")
-def stack(mariadb, kafka_bootstrap, connector_emulator_env, tmp_path_factory):
-    """Debezium publishing both databases of the server, and one sink target + function per warehouse."""
-    from uniview.local.kafka import debezium_connect, mysql_connector
+def stack(mariadb, kafka_connect, connector_emulator_env, tmp_path_factory):
+    """Debezium publishing both databases of the server (a connector added to the shared Connect worker), and one
+    sink target + function per warehouse."""
+    from uniview.local.kafka import mysql_connector
 
     for database in DATABASES:
         run(mariadb, None, f"CREATE DATABASE {database}")
@@ -110,32 +111,19 @@ def stack(mariadb, kafka_bootstrap, connector_emulator_env, tmp_path_factory):
         DATABASES,
         mariadb.connector_user,
         mariadb.connector_password,
-        kafka_bootstrap,
+        kafka_connect.bootstrap,
     )
-
-    @contextmanager
-    def connect(folder):
-        with debezium_connect(folder, kafka_bootstrap, [connector]) as url:
-            wait_for_snapshot(folder / "connect.log")
-            yield url
-
     with running_stack(
         mariadb_source(mariadb),
-        kafka_bootstrap,
+        kafka_connect,
         connector_emulator_env,
         tmp_path_factory.mktemp("cdc-mariadb"),
-        connect,
+        [connector],
+        # a step run while the connector's initial snapshot reads the tables would be read twice, by the
+        # snapshot (as SNAPSHOT changes) and from the binary log
+        ready=lambda since: wait_for_log(kafka_connect, SNAPSHOT_ENDED, since),
     ) as running:
         yield running
-
-
-def wait_for_snapshot(log, timeout=180):
-    """Until the connector's initial snapshot has ended: a step run while it reads the tables would be read
-    twice, by the snapshot (as SNAPSHOT changes) and from the binary log."""
-    deadline = time.monotonic() + timeout
-    while "Snapshot ended with SnapshotResult [status=COMPLETED" not in log.read_text(errors="replace"):
-        assert time.monotonic() < deadline, f"the connector's snapshot did not end within {timeout}s; see {log}"
-        time.sleep(0.5)
 
 
 def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):

@@ -17,9 +17,6 @@ every change.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 import time
 
 import pytest
@@ -49,31 +46,27 @@ pytestmark = pytest.mark.timeout(1800)
 
 
 @pytest.fixture(scope="module")
-def postgres(tmp_path_factory):
-    from uniview.local.postgres import find_bin_dir, postgres_server
-
-    if find_bin_dir() is None or (shutil.which("runuser") is None and __import__("os").geteuid() == 0):
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
-    with postgres_server(tmp_path_factory.mktemp("pg")) as server:
-        with psycopg.connect(server.dsn(), autocommit=True) as connection:
-            for database in DATABASES:
-                connection.execute(f"CREATE DATABASE {database}")
+def postgres(postgres_server):
+    """The test process's PostgreSQL server with this module's two databases and their tables."""
+    with psycopg.connect(postgres_server.dsn(), autocommit=True) as connection:
         for database in DATABASES:
-            run(
-                server,
-                database,
-                "CREATE TABLE customer (id int PRIMARY KEY, name text, score int)",
-                "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, total numeric(10,2))",
-                "CREATE TABLE document (id int PRIMARY KEY, title text, body text, blob bytea)",
-                # stored out of line, uncompressed, once the row is over ~2 kB: an UPDATE leaving them unchanged
-                # does not write them to the WAL, and Debezium sends its placeholder instead
-                "ALTER TABLE document ALTER COLUMN body SET STORAGE EXTERNAL",
-                "ALTER TABLE document ALTER COLUMN blob SET STORAGE EXTERNAL",
-                "CREATE TABLE line_item (order_id int, line int, qty int, PRIMARY KEY (order_id, line))",
-                "CREATE TABLE ticket (id int PRIMARY KEY, memo text)",
-                f"CREATE TABLE {SIGNAL_TABLE} (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data text)",
-            )
-        yield server
+            connection.execute(f"CREATE DATABASE {database}")
+    for database in DATABASES:
+        run(
+            postgres_server,
+            database,
+            "CREATE TABLE customer (id int PRIMARY KEY, name text, score int)",
+            "CREATE TABLE orders (id int PRIMARY KEY, customer_id int, total numeric(10,2))",
+            "CREATE TABLE document (id int PRIMARY KEY, title text, body text, blob bytea)",
+            # stored out of line, uncompressed, once the row is over ~2 kB: an UPDATE leaving them unchanged
+            # does not write them to the WAL, and Debezium sends its placeholder instead
+            "ALTER TABLE document ALTER COLUMN body SET STORAGE EXTERNAL",
+            "ALTER TABLE document ALTER COLUMN blob SET STORAGE EXTERNAL",
+            "CREATE TABLE line_item (order_id int, line int, qty int, PRIMARY KEY (order_id, line))",
+            "CREATE TABLE ticket (id int PRIMARY KEY, memo text)",
+            f"CREATE TABLE {SIGNAL_TABLE} (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data text)",
+        )
+    return postgres_server
 
 
 def run(server, database, *statements):
@@ -113,9 +106,10 @@ def postgres_source(server) -> CdcSource:
 
 
 @pytest.fixture(scope="module")
-def stack(postgres, kafka_bootstrap, connector_emulator_env, tmp_path_factory):
-    """Debezium publishing both databases, and one sink target + function per warehouse."""
-    from uniview.local.kafka import debezium_connect, postgres_connector
+def stack(postgres, kafka_connect, connector_emulator_env, tmp_path_factory):
+    """Debezium publishing both databases (connectors added to the shared Connect worker), and one sink target +
+    function per warehouse."""
+    from uniview.local.kafka import postgres_connector
 
     connectors = [
         postgres_connector(db, postgres.host, postgres.port, db, "postgres", signal_table=f"public.{SIGNAL_TABLE}")
@@ -123,10 +117,10 @@ def stack(postgres, kafka_bootstrap, connector_emulator_env, tmp_path_factory):
     ]
     with running_stack(
         postgres_source(postgres),
-        kafka_bootstrap,
+        kafka_connect,
         connector_emulator_env,
         tmp_path_factory.mktemp("cdc"),
-        lambda folder: debezium_connect(folder, kafka_bootstrap, connectors),
+        connectors,
         {"UNIVIEW_RENAMES": json.dumps(RENAMES)},
     ) as running:
         yield running
@@ -360,16 +354,3 @@ def incremental_snapshot_step(stack, sinks, events) -> None:
         "SELECT count(*) FROM shop1_unified.customer_unified WHERE _cdc_operation = 'SNAPSHOT'"
     )
     assert snapshot_rows[0] >= rows - 3, "the incremental snapshot's rows did not land"
-
-
-def test_the_postgres_demo_shows_views_equal_to_the_source(kafka_bootstrap, tmp_path):
-    """`uniview demo --source postgres` starts its own stack and says, after each step, that they agree."""
-    done = subprocess.run(
-        [sys.executable, "-m", "uniview.cli.main", "demo", "--source", "postgres", "--workdir", str(tmp_path / "demo")],
-        capture_output=True,
-        text=True,
-        timeout=800,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    agreed = done.stdout.count("customer_current equals the source table")
-    assert agreed == 7 and "differ" not in done.stdout
