@@ -8,6 +8,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 from typing_cases import ENVELOPE_LINES as LINES
+from typing_cases import SCHEMA_CHANGES_WITHOUT_TABLE
 
 from uniview.sink.load_sql import envelopes
 
@@ -31,8 +32,20 @@ def reasons() -> dict:
 
 
 def test_the_reasons_cover_every_kind_of_line(reasons):
-    assert {reason for reason, _ in reasons.values()} == {None, "tombstone", "unparseable", "missing_metadata"}
+    assert {reason for reason, _ in reasons.values()} == {
+        None,
+        "tombstone",
+        "unparseable",
+        "missing_metadata",
+        "schema_change_without_table",
+    }
     assert all((reason is None) == (detail is None) for reason, detail in reasons.values())
+
+
+def test_only_a_ddl_record_that_names_no_table_is_a_schema_change_without_table(reasons):
+    skipped = [line for line, (reason, _) in reasons.items() if reason == "schema_change_without_table"]
+    assert sorted(skipped) == sorted(SCHEMA_CHANGES_WITHOUT_TABLE)
+    assert reasons[SCHEMA_CHANGES_WITHOUT_TABLE[0]] == ("schema_change_without_table", "a schema change of no table")
 
 
 @pytest.mark.parametrize("line", NOT_JSON)

@@ -27,7 +27,7 @@ import pytest
 from sink_support import record
 from test_debezium_documented import FIXTURES, kcat_line
 from test_sink_bad_bytes import event
-from typing_cases import ENVELOPE_LINES, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
+from typing_cases import ENVELOPE_LINES, SCHEMA_CHANGES_WITHOUT_TABLE, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
 
 from uniview.core.landing_layout import CDC_COLUMNS, INGESTED_AT, QUARANTINE_TABLE
 from uniview.core.types import Array, BQType, Scalar, Struct, parse_type
@@ -53,6 +53,8 @@ NOT_UTF8 = [
 ]
 #: The Debezium messages with a null value: counted as skipped, stored nowhere.
 TOMBSTONES = sum(fixture["value"] is None for fixture in FIXTURES)
+#: Every line counted as skipped, stored nowhere: the tombstones and the schema-change records of no table.
+SKIPPED = {"tombstone": TOMBSTONES, "schema_change_without_table": len(SCHEMA_CHANGES_WITHOUT_TABLE)}
 #: The quarantine's columns compared (batch and quarantined_at name the run, not the line).
 QUARANTINE_COMPARED = tuple(name for name, _ in QUARANTINE_COLUMNS if name not in ("batch", "quarantined_at"))
 
@@ -317,7 +319,7 @@ def differences(duck: dict, bigquery: dict) -> dict:
 
 def test_every_line_lands_or_is_quarantined_alike(runs: tuple) -> None:
     (duck, _, _), (bigquery, _, _), lines = runs
-    assert sum(map(len, duck.values())) == len(lines) - TOMBSTONES  # a tombstone is stored nowhere
+    assert sum(map(len, duck.values())) == len(lines) - sum(SKIPPED.values())  # a skipped line is stored nowhere
     differing = differences(duck, bigquery)
     unexpected = {case: pair for case, pair in differing.items() if case not in FORCED_DIFFERENCES | DUCKDB_DIFFERENCES}
     listing = "\n".join(
@@ -382,9 +384,8 @@ def test_the_runs_report_the_same_counts_and_make_the_same_tables(runs: tuple) -
     """Each run reports what its tables hold, and both report the same but for the forced differences."""
     (duck, duck_result, duck_tables), (bigquery, bigquery_result, bigquery_tables_), lines = runs
     assert duck_tables == bigquery_tables_
-    skipped = {"tombstone": TOMBSTONES}
-    assert reported(duck_result) == flat(len(lines), *tally(duck), skipped)
+    assert reported(duck_result) == flat(len(lines), *tally(duck), SKIPPED)
     forced = FORCED_DIFFERENCES | DUCKDB_DIFFERENCES
     as_bigquery_forces = {**duck, **{case: bigquery.get(case, []) for case in forced}}
-    assert reported(bigquery_result) == flat(len(lines), *tally(as_bigquery_forces), skipped)
+    assert reported(bigquery_result) == flat(len(lines), *tally(as_bigquery_forces), SKIPPED)
     assert [sorted(r.warnings) for r in duck_result] == [sorted(r.warnings) for r in bigquery_result]

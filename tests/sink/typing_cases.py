@@ -157,8 +157,18 @@ def _line(**changes) -> str:
     return json.dumps({"data": {"id": 1}, "metadata": {**_META, **changes}})
 
 
+#: Schema-change records of no table (operation DDL, no table_name), as the Debezium conversion makes them of the
+#: snapshot's `SET character_set_server=...`: skipped (schema_change_without_table), stored nowhere.
+SCHEMA_CHANGES_WITHOUT_TABLE = [
+    '{"data": {"ddl": "SET character_set_server=utf8mb4"}, "metadata": {"operation": "DDL", "position": "b.1:4:0"}}',
+    '{"data": {"ddl": "SET collation_server=utf8mb4_bin"}, "metadata": {"operation": "DDL", "table_name": null}}',
+]
+
 #: Odd lines of every kind, read by each envelope reading (tests/sink/test_load_envelopes.py).
 ENVELOPE_LINES = [
+    *SCHEMA_CHANGES_WITHOUT_TABLE,
+    '{"data": {"ddl": "SET x=1"}, "metadata": {"operation": "DDL", "table_name": ""}}',  # names a table: ""
+    _line(operation="DDL"),
     _line(),
     None,
     "",

@@ -27,11 +27,13 @@ one-element array of it (text[]), and an hstore of it; `hex:` settings are decod
 does.  docs/current-state.md says what the views show for such a column.
 
 An event without a schema is refused, not guessed: it keeps its metadata and lands in the
-quarantine as `missing_schema`.  A tombstone (a null value) stays a null line, and heartbeat or
-schema-change events (no `op`) stay as they are: both are quarantined with their reason, so
-read = written + quarantined still holds exactly.  A MySQL/MariaDB schema-change event (its DDL
-text) lands in the control table `_uniview_ddl` (uniview.core.ddl_renames), where the generator reads
-column renames.
+quarantine as `missing_schema`.  A tombstone (a null value) stays a null line (skipped), and a
+heartbeat (no `op`) stays as it is (quarantined with its reason), so read = written + quarantined +
+skipped still holds exactly.  A MySQL/MariaDB schema-change event (its DDL text) lands in the control
+table `_uniview_ddl` (uniview.core.ddl_renames), where the generator reads column renames; one that
+concerns no table (no database, no `tableChanges`, only SET statements: the snapshot's
+`SET character_set_server=...`) becomes a DDL record of no table, which the sink counts as skipped
+(`schema_change_without_table`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import base64
 import contextlib
 import functools
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -54,6 +57,9 @@ if TYPE_CHECKING:
 OPERATIONS = {"c": "INSERT", "u": "UPDATE", "d": "DELETE", "r": "SNAPSHOT", "t": "TRUNCATE"}
 #: Debezium's default `unavailable.value.placeholder`.
 UNAVAILABLE_PLACEHOLDER = "__debezium_unavailable_value"
+#: A MySQL SET statement without parentheses (so without a subquery), as the snapshot records the server's
+#: character set: `SET character_set_server=utf8mb4, collation_server=utf8mb4_general_ci`.
+_SET_STATEMENT = re.compile(r"\s*SET\s[^;()]*;?\s*", re.IGNORECASE)
 _EPOCH = datetime(1970, 1, 1)
 #: Schema names whose default is the epoch when the column's default is computed (PostgreSQL's and MySQL's
 #: connectors write it in place of now(), CURRENT_TIMESTAMP and CURRENT_DATE).
@@ -376,13 +382,22 @@ def _is_computed_placeholder(schema_name: Any, default: Any) -> bool:
 
 def _ddl_record(payload: dict) -> str | None:
     """A MySQL/MariaDB schema-change event as a record of the control table `_uniview_ddl`
-    (uniview.core.ddl_renames), which the generator reads renames from; None without a source object."""
+    (uniview.core.ddl_renames), which the generator reads renames from; None without a source object.
+    An event that concerns no table becomes a record with no table_name and no database_name, which the
+    sink skips (reasons.SCHEMA_CHANGE_WITHOUT_TABLE)."""
     from uniview.core.ddl_renames import DDL_COLUMN, DDL_TABLE
 
     source = payload.get("source")
     if not isinstance(source, dict):
         return None
     database = payload.get("databaseName") or source.get("db")
+    if _concerns_no_table(payload, source):
+        of_no_table = {
+            "ingestion_method": f"DEBEZIUM_{str(source.get('connector', '')).upper()}",
+            "operation": "DDL",
+            "position": position(source),
+        }
+        return _record_text({"data": {DDL_COLUMN: payload["ddl"]}, "metadata": of_no_table})
     metadata = {
         "ingestion_method": f"DEBEZIUM_{str(source.get('connector', '')).upper()}",
         "database_name": database if isinstance(database, str) else None,
@@ -393,6 +408,25 @@ def _ddl_record(payload: dict) -> str | None:
         "schema": [{"name": DDL_COLUMN, "type": "STRING"}],
     }
     return _record_text({"data": {DDL_COLUMN: payload["ddl"]}, "metadata": metadata})
+
+
+def _concerns_no_table(payload: dict, source: dict) -> bool:
+    """A schema-change event of no table and no database: an empty or absent `tableChanges`, no `databaseName`,
+    `source.db` or `source.table`, and DDL that is one SET statement naming no table.  MySQL's and
+    MariaDB's snapshot records the server's character set so (`SET character_set_server=...,
+    collation_server=...` with `"databaseName": ""`).  Any other event, however malformed, is not this."""
+    if payload.get("tableChanges") not in (None, []):
+        return False
+    if payload.get("databaseName") or source.get("db") or source.get("table"):
+        return False
+    return _only_set_statements(payload["ddl"])
+
+
+def _only_set_statements(ddl: str) -> bool:
+    """`ddl` is one SET statement with no parentheses: no subquery, so nothing in it can name a table (a text
+    this does not read, such as several statements or a quoted `;`, is not one).  A regular expression, not a
+    parser: the conversion runs in Spark's Python workers, which have only the standard library for certain."""
+    return _SET_STATEMENT.fullmatch(ddl) is not None
 
 
 def _is_kcat_message(event: dict) -> bool:

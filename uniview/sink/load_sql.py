@@ -89,7 +89,8 @@ def envelopes(source: str, rewritten: bool, dialect: LoadDialect = DUCKDB, bound
 
 def _envelope_reasons(bounded: bool = False) -> tuple[str, str]:
     """The CASE branches of a line's `_reason` and `_detail` over `value`, `_bytes`, `_object` (the line is a
-    JSON object) and `_metadata_kind` ('OBJECT', 'NULL' or 'ABSENT' for a line that may be a record), and, when
+    JSON object), `_metadata_kind` ('OBJECT', 'NULL' or 'ABSENT' for a line that may be a record), the
+    metadata fields `operation` and `table_name` (a DDL record of no table is skipped), and, when
     `bounded`, TOO_LARGE_SIZE (a line staged without its text)."""
     cases = [
         ("value IS NULL", reasons.TOMBSTONE, "a message with a null value (tombstone)"),
@@ -100,6 +101,11 @@ def _envelope_reasons(bounded: bool = False) -> tuple[str, str]:
             "the line is not a JSON object",
         ),
         ("_metadata_kind <> 'OBJECT'", reasons.MISSING_METADATA, "no metadata object"),
+        (
+            "operation = 'DDL' AND table_name IS NULL",
+            reasons.SCHEMA_CHANGE_WITHOUT_TABLE,
+            "a schema change of no table",
+        ),
     ]
     reason = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, text, _ in cases)
     detail = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, _, text in cases)

@@ -3,10 +3,14 @@
 Checks run in this order and the first failing one is recorded.
 """
 
-#: Not a quarantine reason: a Kafka message with a null value (Debezium's tombstone after a delete) carries
-#: no change; it is counted as skipped and stored nowhere, so read = written + quarantined + skipped.
+#: Not quarantine reasons: lines that carry no change of any table, counted as skipped and stored nowhere, so
+#: read = written + quarantined + skipped.  A Kafka message with a null value (Debezium's tombstone after a delete):
 TOMBSTONE = "tombstone"
-SKIPPED = frozenset({TOMBSTONE})
+#: A schema-change record of no table: operation DDL and no table_name, which the Debezium conversion makes of a
+#: MySQL/MariaDB schema-change event with no database, no tableChanges and DDL of SET statements only (the
+#: snapshot's `SET character_set_server=...`; uniview.sink.debezium).
+SCHEMA_CHANGE_WITHOUT_TABLE = "schema_change_without_table"
+SKIPPED = frozenset({TOMBSTONE, SCHEMA_CHANGE_WITHOUT_TABLE})
 NOT_UTF8 = "not_utf8"  # the line's bytes are not UTF-8 (a latin-1 column, a truncated character): raw_bytes keeps them
 TOO_LARGE = "too_large"  # the line is larger than one row of the warehouse takes (BigQuery: MAX_RAW_BYTES of frames.py)
 UNPARSEABLE = "unparseable"  # the line is not a JSON object
