@@ -17,6 +17,7 @@ import threading
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -157,15 +158,16 @@ class DuckDBLanding(Landing):
 def _known_versions(
     connection: duckdb.DuckDBPyConnection, tables: Collection[tuple[str, str]]
 ) -> Mapping[tuple[str, str], KnownVersion]:
-    """Two catalog reads however many tables are asked for."""
-    wanted = set(tables)
+    """Two catalog reads however many tables are asked for.  DuckDB's names are case-insensitive: a table asked
+    for is found under any case, its spelling given when it differs (routing.KnownVersion.spelled)."""
+    wanted = {(schema.casefold(), table.casefold()): (schema, table) for schema, table in tables}
     found = {
         (schema, table): comment
         for schema, table, comment in connection.execute(
             "SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = current_database() "
             "AND NOT temporary"
         ).fetchall()
-        if (schema, table) in wanted
+        if (schema.casefold(), table.casefold()) in wanted
     }
     columns: dict[tuple[str, str], list] = {key: [] for key in found}
     for schema, table, name, data_type in connection.execute(
@@ -174,7 +176,12 @@ def _known_versions(
     ).fetchall():
         if (schema, table) in columns:
             columns[(schema, table)].append((name, bigquery_type_from_duckdb(data_type, table=table, column=name)))
-    return {key: known_version(comment, tuple(columns[key])) for key, comment in found.items()}
+    known: dict[tuple[str, str], KnownVersion] = {}
+    for (schema, table), comment in found.items():
+        asked = wanted[(schema.casefold(), table.casefold())]
+        version = known_version(comment, tuple(columns[(schema, table)]))
+        known[asked] = version if asked[1] == table else replace(version, spelled=table)
+    return known
 
 
 def _stage(frame: DataFrame, directory: Path) -> str | None:

@@ -75,6 +75,9 @@ class KnownVersion:
     primary_key: tuple[str, ...] | None = None
     #: CDC columns of today's landing layout that the table lacks (landed by an older uniview).
     missing_cdc_columns: tuple[str, ...] = ()
+    #: The table's name as the warehouse spells it, when it differs in case only from the name asked for (DuckDB,
+    #: whose names are case-insensitive, finds `Customer_v1` for `customer_v1`); None when it is the same.
+    spelled: str | None = None
 
 
 @dataclass(frozen=True)
@@ -195,12 +198,35 @@ def plan_routes(
             plan.decisions[key] = resolved
         else:
             groups[(resolved.dataset, resolved.table, resolved.version)].append(resolved)
-    known = lookup({(ds, version_table_name(table, version)) for ds, table, version in groups}) if groups else {}
     seen = first_seen or {}
+    for group, twin in _case_twins(groups, seen).items():
+        detail = (
+            f"table_name {group[1]!r} differs only in case from {twin!r}, which this batch lands in dataset "
+            f"{group[0]!r}: table names are case-sensitive (as BigQuery's), and DuckDB cannot hold both"
+        )
+        _reject(plan, groups.pop(group), INVALID_METADATA, detail)
+    known = lookup({(ds, version_table_name(table, version)) for ds, table, version in groups}) if groups else {}
     for group in sorted(groups, key=lambda g: (_earliest(groups[g], seen), g)):
         ds, table, version = group
         _decide_group(plan, groups[group], known.get((ds, version_table_name(table, version))))
     return plan
+
+
+def _case_twins(
+    groups: Mapping[tuple[str, str, str], list[_Candidate]], first_seen: Mapping[RecordKey, datetime | None]
+) -> dict[tuple[str, str, str], str]:
+    """{group: the table name it yields to} for the groups whose table name differs only in case from another
+    one in the same dataset: the spelling seen first (then the first in order) lands, the others do not."""
+    spellings: dict[tuple[str, str], dict[str, list[_Candidate]]] = defaultdict(lambda: defaultdict(list))
+    for (ds, table, _), candidates in groups.items():
+        spellings[(ds, table.casefold())][table].extend(candidates)
+    twins: dict[tuple[str, str, str], str] = {}
+    for (ds, _), tables in spellings.items():
+        if len(tables) < 2:
+            continue
+        first = min(tables, key=lambda table: (_earliest(tables[table], first_seen), table))
+        twins.update({group: first for group in groups if group[0] == ds and group[1] in tables and group[1] != first})
+    return twins
 
 
 def _earliest(candidates: list[_Candidate], first_seen: Mapping[RecordKey, datetime | None]) -> tuple[int, float]:
@@ -313,6 +339,13 @@ def _decide_group(plan: RoutingPlan, candidates: list[_Candidate], known: KnownV
     """Route or reject every key of one (dataset, table, version)."""
     first = candidates[0]
     table_name = version_table_name(first.table, first.version)
+    if known is not None and known.spelled is not None:
+        detail = (
+            f"table_name {first.table!r} differs only in case from the table {known.spelled!r} of dataset "
+            f"{first.dataset!r}: table names are case-sensitive (as BigQuery's), and DuckDB cannot hold both"
+        )
+        _reject(plan, candidates, INVALID_METADATA, detail)
+        return
     if known is not None:
         if known.missing_cdc_columns:
             raise LandingLayoutError(first.dataset, table_name, known.missing_cdc_columns)
