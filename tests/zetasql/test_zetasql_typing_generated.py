@@ -18,12 +18,16 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_zetasql_load_typing import _lines, bigquery_outcome, duckdb_outcome
+from sqlglot import exp
+from test_zetasql_load_typing import _lines, bigquery_outcome, canonical, duckdb_outcome, evaluate
 from typing_oracle import QUARANTINED, UNCHECKED, expected, rounded_at_38_places
 
+from uniview.sink.load_dialect import BIGQUERY, DUCKDB
+from uniview.sink.load_typing import typed_json
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.routing import LandingColumn
 
@@ -134,7 +138,7 @@ def scalar_values(declared: str) -> st.SearchStrategy[str]:
         "BOOL": st.one_of(integers, st.sampled_from(["TRUE", "False", "yes", "1.0", "-00", " true"]).map(_quoted)),
         "STRING": _unicode.map(_quoted),
         "BYTES": st.one_of(
-            _base64.map(_quoted), _base64.filter(bool), st.sampled_from(["1234", '"aGVsbG8"', '"aGVs bG8="'])
+            _base64.map(_quoted), st.integers(0, 10**12).map(str), st.sampled_from(["1234", '"aGVsbG8"', '"aGVs bG8="'])
         ),
         "DATE": moments().map(_quoted),
         "DATETIME": moments().map(_quoted),
@@ -306,3 +310,37 @@ def test_each_known_difference_still_occurs(zetasql, declared, data):
     column = LandingColumn("c", declared, bigquery_type(declared).bq_type)
     lines = _lines({"0": data})
     assert bigquery_outcome(zetasql, lines, [column]) != duckdb_outcome(lines, [column])
+
+
+@pytest.mark.parametrize(
+    ("declared", "value"),
+    [
+        ("NUMERIC(10, 2)", "0.12499999999999999999"),
+        ("DATE", '"0000-01-01"'),
+        ("TIMESTAMP", '"2024-01-01 00:00:00+14:00"'),
+        ("BYTES", "1234"),
+        ("FLOAT64", '"-Infinity"'),
+        ("ARRAY<INT64>", "[1, 2]"),
+    ],
+)
+def test_one_value_on_its_own_is_typed_by_the_same_rules(zetasql, declared, value):
+    """load_typing.typed_json: one JSON value (a declared DEFAULT's) typed alike on both warehouses, as the same
+    value in a record's column is."""
+    column = LandingColumn("c", declared, bigquery_type(declared).bq_type)
+    typed = {dialect: typed_json(exp.Literal.string(value), column.bq_type, dialect) for dialect in (DUCKDB, BIGQUERY)}
+    duck = duckdb.connect()
+    duck.execute("SET TimeZone = 'UTC'")
+    ((landed, fits),) = duck.execute(
+        f"SELECT {typed[DUCKDB].value.sql('duckdb')}, {typed[DUCKDB].fits.sql('duckdb')}"
+    ).fetchall()
+    bigquery = typed[BIGQUERY]
+    ((text, bq_fits),) = evaluate(
+        zetasql,
+        f"SELECT TO_JSON_STRING({bigquery.value.sql('bigquery')}), CAST({bigquery.fits.sql('bigquery')} AS STRING)",
+    )
+    from_bigquery = (
+        None if text == "null" else canonical(json.loads(text, parse_float=Decimal), column.bq_type, parsed=True)
+    )
+    assert (from_bigquery, bq_fits) == (canonical(landed, column.bq_type), str(fits).lower())
+    record = bigquery_outcome(zetasql, _lines({"0": '{"c": %s}' % value}), [column])["0"]
+    assert record[2] == from_bigquery and (record[0] is None) == fits

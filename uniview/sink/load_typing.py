@@ -62,6 +62,7 @@ __all__ = [
     "function_call",
     "trailing_comma",
     "typed_column",
+    "typed_json",
     "typed_value",
     "value_text",
     "value_texts",
@@ -118,6 +119,15 @@ def typed_column(
     (value_texts reads many columns' texts in one parse)."""
     at = _At(dialect, data, (name,), _exact_values(dialect, line, (*data_path, name), bq_type), text)
     return TypedColumn(at.text(), typed_value(at, bq_type), fits(at, bq_type))
+
+
+def typed_json(value: exp.Expr, bq_type: BQType, dialect: LoadDialect = DUCKDB) -> TypedColumn:
+    """One JSON value on its own (`value`: its JSON text, e.g. a declared DEFAULT's) typed as `bq_type` by the same
+    rules as a record's column: its `value` is NULL, and `fits` FALSE, when it does not fit."""
+    document = exp.DPipe(
+        this=exp.DPipe(this=exp.Literal.string('{"v": '), expression=value), expression=exp.Literal.string("}")
+    )
+    return typed_column(document, "v", bq_type, document, data_path=(), dialect=dialect)
 
 
 def computed(
