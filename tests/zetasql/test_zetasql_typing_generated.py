@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+from datetime import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -199,8 +200,13 @@ def batches(draw) -> tuple[str, list[str]]:
 
 
 def _comparable(value, declared: str):
-    """A landed value as compared across warehouses: a wide BIGNUMERIC as a double (DuckDB's column is one)."""
-    return float(value) if declared in _WIDE and value is not None else value
+    """A landed value as compared across warehouses: a wide BIGNUMERIC as a double (DuckDB's column is one), a TIME
+    in one form (DuckDB's typing gives its text as written, `00:00:00.5`; BigQuery's JSON `00:00:00.500`)."""
+    if value is None:
+        return None
+    if declared == "TIME":
+        return time.fromisoformat(value).isoformat()
+    return float(value) if declared in _WIDE else value
 
 
 def check_batch(zetasql, declared: str, data: list[str]) -> None:
@@ -234,6 +240,7 @@ def _check_oracle(column: LandingColumn, text: str, outcome: tuple, where: str) 
     if want == QUARANTINED:
         assert reason == "type_mismatch", f"(c) BigQuery's rules refuse it: {where}"
     else:
+        landed = _comparable(landed, column.declared_type or "")
         assert reason is None and landed == want, f"(c) BigQuery's rules land {want!r}: {where}"
 
 
