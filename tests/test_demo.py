@@ -184,3 +184,20 @@ def test_the_mysql_demo_runs_after_the_postgres_demo_and_again(mysql_runs, strea
     with duckdb.connect(str(workdir / "uniview-mysql-demo.duckdb"), read_only=True) as connection:
         rows = connection.execute("SELECT id, name FROM shop1_unified.customer_current ORDER BY id").fetchall()
     assert rows == [(1, "Ann"), (2, "Bobby"), (4, "Dee")], "the second run's rows only, each once"
+
+
+def test_the_setup_script_and_the_package_resolve_the_same_jars():
+    """One owner of the Kafka stack's versions: scripts/setup-kafka-stack.sh runs uniview.local.java_stack."""
+    import shutil
+
+    from uniview.local.java_stack import DEBEZIUM_VERSION, stack_folder
+
+    cached = all((stack_folder() / name / ".complete").is_file() for name in ("broker", "spark"))
+    if not cached and not (shutil.which("java") and shutil.which("mvn")):
+        pytest.skip("java and mvn resolve the Kafka stack's jars: apt-get install openjdk-17-jre-headless maven")
+    script = Path(__file__).resolve().parents[1] / "scripts" / "setup-kafka-stack.sh"
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    folder = Path(done.stdout.splitlines()[-1])
+    assert folder == stack_folder() and sorted(p.name for p in folder.iterdir()) == ["broker", "spark"]
+    assert (folder / "broker" / f"debezium-connector-mysql-{DEBEZIUM_VERSION}.jar").is_file()
