@@ -123,6 +123,19 @@ resource "google_bigquery_dataset_access" "function_consolidator" {
   depends_on = [google_bigquery_dataset.source, time_sleep.custom_roles_propagated]
 }
 
+# current_views = "table": the function reads the sink's batch ledger (_uniview_batches,
+# _uniview_batch_steps) to maintain each <table>_current after every batch it is told of.
+resource "google_bigquery_dataset_access" "function_ledger_reader" {
+  for_each = local.ledger_datasets
+
+  project       = var.project_id
+  dataset_id    = each.key
+  role          = "READER"
+  user_by_email = google_service_account.function.email
+
+  depends_on = [google_bigquery_dataset.source]
+}
+
 # The sink creates version tables and appends rows to them.
 resource "google_bigquery_dataset_access" "sink_source_writer" {
   for_each = toset(var.source_datasets)

@@ -74,7 +74,13 @@ locals {
     UNIVIEW_CONSOLIDATE_MAX_VERSIONS    = tostring(var.consolidate_max_versions)
     UNIVIEW_CONSOLIDATE_SETTLE          = var.consolidate_settle
     UNIVIEW_CONSOLIDATE_CONTROL_DATASET = var.sink_control_dataset
+    # Where the function reads the sink's batch ledger for current_views = "table" (null: each source dataset).
+    UNIVIEW_CONTROL_DATASET = var.sink_control_dataset
   }
+  # current_views = "table": the function reads the sink's batch ledger (which batches landed, with
+  # their ingestion ranges) in the sink's control dataset, or in each source dataset when that is null.
+  ledger_datasets = lower(var.current_views) != "table" ? toset([]) : (
+  var.sink_control_dataset == null ? toset(var.source_datasets) : toset([var.sink_control_dataset]))
   # Scheduled consolidation writes the source datasets (and the sink's control dataset) it folds.
   consolidated_datasets = var.consolidate_idle_for == null ? toset([]) : setunion(
   toset(var.source_datasets), var.sink_control_dataset == null ? toset([]) : toset([var.sink_control_dataset]))

@@ -161,7 +161,7 @@ variable "datetime_timezone" {
 }
 
 variable "current_views" {
-  description = "<table>_current, the latest row per (_cdc_database, primary key), for every family (UNIVIEW_CURRENT): \"off\", \"view\" (computed at every query) or \"table\" (a table the function keeps up to date incrementally; docs/current-state.md). true and false still mean \"view\" and \"off\"."
+  description = "<table>_current, the latest row per (_cdc_database, primary key), for every family (UNIVIEW_CURRENT): \"off\", \"view\" (computed at every query) or \"table\" (a table the function maintains after every sink batch, from the sink's per-batch announcements: fresh within the sink's trigger interval plus one function run; docs/current-state.md). true and false still mean \"view\" and \"off\"."
   type        = string
   default     = "off"
 

@@ -96,6 +96,7 @@ def test_env_vars_are_the_documented_set():
         "UNIVIEW_CONSOLIDATE_MAX_VERSIONS",
         "UNIVIEW_CONSOLIDATE_SETTLE",
         "UNIVIEW_CONSOLIDATE_CONTROL_DATASET",
+        "UNIVIEW_CONTROL_DATASET",
     )
 
 
@@ -177,6 +178,7 @@ def test_config_reports_every_problem_at_once():
                 "UNIVIEW_CONSOLIDATE_MAX_VERSIONS": "x",
                 "UNIVIEW_CONSOLIDATE_SETTLE": "later",
                 "UNIVIEW_CONSOLIDATE_CONTROL_DATASET": "bad-name",
+                "UNIVIEW_CONTROL_DATASET": "bad-name",
             }
         )
     message = str(raised.value)

@@ -13,6 +13,7 @@ UNIVIEW_CONSOLIDATE_IDLE_FOR        consolidate on dataset-wide (scheduled) even
 UNIVIEW_CONSOLIDATE_MAX_VERSIONS    fold until a family keeps at most this many tables; default 500
 UNIVIEW_CONSOLIDATE_SETTLE          BigQuery: how long a moved table stays in the view; default 1h
 UNIVIEW_CONSOLIDATE_CONTROL_DATASET BigQuery: the sink's control dataset (the registry); default: the event's
+UNIVIEW_CONTROL_DATASET             BigQuery: where <table>_current reads the sink's batch ledger; default: the event's
 
 An empty variable counts as unset.  Every problem is reported at once in one ConfigError.
 """
@@ -44,6 +45,7 @@ ENV_VARS: tuple[str, ...] = (
     "UNIVIEW_CONSOLIDATE_MAX_VERSIONS",
     "UNIVIEW_CONSOLIDATE_SETTLE",
     "UNIVIEW_CONSOLIDATE_CONTROL_DATASET",
+    "UNIVIEW_CONTROL_DATASET",
 )
 DEFAULT_TARGET_DATASET = "{dataset}_unified"
 DEFAULT_MAX_EVENT_AGE_SECONDS = 86_400
@@ -81,6 +83,8 @@ def load_config(environ: Mapping[str, str]) -> FunctionConfig:
     renames = _checked(problems, _renames, values["UNIVIEW_RENAMES"])
     options = _checked(problems, _generator_options, values, renames or ())
     consolidation = _checked(problems, _consolidation, values)
+    if values["UNIVIEW_CONTROL_DATASET"]:
+        _checked(problems, validate_dataset, values["UNIVIEW_CONTROL_DATASET"], "UNIVIEW_CONTROL_DATASET")
     if problems:
         raise ConfigError("invalid Cloud Function configuration: " + "; ".join(problems))
     return FunctionConfig(warehouse, template, options, max_age, consolidation)

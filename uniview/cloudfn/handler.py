@@ -1,5 +1,10 @@
 """Handle one Pub/Sub CloudEvent: refresh the announced family's unified view, or explain why not.
 
+A `landed` message (a sink batch wrote rows to a family) maintains `<table>_current` in each dataset it
+names when UNIVIEW_CURRENT=table; otherwise it is acknowledged at once, with no warehouse call (a view
+follows new rows by itself).  Duplicates, reordering and late delivery are harmless: a maintenance
+reads exactly the batches its table has not applied, whichever message asked for it.
+
 Returning acknowledges the message; raising makes Pub/Sub redeliver it (with backoff, up to the
 subscription's dead-letter policy).  Every exception is decided by one table, ACK_OR_RETRY; an
 event older than UNIVIEW_MAX_EVENT_AGE_SECONDS is acknowledged without a refresh.
@@ -114,7 +119,19 @@ def handle_cloud_event(
             )
             return EventResult("expired", message_id, "expired")
         notification = parse_notification(message.data)
-        request = build_request(config, notification)
+        if notification.landed is not None and not config.options.current_table:
+            log_event(
+                logger,
+                logging.INFO,
+                f"rows landed in {notification.dataset}.{notification.table}: nothing to do, "
+                "<table>_current is not kept as a table",
+                outcome="unchanged",
+                reason="not_a_current_table",
+                family=notification.table,
+                **ids,
+            )
+            return EventResult("unchanged", message_id, "not_a_current_table")
+        requests = [build_request(config, notification, dataset) for dataset in notification.datasets]
     except (MalformedMessageError, IdentifierError) as error:
         log_event(
             logger,
@@ -125,18 +142,28 @@ def handle_cloud_event(
             **ids,
         )
         return EventResult(verdict(error).status, message_id, reason_of(error))
-    return _refresh(config, warehouse, request, notification, ids, started)
+    results = [_refresh(config, warehouse, request, notification, ids, started) for request in requests]
+    if len(results) == 1:
+        return results[0]
+    outcomes = [outcome for result in results for outcome in result.outcomes]
+    worst = next((result for result in results if result.status not in ("refreshed", "unchanged")), None)
+    if worst is not None:
+        return EventResult(worst.status, message_id, worst.reason, outcomes)
+    status = "refreshed" if any(result.status == "refreshed" for result in results) else "unchanged"
+    return EventResult(status, message_id, None, outcomes)
 
 
-def build_request(config: FunctionConfig, notification: Notification) -> Any:
-    """The RefreshRequest for `notification` under `config` (one family, or all of the dataset)."""
+def build_request(config: FunctionConfig, notification: Notification, dataset: str | None = None) -> Any:
+    """The RefreshRequest for `notification` under `config` (one family, or all of the dataset) in
+    `dataset` (default: the notification's)."""
     from uniview.ops.refresh import RefreshRequest
 
     announced = notification.version_table
+    dataset = dataset or notification.dataset
     return RefreshRequest(
-        dataset=notification.dataset,
+        dataset=dataset,
         tables=(notification.table,) if notification.table else None,
-        target_dataset=config.target_dataset(notification.dataset),
+        target_dataset=config.target_dataset(dataset),
         options=config.options,
         required_tables=(announced,) if announced else (),
     )
@@ -148,7 +175,7 @@ def _refresh(
     from uniview.ops.refresh import refresh
 
     scope = {
-        "dataset": notification.dataset,
+        "dataset": request.dataset,
         "family": notification.table,
         "announced_version": notification.version,
         "ignored_fields": list(notification.ignored_fields) or None,

@@ -11,6 +11,7 @@ Every line read is either written or quarantined; a batch whose counts do not ad
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -34,7 +35,7 @@ from uniview.core.landing_layout import DEFAULT_GRANULARITY, check_granularity
 from uniview.sink.debezium import debezium_lines
 from uniview.sink.frames import LINE_BYTES, ORIGINAL_LINE, bounded_lines, checked_lines
 from uniview.sink.landing import BatchCounts, BatchKey, Landing, LineBatch
-from uniview.sink.notify import Notification, Notifier, make_notifier
+from uniview.sink.notify import Notification, Notifier, describe_failure, make_notifier
 from uniview.sink.pending import FlushResult, flush
 from uniview.sink.routing import Lookup, RecordKey, RoutingPlan, plan_routes
 from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
@@ -246,6 +247,8 @@ class Sink:
         self._batch_lock = threading.Lock()
         self._stopping = False
         self._last_batch: int | None = None
+        #: `landed` announcements not delivered yet (sent again after the next batch).
+        self._landed_pending: list[Notification] = []
 
     def run_batch(self) -> None:
         """One batch; Ctrl-C or SIGTERM cancels its Spark jobs and the load step of a landing that can stop one
@@ -383,31 +386,27 @@ class Sink:
             " (already landed: not written again)" if counts.replayed else "",
         )
         self.flush()
-        self._maintain_current_tables(counts)
+        self._announce_landed(key, counts)
         return counts
 
-    def _maintain_current_tables(self, counts: BatchCounts) -> None:
-        """`--notify inline --current table`: the families the batch wrote rows to get their `<table>_current`
-        brought up to date (a view follows new rows by itself; a table needs a refresh).  A failure is logged:
-        the next batch's refresh, or any refresh, applies every change since the table's watermark."""
-        from uniview.core.schema import split_version_table
-
-        generator = self.options.generator_options
-        if self.options.notify != "inline" or getattr(generator, "current", None) != "table":
+    def _announce_landed(self, key: BatchKey, counts: BatchCounts) -> None:
+        """Per family the batch wrote rows to, announce that rows landed (one `landed` notification, on
+        Pub/Sub, HTTP and inline alike): a function keeping `<table>_current` as a table maintains it.  An
+        announcement that fails is sent again after the next batch while this process runs; one lost with
+        the process is harmless: any later maintenance reads every batch not applied yet."""
+        if not self.notifier.enabled:
             return
-        families = set()
-        for qualified in counts.written:
-            dataset, _, table = qualified.partition(".")
-            parts = split_version_table(table)
-            if parts is not None:
-                families.add((dataset, parts[0], parts[1]))
-        for dataset, family, version in sorted(families):
+        self._landed_pending.extend(n for n in counts.landed_notifications(key) if n not in self._landed_pending)
+        waiting = []
+        for notification in self._landed_pending:
             try:
-                self.notifier.send(Notification(dataset, family, version))
-            except UniviewError as error:
+                self.notifier.send(notification)
+            except Exception as error:  # any transport or refresh failure: sent again after the next batch
                 logger.warning(
-                    "%s.%s: <table>_current not brought up to date, a later refresh will: %s", dataset, family, error
+                    "announcing %s failed, will retry: %s", json.dumps(notification.body()), describe_failure(error)
                 )
+                waiting.append(notification)
+        self._landed_pending = waiting
 
     def _land(self, lines: DataFrame, key: BatchKey) -> BatchCounts:
         lines = checked_lines(lines)

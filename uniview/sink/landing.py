@@ -18,6 +18,8 @@ from datetime import datetime
 from pyspark.sql import DataFrame
 
 from uniview.core.landing_layout import CDC_PREFIX, layout_blocking_columns
+from uniview.core.notification import LandedBatch
+from uniview.core.schema import split_version_table
 from uniview.core.types import BQType
 from uniview.core.version_description import described_columns, described_primary_key, version_description
 from uniview.sink.default_values import declared_defaults
@@ -54,6 +56,29 @@ class BatchCounts:
     created: list[Notification] = field(default_factory=list)
     replayed: bool = False
     skipped: Counter = field(default_factory=Counter)
+    #: The range of `_cdc_ingested_at` the batch stamped its rows with (ISO 8601 text), when known.
+    ingested: tuple[str, str] | None = None
+
+    def families(self) -> dict[str, list[str]]:
+        """{family: the datasets} of the version tables the batch wrote rows to."""
+        found: dict[str, set[str]] = {}
+        for qualified, rows in self.written.items():
+            dataset, _, table = qualified.partition(".")
+            parts = split_version_table(table)
+            if rows and parts is not None:
+                found.setdefault(parts[0], set()).add(dataset)
+        return {family: sorted(datasets) for family, datasets in sorted(found.items())}
+
+    def landed_notifications(self, key: BatchKey) -> list[Notification]:
+        """What the batch announces: per family it wrote rows to, one `landed` notification (with every
+        dataset it wrote the family to, and its ingestion range)."""
+        low, high = self.ingested or (None, None)
+        batch = LandedBatch(key.stream, key.batch_id, low, high)
+        return [
+            notification
+            for family, datasets in self.families().items()
+            for notification in Notification.of_batch(datasets, family, batch)
+        ]
 
     @property
     def total_written(self) -> int:
@@ -90,6 +115,7 @@ class BatchCounts:
                 "quarantined": dict(self.quarantined),
                 "skipped": dict(self.skipped),
                 "created": [n.as_record() for n in self.created],
+                **({"ingested": list(self.ingested)} if self.ingested else {}),
             },
             ensure_ascii=False,
             sort_keys=True,
@@ -102,9 +128,10 @@ class BatchCounts:
             data["read"],
             Counter(data["written"]),
             Counter(data["quarantined"]),
-            [Notification(**n) for n in data["created"]],
+            [Notification.from_record(n) for n in data["created"]],
             replayed,
             Counter(data.get("skipped", {})),
+            tuple(data["ingested"]) if data.get("ingested") else None,
         )
 
 

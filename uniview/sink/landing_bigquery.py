@@ -259,14 +259,19 @@ class BigQueryLanding(Landing):
             if batch.notify:
                 self.pending.add(counts.created)
             reach("before-ledger")
-            self._script(
+            # the batch's ingestion range: its parts stamped rows after its first step and before its ledger row
+            recorded = self._rows(
                 f"record {batch.key.label}",
                 f"INSERT INTO {self._control(LEDGER_TABLE)} "
                 f"(stream, batch_id, counts, landed_at) VALUES ({string_literal(batch.key.stream)}, "
                 f"{batch.key.batch_id}, {string_literal(counts.to_json())}, CURRENT_TIMESTAMP());\n"
-                + _drops(self.project, self.control_dataset, staging),
+                + _drops(self.project, self.control_dataset, staging)
+                + f"SELECT (SELECT MIN(at) FROM {self._control(STEPS_TABLE)} WHERE {batch_filter(batch.key)}), "
+                f"(SELECT MAX(landed_at) FROM {self._control(LEDGER_TABLE)} WHERE {batch_filter(batch.key)})",
             )
             staging = []
+            if recorded and recorded[0][0] is not None and recorded[0][1] is not None and counts.total_written:
+                counts.ingested = (recorded[0][0].isoformat(), recorded[0][1].isoformat())
             reach("after-ledger")
         finally:
             if staging:
@@ -383,7 +388,7 @@ class BigQueryLanding(Landing):
             f"read the plan of {batch.key.label}", step_query(self.project, self.control_dataset, batch.key, "plan")
         )
         if recorded:
-            return [Notification(**n) for n in json.loads(recorded[0][0])]
+            return [Notification.from_record(n) for n in json.loads(recorded[0][0])]
         written = {name for name, rows in counts.written.items() if rows}
         created = [
             Notification(r.dataset, r.table, r.version)

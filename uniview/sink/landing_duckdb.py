@@ -235,6 +235,10 @@ def _load(
             connection.execute("ROLLBACK")
             return previous
         counts = _load_lines(connection, catalog, batch, files)
+        # DuckDB's current_timestamp is the transaction's start: every row of the batch is stamped with it
+        stamped = connection.execute("SELECT current_timestamp").fetchone()
+        if stamped is not None and counts.total_written:
+            counts.ingested = (stamped[0].isoformat(), stamped[0].isoformat())
         if batch.notify:
             _record_pending(connection, catalog, counts.created)
         connection.execute(

@@ -1,10 +1,13 @@
-"""Tell the view refresher that a new version table exists.
+"""Tell the view refresher that a new version table exists, and that a batch landed rows.
 
 Targets (`--notify`): `pubsub://PROJECT/TOPIC` (google-cloud-pubsub; honours
 PUBSUB_EMULATOR_HOST), `http://HOST:PORT/PATH` (a Pub/Sub push-format POST, for a local
 function), `inline` (refresh the family's view in this process) or `none`.  The message is
-uniview.core.notification's: `{"dataset": "cdc", "table": {"name": "customer", "version": "5b6ffe5fb"}}`.
-Sending a notification twice is harmless: a refresh of an up-to-date view changes nothing.
+uniview.core.notification's: `{"dataset": "cdc", "table": {"name": "customer", "version": "5b6ffe5fb"}}`,
+and after every batch, per family it wrote rows to, `{"dataset": "cdc", "landed": {"name": "customer", ...}}`
+(inline: `<table>_current` maintained when it is kept as a table, nothing otherwise).
+Sending a notification twice is harmless: a refresh of an up-to-date view changes nothing, and a
+maintenance reads only the batches it has not applied.
 """
 
 from __future__ import annotations
@@ -102,15 +105,21 @@ class InlineNotifier(Notifier):
         from uniview.warehouse import open_warehouse
 
         table, version_table = notification.table, notification.table_name
-        request = RefreshRequest(
-            notification.dataset,
-            tables=None if table is None else (table,),  # a notification of the whole dataset: every family
-            target_dataset=self.target_dataset,
-            options=self.options or GeneratorOptions(),
-            required_tables=() if version_table is None else (version_table,),
-        )
+        options = self.options or GeneratorOptions()
+        if notification.landed is not None and not options.current_table:
+            return  # rows landed: a view follows them by itself
+        requests = [
+            RefreshRequest(
+                dataset,
+                tables=None if table is None else (table,),  # a notification of the whole dataset: every family
+                target_dataset=self.target_dataset,
+                options=options,
+                required_tables=() if version_table is None else (version_table,),
+            )
+            for dataset in notification.datasets
+        ]
         with open_warehouse(self.warehouse_url) as warehouse:
-            outcomes = refresh(warehouse, request)
+            outcomes = [outcome for request in requests for outcome in refresh(warehouse, request)]
         for outcome in outcomes:
             if outcome.error is not None:
                 raise outcome.error

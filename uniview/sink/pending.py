@@ -94,7 +94,7 @@ class HadoopFilePendingStore(PendingStore):
             text = bytes(stream.readAllBytes()).decode("utf-8")
         finally:
             stream.close()
-        return sorted(Notification(**item) for item in json.loads(text or "[]"))
+        return sorted(Notification.from_record(item) for item in json.loads(text or "[]"))
 
     def add(self, notifications: Iterable[Notification]) -> None:
         self._write(set(self.pending()) | set(notifications))

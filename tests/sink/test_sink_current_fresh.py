@@ -1,0 +1,147 @@
+"""`<table>_current` kept as a table is fresh after every sink batch on the deployed path: the real sink
+announces each batch over HTTP (the plain Pub/Sub push JSON) to the function served by functions-framework
+with UNIVIEW_CURRENT=table; after each batch and the function's answer, with no other refresh, the table
+equals the source's state, for updates, deletes, key changes and truncates in an EXISTING version, and each
+maintenance read exactly the rows of the batch it was told of.  Then duplicate, reordered and late
+announcements change nothing and read nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import requests
+from sink_support import query, record, write_ndjson
+
+from uniview.core.notification import LandedBatch, Notification, push_body
+from uniview.local.function_server import function_server
+from uniview.sink.job import SinkOptions, run
+from uniview.warehouse.url import duckdb_url
+
+CUSTOMER = [("id", "int(11)"), ("first_name", "varchar(255)")]
+TABLE = "cdc_unified.customer_current"
+
+
+class Source:
+    """The source table's rows as the changes sent so far leave them, and the records that send them."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, str] = {}
+        self.position = 0
+
+    def change(self, operation: str, key: int | None, name: str | None = None) -> dict:
+        self.position += 1
+        data: dict = {} if key is None else {"id": key, "first_name": name}
+        if operation == "TRUNCATE":
+            self.rows.clear()
+        elif operation == "DELETE":
+            self.rows.pop(key, None)
+        else:
+            self.rows[key] = name  # type: ignore[index]
+        return record(
+            "customer",
+            data,
+            CUSTOMER,
+            primary_key=["id"],
+            operation=operation,
+            position=f"mysql-bin.000001:{self.position}",
+            timestamp=f"2024-05-01T10:00:{self.position:02d}Z",
+        )
+
+
+def batches(source: Source) -> list[tuple[str, list[dict], dict[int, str]]]:
+    """(what, records, the source's rows after them) of each batch: the first creates the version, every
+    later one lands in it."""
+    steps = [
+        ("inserts", lambda: [source.change("INSERT", key, f"n{key}") for key in (1, 2, 3, 4)]),
+        ("an update", lambda: [source.change("UPDATE", 2, "Bea")]),
+        ("a delete", lambda: [source.change("DELETE", 1)]),
+        ("a key change", lambda: [source.change("DELETE", 3), source.change("INSERT", 30, "n3")]),
+        ("updates and an insert", lambda: [source.change("UPDATE", 4, "Dan"), source.change("INSERT", 5, "Eve")]),
+        ("a truncate", lambda: [source.change("TRUNCATE", None)]),
+        ("inserts after the truncate", lambda: [source.change("INSERT", 6, "Fay"), source.change("UPDATE", 6, "Fey")]),
+    ]
+    return [(what, make(), dict(source.rows)) for what, make in steps]
+
+
+def current_rows(path: Path) -> dict[int, str]:
+    return dict(query(path, f"SELECT id, first_name FROM {TABLE}"))
+
+
+def landed_events(log_path: Path) -> list[dict]:
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+    return [line for line in lines if "current_table_action" in line]
+
+
+@pytest.fixture
+def fresh_function(tmp_path):
+    path = tmp_path / "w.duckdb"
+    env = {"UNIVIEW_WAREHOUSE": duckdb_url(path), "UNIVIEW_CURRENT": "table"}
+    with function_server(tmp_path, env) as served:
+        yield served, path
+
+
+def test_every_batch_leaves_the_current_table_fresh_through_the_function(spark, tmp_path, fresh_function):
+    served, path = fresh_function
+    source = Source()
+    for number, (what, records, expected) in enumerate(batches(source)):
+        seen = len(landed_events(served.log_path))
+        write_ndjson(tmp_path / "in" / f"{number}.json", records)
+        options = SinkOptions(
+            input=str(tmp_path / "in" / f"{number}.json"), warehouse=duckdb_url(path), dataset="cdc", notify=served.url
+        )
+        result = run(spark, options)
+        assert result.failed == {} and result.counts.total_written == len(records), what
+        assert current_rows(path) == expected, f"after {what}"
+        events = landed_events(served.log_path)[seen:]
+        if number == 0:  # the new version's announcement built the table; the batch's then read nothing new
+            assert [e["current_table_action"] for e in events] == ["create", "maintain"], events
+            assert events[-1]["current_table_changes_read"] == 0
+        else:  # one announcement per batch, whose maintenance read exactly the batch's rows
+            assert [(e["current_table_action"], e["current_table_changes_read"]) for e in events] == [
+                ("maintain", len(records))
+            ], (what, events)
+
+
+def test_duplicate_reordered_and_late_announcements_change_nothing(spark, tmp_path, fresh_function):
+    served, path = fresh_function
+    source = Source()
+    steps = batches(source)[:4]
+    for number, (_, records, _) in enumerate(steps):
+        write_ndjson(tmp_path / "in" / f"{number}.json", records)
+        options = SinkOptions(input=str(tmp_path / "in" / f"{number}.json"), warehouse=duckdb_url(path), dataset="cdc")
+        run(spark, options)
+    assert not query(path, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'customer_current'")[0][0]
+    ledger = query(path, "SELECT stream, batch_id, landed_at FROM main._uniview_batches ORDER BY landed_at")
+    announcements = [
+        Notification.of_batch(["cdc"], "customer", LandedBatch(stream, batch_id))[0] for stream, batch_id, _ in ledger
+    ]
+    # the last batch's announcement arrives first: the table is built from every batch committed
+    deliver(served.url, announcements[-1], "late-0")
+    assert current_rows(path) == steps[-1][2]
+    before = query(path, f"SELECT * FROM {TABLE} ORDER BY ALL")
+    # then the others, late and out of order, and each twice: nothing is read again, nothing changes
+    for index, announcement in enumerate([*reversed(announcements), *announcements]):
+        deliver(served.url, announcement, f"again-{index}")
+    assert query(path, f"SELECT * FROM {TABLE} ORDER BY ALL") == before
+    events = landed_events(served.log_path)
+    assert [e["current_table_action"] for e in events] == ["create"] + ["maintain"] * 8
+    assert all(e["current_table_changes_read"] == 0 for e in events[1:]), events
+
+
+def test_in_view_mode_an_announcement_is_acknowledged_without_touching_the_warehouse(tmp_path):
+    path = tmp_path / "absent.duckdb"
+    with function_server(tmp_path, {"UNIVIEW_WAREHOUSE": duckdb_url(path), "UNIVIEW_CURRENT": "view"}) as served:
+        deliver(served.url, Notification.of_batch(["cdc"], "customer", LandedBatch("s", 1))[0], "view-mode")
+        lines = [json.loads(line) for line in served.log_path.read_text().splitlines() if line.startswith("{")]
+    assert [(line["outcome"], line["reason"]) for line in lines if line.get("message_id") == "view-mode"] == [
+        ("unchanged", "not_a_current_table")
+    ]
+    assert not path.exists()  # not even opened
+
+
+def deliver(url: str, notification: Notification, message_id: str) -> None:
+    body = push_body(notification.data(), message_id=message_id)
+    response = requests.post(url, json=body, timeout=120)
+    assert response.status_code == 200, response.text[:300]
