@@ -8,7 +8,8 @@ SQL uniview plans) over the rows its version tables hold, and the answer is comp
 The landed rows (Python values, as DuckDB returns them) are typed by ZetaSQL itself, one query per table that
 casts their text to the column's type (`typed_table`), and handed to the evaluator as the table's content; each
 view of the family is evaluated in creation order, its rows becoming the content of the view the next one reads.
-Both answers are compared in one form (`canonical`): NaN as text, times with a zone in UTC, JSON with sorted keys.
+Both answers are compared in one form (`canonical`): NaN as text, times with a zone in UTC, JSON with sorted keys,
+a NULL array as an empty one (BigQuery never returns a NULL array).
 """
 
 from __future__ import annotations
@@ -209,10 +210,10 @@ def from_text(text: str | None, bq_type: BQType) -> Any:
 
 def canonical(value: Any, bq_type: BQType) -> Any:
     """One form for ZetaSQL's and DuckDB's values of `bq_type`."""
+    if isinstance(bq_type, Array):  # BigQuery returns a NULL array as an empty one; DuckDB keeps NULL
+        return tuple(canonical(element, bq_type.element) for element in value or ())
     if value is None:
         return None
-    if isinstance(bq_type, Array):
-        return tuple(canonical(element, bq_type.element) for element in value)
     name = bq_type.name if isinstance(bq_type, Scalar) else ""
     if name == "JSON" or not isinstance(bq_type, Scalar):
         return json.dumps(json.loads(value) if isinstance(value, str) else value, sort_keys=True, default=str)
@@ -293,7 +294,8 @@ def read_only(path: Path, attempts: int = 100) -> duckdb.DuckDBPyConnection:
 def duckdb_family_differences(analyzer: Analyzer, path: Path, dataset: str, table: str, options: Any) -> list:
     """Plan the family `table` of `dataset` in the DuckDB warehouse at `path` (with `<table>_current` as a view),
     evaluate its BigQuery views with ZetaSQL over the rows its version tables hold, and compare every view with
-    DuckDB's of the same name (`<table>_current` may be DuckDB's table); the views that differ, with both answers."""
+    DuckDB's of the same name (`<table>_current` may be DuckDB's table); per view that differs, its columns and
+    the rows (at most 5) only ZetaSQL's answer holds and those only DuckDB's holds."""
     from uniview.ops.refresh import RefreshRequest, plan_families
     from uniview.warehouse.duckdb import DuckDBWarehouse
 
@@ -313,4 +315,13 @@ def duckdb_family_differences(analyzer: Analyzer, path: Path, dataset: str, tabl
     with read_only(path) as connection:
         connection.execute("SET TimeZone = 'UTC'")
         found = duckdb_answers(lambda sql: connection.execute(sql).fetchall(), answers)
-    return [(view, answers[view], found[view]) for view in answers if answers[view] != found[view]]
+    return [
+        (
+            view,
+            [name for name, _ in answers[view][0]],
+            [row for row in answers[view][1] if row not in found[view][1]][:5],  # rows only ZetaSQL gives
+            [row for row in found[view][1] if row not in answers[view][1]][:5],  # rows only DuckDB gives
+        )
+        for view in answers
+        if answers[view] != found[view]
+    ]
