@@ -1,0 +1,230 @@
+"""What the generative migration test draws and how it writes it for each source database.
+
+A drawn step is a `Change`: one statement per dialect (MariaDB, PostgreSQL) from the same draw, and how many
+change events each row it touches publishes.  The column types are the source types uniview types
+(uniview/sink/mysql_types.py, and the Debezium PostgreSQL types of uniview/sink/debezium.py), each with values
+at the edges of its range and the kinds of defaults a migration declares.  A statement the database refuses is
+a no-op of that source (`apply` catches the database's error), so the two sources may drift apart; each is only
+ever compared with its own views.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+MARIADB, POSTGRES = "mariadb", "postgres"
+DIALECTS = (MARIADB, POSTGRES)
+#: The open defects whose rules are off unless this variable lists them (comma-separated), or is "all".
+OPEN_DEFECTS_VARIABLE = "UNIVIEW_GEN_OPEN_DEFECTS"
+
+
+@dataclass(frozen=True)
+class SourceType:
+    """A column type as each dialect declares it, values at its edges (SQL literals, per dialect when they
+    differ) and the defaults a migration gives it (`kind: {dialect: SQL}`)."""
+
+    name: str
+    ddl: dict[str, str]
+    values: tuple[Any, ...]
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+
+def same(text: str) -> dict[str, str]:
+    return {MARIADB: text, POSTGRES: text}
+
+
+def _q(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+UNICODE = "Grüße ✓ 😀 ﬀ \u00a0"
+TYPES: tuple[SourceType, ...] = (
+    SourceType(
+        "int",
+        {MARIADB: "int", POSTGRES: "integer"},
+        ("0", "-2147483648", "2147483647", "2147483648", "1"),
+        {"expression": same("(2 * 21)"), "string": same("'42'")},
+    ),
+    SourceType("bigint", same("bigint"), ("-9223372036854775808", "9223372036854775807", "-1"), {"literal": same("7")}),
+    SourceType("smallint", same("smallint"), ("-32768", "32767", "32768"), {"string": same("'-5'")}),
+    SourceType(
+        "decimal",
+        {MARIADB: "decimal(12,2)", POSTGRES: "numeric(12,2)"},
+        ("9999999999.99", "-9999999999.99", "0.01", "123.456", "10000000000"),
+        {"literal": same("1.50"), "string": same("'2.25'")},
+    ),
+    SourceType(
+        "wide_decimal",
+        {MARIADB: "decimal(38,10)", POSTGRES: "numeric(38,10)"},
+        ("9999999999999999999999999999.9999999999", "-0.0000000001"),
+    ),
+    SourceType(
+        "double",
+        {MARIADB: "double", POSTGRES: "double precision"},
+        (
+            "1.7976931348623157e308",
+            "-2.2250738585072014e-308",
+            "0.1",
+            {MARIADB: "1e309", POSTGRES: "'NaN'"},
+            {MARIADB: "-0.0", POSTGRES: "'Infinity'"},
+        ),
+        {"literal": same("0.5"), "expression": same("(1.0 / 4)")},
+    ),
+    SourceType(
+        "real",
+        {MARIADB: "float", POSTGRES: "real"},
+        ("3.4e38", "1.17549435e-38", {MARIADB: "0", POSTGRES: "'-Infinity'"}),
+    ),
+    SourceType(
+        "varchar",
+        same("varchar(20)"),
+        ("''", _q(UNICODE), _q('O\'Reilly \\ "x"'), _q("x" * 20), _q("y" * 21)),
+        {"literal": same("'open'"), "empty": same("''")},
+    ),
+    SourceType("text", same("text"), ("''", _q(UNICODE * 3), _q("line\nbreak\ttab")), {"literal": same("'memo'")}),
+    SourceType(
+        "boolean",
+        {MARIADB: "boolean", POSTGRES: "boolean"},
+        ("true", "false", {MARIADB: "2", POSTGRES: "'yes'"}),
+        {"number": {MARIADB: "1", POSTGRES: "1::boolean"}, "literal": same("false")},
+    ),
+    SourceType(
+        "date",
+        same("date"),
+        ("'1000-01-01'", "'9999-12-31'", "'0001-01-01'", "'2024-02-29'", "'2023-02-29'", "'10000-01-01'"),
+        {"literal": same("'2020-01-01'"), "zero_date": {MARIADB: "'0000-00-00'", POSTGRES: "'0001-01-01'"}},
+    ),
+    SourceType(
+        "datetime",
+        {MARIADB: "datetime(6)", POSTGRES: "timestamp(6)"},
+        ("'1000-01-01 00:00:00'", "'9999-12-31 23:59:59.999999'", "'2024-06-30 12:00:00.5'", "'1970-01-01 00:00:00'"),
+        {
+            "literal": same("'2021-05-06 07:08:09'"),
+            "now": {MARIADB: "CURRENT_TIMESTAMP(6)", POSTGRES: "now()"},
+            "zero_date": {MARIADB: "'0000-00-00 00:00:00'", POSTGRES: "'0001-01-01 00:00:00'"},
+        },
+    ),
+    SourceType(
+        "timestamp",
+        {MARIADB: "timestamp(6) NULL", POSTGRES: "timestamptz(6)"},
+        ("'1970-01-01 00:00:01'", "'2038-01-19 03:14:07.999999'", "'2038-01-19 03:14:08'", "'2000-01-01 00:00:00'"),
+        {"now": {MARIADB: "CURRENT_TIMESTAMP(6)", POSTGRES: "now()"}},
+    ),
+    SourceType(
+        "time",
+        same("time(6)"),
+        ("'00:00:00'", "'23:59:59.999999'", "'12:30:00.5'", "'24:00:01'"),
+        {"literal": same("'08:00:00'")},
+    ),
+    SourceType(
+        "bytes",
+        {MARIADB: "varbinary(64)", POSTGRES: "bytea"},
+        ({MARIADB: "x''", POSTGRES: "'\\x'"}, {MARIADB: "x'00ff10'", POSTGRES: "'\\x00ff10'"}),
+    ),
+    SourceType(
+        "json",
+        {MARIADB: "json", POSTGRES: "jsonb"},
+        ("'{}'", "'[1, 2.5, \"a\"]'", _q(json.dumps({"k": UNICODE, "n": None, "deep": {"x": [1]}})), "'not json'"),
+    ),
+)
+TYPES_BY_NAME = {source_type.name: source_type for source_type in TYPES}
+#: Type changes: widening, narrowing, and ones few values survive.
+TYPE_CHANGES = (
+    ("int", "bigint"),
+    ("smallint", "int"),
+    ("decimal", "wide_decimal"),
+    ("real", "double"),
+    ("varchar", "text"),
+    ("bigint", "int"),
+    ("text", "varchar"),
+    ("wide_decimal", "decimal"),
+    ("double", "decimal"),
+    ("varchar", "int"),
+    ("int", "varchar"),
+    ("date", "datetime"),
+    ("datetime", "date"),
+    ("boolean", "int"),
+)
+
+
+def literal(value: Any, dialect: str) -> str:
+    return value[dialect] if isinstance(value, dict) else value
+
+
+def cast_to(source_type: SourceType, dialect: str, column: str) -> str:
+    """PostgreSQL's USING expression of a type change; MariaDB converts by itself."""
+    target = source_type.ddl[POSTGRES]
+    if source_type.name == "int" and dialect == POSTGRES:
+        return f"{column}::text::numeric::integer"
+    return f"{column}::{target}"
+
+
+@dataclass
+class Change:
+    """A step: its statement in each dialect (None: the dialect has none) and the change events per affected
+    row (an UPDATE of the key publishes a delete and a create)."""
+
+    label: str
+    sql: dict[str, list[str]]
+    events_per_row: int = 1
+    truncate: bool = False
+
+    def statements(self, dialect: str) -> list[str]:
+        return self.sql.get(dialect, [])
+
+
+def ddl(statement: dict[str, str] | str) -> dict[str, list[str]]:
+    texts = statement if isinstance(statement, dict) else same(statement)
+    return {dialect: [text] for dialect, text in texts.items()}
+
+
+def open_defects_enabled(defect: str) -> bool:
+    """Whether the rules of an open defect run (UNIVIEW_GEN_OPEN_DEFECTS=<name>,... or all)."""
+    value = os.environ.get(OPEN_DEFECTS_VARIABLE, "")
+    return value == "all" or defect in {name.strip() for name in value.split(",")}
+
+
+def comparable(value: Any) -> Any:
+    """A value in one form for the source, DuckDB and BigQuery: numbers as Decimal (NaN and infinities as text),
+    times with a zone in UTC, bytes as bytes, JSON documents parsed and written again with sorted keys."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return str(value)
+    if isinstance(value, Decimal) and not value.is_finite():
+        return str(float(value))
+    if isinstance(value, Decimal | float | int):
+        return Decimal(str(value))
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
+    if isinstance(value, dt.timedelta) and dt.timedelta(0) <= value < dt.timedelta(days=1):
+        return (dt.datetime.min + value).time()
+    if isinstance(value, memoryview | bytearray):
+        return bytes(value)
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True)
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return json.dumps(json.loads(value), sort_keys=True)
+        except ValueError:
+            return value
+    return value
+
+
+def comparable_rows(rows: Sequence[tuple]) -> list[tuple]:
+    return [tuple(comparable(value) for value in row) for row in rows]
+
+
+def as_script(changes: Sequence[tuple[str, Change]], dialect: str) -> str:
+    """The steps drawn, as the SQL one dialect ran (each line a statement; refused ones marked)."""
+    return "\n".join(f"-- {label}\n" + ";\n".join(change.statements(dialect)) + ";" for label, change in changes)
+
+
+Runner = Callable[[str, str], int]
