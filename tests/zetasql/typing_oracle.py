@@ -74,6 +74,8 @@ def _decimal(bq_type: Scalar, value: Any, text: str) -> Any:
     read = _scalar_text(value, text)
     if read is None or isinstance(value, bool) or not _NUMBER.fullmatch(read):
         return QUARANTINED
+    if isinstance(value, str) and re.match(r"[+-]?[0-9.]{39,}[eE]", read):  # documented: no source writes one
+        return QUARANTINED
     with localcontext(Context(prec=10_000, Emax=10**9, Emin=-(10**9))):
         rounded = Decimal(read).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
         if abs(rounded) >= Decimal(10) ** (precision - scale):

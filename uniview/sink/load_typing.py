@@ -272,9 +272,11 @@ def typed_value(at: _At, bq_type: BQType) -> exp.Expr:
         return _when(at.kind_is("ARRAY"), at.each_element(lambda element: typed_value(element, bq_type.element)))
     if not isinstance(bq_type, Scalar):
         raise TypeParseError(f"{bq_type} cannot be landed by the sink")
-    if patterns.read_from_line(bq_type) and not at.dialect.exact_number_text:
-        assert at.exact is not None, "_exact_values reads every decimal read from the line"
-        return _when(_decimal_text(at.dialect, at.text()), at.dialect.try_cast(at.exact, bq_type))
+    if patterns.parsed_decimal(bq_type) is not None:
+        exact = patterns.read_from_line(bq_type) and not at.dialect.exact_number_text
+        assert not exact or at.exact is not None, "_exact_values reads every decimal read from the line"
+        value = at.dialect.try_cast(at.exact if exact and at.exact is not None else at.text(), bq_type)
+        return _when(_decimal_text(at), value)
     if bq_type.name == "BYTES":  # base64 text: a number or true is not one, whatever its digits
         return _when(at.kind_is("STRING"), _typed_scalar(at.dialect, bq_type, at.text()))
     return _typed_scalar(at.dialect, bq_type, at.text())
@@ -343,7 +345,7 @@ def _typed_scalar(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.
     if name in DEFAULT_DECIMAL_PARAMETERS:
         if patterns.parsed_decimal(bq_type) is None:  # wider than any decimal the warehouse parses: landed as text
             return _guarded(dialect, text, patterns.wide_decimal(bq_type), dialect.from_text(bq_type, text))
-        return _when(_decimal_text(dialect, text), dialect.try_cast(text, bq_type))
+        raise TypeParseError(f"{bq_type} is typed by typed_value")
     if name == "BYTES":
         return _guarded(dialect, text, patterns.BASE64, dialect.from_base64(text))
     if name == "BOOL":
@@ -365,12 +367,13 @@ def _typed_scalar(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.
     return cast if pattern is None else _guarded(dialect, text, pattern, cast)
 
 
-def _decimal_text(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
-    """A NUMBER that, written with an exponent, has at most 38 characters before it (no source writes a longer
-    one; DuckDB cannot read one, GoogleSQL can)."""
-    return exp.and_(
-        dialect.matches(text, patterns.NUMBER), exp.not_(dialect.matches(text, patterns.LONG_EXPONENT_MANTISSA))
-    )
+def _decimal_text(at: _At) -> exp.Expr:
+    """A NUMBER; a JSON string written with an exponent only when at most 38 characters precede it (no source
+    writes a longer one; DuckDB's cast cannot read one, GoogleSQL's can; a JSON number of any length is parsed
+    exactly by both)."""
+    text = at.text()
+    long = exp.and_(at.kind_is("STRING"), at.dialect.matches(text, patterns.LONG_EXPONENT_MANTISSA))
+    return exp.and_(at.dialect.matches(text, patterns.NUMBER), exp.not_(long))
 
 
 def _float(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
