@@ -8,11 +8,13 @@ changed once more, two hours later, and times, alternating:
 - the maintenance (Warehouse.maintain_current_table: the window since the watermark, the merges, the
   re-presentation, one transaction), against a query reading just those changed rows through the
   unified view (CREATE TEMP TABLE AS SELECT ... WHERE _cdc_ingested_at > the watermark): goal <= 2x;
+- the same, with a backfill of BACKFILL changes landed (and maintained) just before: goal <= 2x (each
+  maintenance reads exactly what it has not applied, so the backfill is not read again);
 - the maintenance on the long history against the short one: goal <= 1.2x;
 - a full scan of the table against a plain table holding the same rows: goal <= 1.1x;
 - the same full scan of today's current view, for comparison.
 
-Usage: python -m bench.bench_current_table [--keys 100000] [--changes 5] [--repeats 5]
+Usage: python -m bench.bench_current_table [--keys 100000] [--changes 5] [--repeats 5] [--backfill 300000]
 """
 
 from __future__ import annotations
@@ -115,13 +117,24 @@ class Family:
         assert plan is not None
         self.plan = plan
 
+    def backfill(self, count: int) -> int:
+        """Land `count` changes at once (a backfill) and maintain the table once; the changes it read."""
+        with duckdb.connect(str(self.path)) as connection:
+            connection.execute(
+                f"INSERT INTO cdc.orders_v_b2 {_rows('orders_v_b2', self.landed, count, self.keys, self.hours)}"
+            )
+        self.landed += count
+        self.hours += 4 + count / 360
+        with DuckDBWarehouse(self.path) as warehouse:
+            return warehouse.maintain_current_table(self.plan).changes_read
+
     def repeat(self) -> tuple[float, float, int]:
         """Land 1% of the keys changed; (seconds to read just them, seconds to maintain, changes the maintenance
-        read: these, and after the build the history's last hour, within the lag)."""
+        read: exactly these)."""
         count = land(self.path, self.landed, self.keys, self.hours)
         watermark = f"{_START} + to_microseconds(CAST({self.hours} * 3600e6 AS BIGINT))"
         self.landed += count
-        self.hours += 4  # the next batch: the maintenance reads this one, and the previous one again (the lag)
+        self.hours += 4  # the next batch
         warehouse = DuckDBWarehouse(self.path)
         with warehouse:
             connection = warehouse._connect(create=False)
@@ -153,18 +166,25 @@ class Family:
         return table, plain, view
 
 
-def measure(keys: int, changes: int, repeats: int) -> dict:
+def measure(keys: int, changes: int, repeats: int, backfill: int) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         short = Family(Path(folder), "short", keys, changes)
         long = Family(Path(folder), "long", keys, changes * 10)
-        reads, maintained, maintained_long = [], [], []
-        short.repeat(), long.repeat()  # warm-up: the first maintenance also reads the history's last hour again
+        backfilled = Family(Path(folder), "backfilled", keys, changes)
+        reads, maintained, maintained_long, backfill_reads, backfill_maintained = [], [], [], [], []
+        short.repeat(), long.repeat(), backfilled.repeat()  # warm-up
+        backfill_read = backfilled.backfill(backfill)
         for _ in range(repeats):
             read, maintain, read_count = short.repeat()
             count = max(1, keys // 100)
             reads.append(read)
             maintained.append(maintain)
             maintained_long.append(long.repeat()[1])
+            after_read, after_maintain, after_count = backfilled.repeat()
+            assert after_count == count, (after_count, count)  # the backfill is not read again
+            backfill_reads.append(after_read)
+            backfill_maintained.append(after_maintain)
+            backfilled.backfill(backfill)  # the next repeat again follows a backfill landed just before
         table, plain, view = short.scans(repeats)
     return {
         "keys": keys,
@@ -178,6 +198,11 @@ def measure(keys: int, changes: int, repeats: int) -> dict:
         "maintain_s": statistics.median(maintained),
         "maintain_long_s": statistics.median(maintained_long),
         "maintain_vs_read": statistics.median(maintained) / statistics.median(reads),
+        "backfill_rows": backfill,
+        "backfill_changes_read": backfill_read,
+        "maintain_after_backfill_s": statistics.median(backfill_maintained),
+        "read_after_backfill_s": statistics.median(backfill_reads),
+        "after_backfill_vs_read": statistics.median(backfill_maintained) / statistics.median(backfill_reads),
         "long_vs_short": statistics.median(maintained_long) / statistics.median(maintained),
         "scan_table_s": table,
         "scan_plain_s": plain,
@@ -192,8 +217,9 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=100_000)
     parser.add_argument("--changes", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--backfill", type=int, default=300_000)
     args = parser.parse_args()
-    results = measure(args.keys, args.changes, args.repeats)
+    results = measure(args.keys, args.changes, args.repeats, args.backfill)
     path = write_results("current_table", results)
     for name, value in results.items():
         print(f"{name:>20}: {value:.4f}" if isinstance(value, float) else f"{name:>20}: {value:,}")
