@@ -9,11 +9,8 @@ from collections.abc import Sequence
 import grpc
 from analyzer import Analyzer, Catalog
 
-from uniview.warehouse.bigquery_current import FLOOR_VARIABLE
-
 _CREATE_TEMP = re.compile(r"CREATE OR REPLACE TEMP TABLE (\S+) AS\n(.*)", re.S)
 _CREATE_TABLE = re.compile(r"CREATE OR REPLACE TABLE `?([\w-]+)`?\.`?(\w+)`?.*? AS\n(.*)", re.S)
-_DECLARE = re.compile(rf"DECLARE {FLOOR_VARIABLE} TIMESTAMP DEFAULT \((.*)\)$", re.S)
 #: The dataset a script's temporary tables are given in the catalog.
 TEMP_DATASET = "_script"
 
@@ -24,15 +21,12 @@ def analyze_script(analyzer: Analyzer, script: str, catalog: Catalog, temporary:
     analyzed = 0
     for statement in [s for s in script.split(";\n") if s.strip()]:
         statement = named.sub(rf"{TEMP_DATASET}.\1", statement)
-        declared = _DECLARE.match(statement)
-        statement = statement.replace(FLOOR_VARIABLE, "TIMESTAMP '2026-01-01 00:00:00+00'")
+        statement = statement.replace("@watermark", "TIMESTAMP '2026-01-01 00:00:00+00'")
         if statement in ("BEGIN TRANSACTION", "COMMIT TRANSACTION"):
             continue
         temporary_table = _CREATE_TEMP.match(statement)
         created = _CREATE_TABLE.match(statement)
-        if declared:
-            result = analyzer.analyze(f"SELECT ({declared[1]})", catalog)
-        elif temporary_table or created:
+        if temporary_table or created:
             if created:  # the whole CREATE TABLE ... OPTIONS(...) AS, then its SELECT for the columns
                 resolve(analyzer, statement, catalog)
             result = analyzer.analyze(created[3] if created else temporary_table[2], catalog)

@@ -11,6 +11,7 @@ import importlib
 import json
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -22,7 +23,7 @@ keep_grpc_fork_handlers_off()  # before anything imports gRPC
 from uniview.cli.options import generator_options, make_generator_options  # noqa: E402
 from uniview.core.errors import ConfigError, UniviewError  # noqa: E402
 from uniview.core.resolve import POLICIES  # noqa: E402
-from uniview.current.table import CurrentTablePlan  # noqa: E402
+from uniview.current.table import BatchWindow, CurrentTablePlan  # noqa: E402
 from uniview.ops.refresh import FamilyFailure, RefreshRequest  # noqa: E402
 from uniview.planning.consolidation import DEFAULT_MAX_VERSIONS  # noqa: E402
 from uniview.planning.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY  # noqa: E402
@@ -160,6 +161,14 @@ def plan(warehouse: str, as_json: bool, **request_options: Any) -> None:
     )
 
 
+#: A maintenance's window as `uniview plan --json` shows it: the refresh reads the watermark (and the sink's
+#: ledger, for late batches) when it runs, so the planned statements name it as a parameter.
+PLANNED_WINDOW = BatchWindow(datetime(1970, 1, 1, tzinfo=UTC))
+WINDOW_NOTE = (
+    "@watermark is the newest _cdc_ingested_at the table has applied, read when the refresh runs; "
+    "the ingestion ranges of the sink's batches not applied yet are added to the condition then"
+)
+
 #: What `uniview plan` says a refresh would do to a `<table>_current` table.
 CURRENT_TABLE_ACTIONS = {
     "create": "would create it and its state from every change",
@@ -172,11 +181,12 @@ CURRENT_TABLE_ACTIONS = {
 
 def current_table_json(table: CurrentTablePlan, action: str) -> dict[str, Any]:
     """A current table in `uniview plan --json`: its name, the action and its statements (BigQuery SQL)."""
-    floor = None if action in ("create", "rebuild") else "uniview_floor"
-    statements = table.statements(action, floor)  # type: ignore[arg-type]
+    window = None if action in ("create", "rebuild") else PLANNED_WINDOW.condition(lambda _: "@watermark")
+    statements = table.statements(action, window)  # type: ignore[arg-type]
     return {
         "name": f"{table.dataset}.{table.table_name}",
         "action": action,
+        "window": None if window is None else WINDOW_NOTE,
         "floor": table.floor_select,
         "statements": [statement.sql for statement in statements],
     }
