@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 
+import duckdb
 import pytest
 
-from uniview.sink.debezium import convert_event
+from uniview.sink import reasons
+from uniview.sink.debezium import REPEATED_KEY_LINE, convert_event
+from uniview.sink.load_sql import envelopes
 
 SCHEMA = {
     "type": "struct",
@@ -45,9 +48,44 @@ def test_a_value_schema_nested_thousands_of_levels_deep_is_no_schema():
     assert converted == text or "schema" not in json.loads(converted)["metadata"]
 
 
-def test_an_event_naming_a_key_twice_is_read_as_it_is():
-    text = json.dumps(event()).replace('"op": "c"', '"op": "c", "op": "d"')
+#: An event naming a key twice, wherever: (the text named once, the text naming it twice).
+REPEATED = {
+    "payload": ('"op": "c"', '"op": "c", "op": "d"'),
+    "after": ('"id": 1}', '"id": 1, "id": 2}'),
+    "source": ('"table": "t"', '"table": "t", "table": "u"'),
+    "schema": ('"type": "int32"', '"type": "int32", "type": "string"'),
+    "top level": ('"payload": {', '"schema": null, "payload": {'),
+}
+
+
+@pytest.mark.parametrize("where", REPEATED)
+def test_an_event_naming_a_key_twice_is_quarantined_as_duplicate_key(where):
+    """Which value was meant is unknowable: the event is not converted but becomes a line the sink quarantines as
+    duplicate_key (its raw_line the event as read), never missing_metadata."""
+    once, twice = REPEATED[where]
+    text = json.dumps(event()).replace(once, twice, 1)
+    assert text != json.dumps(event()) and "metadata" in json.loads(convert_event(json.dumps(event())))
+    converted = convert_event(text)
+    assert converted == REPEATED_KEY_LINE
+    assert envelope_reasons([converted]) == [(reasons.DUPLICATE_KEY, reasons.DUPLICATE_KEY_DETAIL)]
+
+
+def test_an_event_with_a_before_naming_a_key_twice_is_quarantined_as_duplicate_key():
+    text = json.dumps(event(op="d", before={"id": 1}, after=None)).replace('"id": 1}', '"id": 1, "id": 1}')
+    assert convert_event(text) == REPEATED_KEY_LINE
+
+
+def test_a_uniview_record_naming_a_key_twice_is_left_to_the_sink_rules():
+    """A uniview record among the events keeps its own reasons: invalid_data for a key twice in its data."""
+    text = '{"metadata": {"table_name": "t"}, "data": {"id": 1, "id": 2}}'
     assert convert_event(text) == text
+
+
+def envelope_reasons(lines: list[str]) -> list[tuple[str | None, str | None]]:
+    """(reason, detail) of each line as DuckDB's load step reads its envelope."""
+    source = "(SELECT unnest(?) AS value, 'file' AS source_file, NULL::BLOB AS _bytes)"
+    connection = duckdb.connect()
+    return connection.execute(f"SELECT _reason, _detail FROM ({envelopes(source, False)})", [lines]).fetchall()
 
 
 @pytest.mark.parametrize("name", [5, None, "", ["id"], {"a": 1}])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 from typing_cases import ENVELOPE_LINES as LINES
-from typing_cases import SCHEMA_CHANGES_WITHOUT_TABLE
+from typing_cases import NOT_REPEATED_KEYS, REPEATED_KEYS, SCHEMA_CHANGES_WITHOUT_TABLE
 
 from uniview.sink.load_sql import envelopes
 
@@ -37,6 +37,7 @@ def test_the_reasons_cover_every_kind_of_line(reasons):
         "tombstone",
         "unparseable",
         "missing_metadata",
+        "duplicate_key",
         "schema_change_without_table",
     }
     assert all((reason is None) == (detail is None) for reason, detail in reasons.values())
@@ -51,3 +52,16 @@ def test_only_a_ddl_record_that_names_no_table_is_a_schema_change_without_table(
 @pytest.mark.parametrize("line", NOT_JSON)
 def test_text_that_is_not_strict_json_is_unparseable(reasons, line):
     assert reasons[line] == ("unparseable", "the line is not a JSON object")
+
+
+def test_a_key_named_twice_at_the_top_level_or_in_metadata_is_a_duplicate_key(reasons):
+    """Which of the two values was meant is unknowable, so the record is not read as either of them."""
+    repeated = sorted(line for line, (reason, _) in reasons.items() if reason == "duplicate_key")
+    assert repeated == sorted(REPEATED_KEYS)
+    detail = "a JSON object names the same key more than once: the line at its top level, its metadata, or an object of a Debezium event"
+    assert {reasons[line][1] for line in REPEATED_KEYS} == {detail}
+
+
+@pytest.mark.parametrize("line", NOT_REPEATED_KEYS)
+def test_a_name_repeated_in_different_objects_is_no_duplicate_key(reasons, line):
+    assert reasons[line] == (None, None)

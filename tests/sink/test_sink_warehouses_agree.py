@@ -5,7 +5,7 @@ The input: every value of typing_cases.VALUES declared as every type of typing_c
 in one version whose columns are the types), the VERDICT_SCHEMA/VERDICT_DATA records, the odd lines of
 typing_cases.ENVELOPE_LINES (not JSON, an array, metadata missing, null or not an object, a bad timestamp,
 a bad `unavailable`...) and lines that are not UTF-8; and, in a second run in its own dataset, Debezium's
-documented change events as kcat prints them (a tombstone among them: a null payload) and two bad events.
+documented change events as kcat prints them (a tombstone among them: a null payload) and four bad events.
 Every column of every version table and of the quarantine is compared, as
 comparable Python values, and so are the counts each run reports.  The differences BigQuery itself forces
 are listed in FORCED_DIFFERENCES with their reason, and the test checks each still occurs; nothing else may
@@ -120,10 +120,15 @@ def input_lines() -> dict[bytes, tuple[str, str]]:
 
 def debezium_lines() -> dict[bytes, tuple[str, str]]:
     """{line's bytes: its case}: Debezium's documented messages as kcat prints them (a tombstone, which a file
-    holds as a null payload, among them), an event that is not UTF-8, one whose schema is not an object."""
+    holds as a null payload, among them), an event that is not UTF-8, one whose schema is not an object, and two
+    that name a key twice (in `after`, in `source`)."""
     lines = {kcat_line(n, e).encode(): ("debezium", f"{n}: {e['origin'][-60:]}") for n, e in enumerate(FIXTURES)}
     lines[json.dumps(event(3, "é")).encode().replace(b"\\u00e9", b"\xe9")] = ("debezium", "not UTF-8")
     lines[json.dumps({**event(5), "schema": 5}).encode()] = ("debezium", "a schema that is not an object")
+    twice = json.dumps(event(6)).replace('"id": 6', '"id": 6, "id": 7')
+    lines[twice.encode()] = ("debezium", "a key named twice in after")
+    twice = json.dumps(event(8)).replace('"table": "customer"', '"table": "customer", "table": "order"')
+    lines[twice.encode()] = ("debezium", "a key named twice in source")
     return lines
 
 

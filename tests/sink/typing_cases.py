@@ -164,6 +164,25 @@ SCHEMA_CHANGES_WITHOUT_TABLE = [
     '{"data": {"ddl": "SET collation_server=utf8mb4_bin"}, "metadata": {"operation": "DDL", "table_name": null}}',
 ]
 
+#: Lines whose top level or metadata names a key twice: quarantined as duplicate_key on both warehouses (which of
+#: the two values was meant is unknowable), their raw_line and raw_bytes the line as read.
+REPEATED_KEYS = [
+    _line().replace('"data": {"id": 1}', '"data": {"id": 1}, "data": {"id": 2}'),
+    _line().replace('"data": {"id": 1}', '"data": {"id": 1}, "data": null'),
+    _line().replace('"table_name": "customer"', '"table_name": "customer", "table_name": "order"'),
+    _line().replace('"operation": "INSERT"', '"operation": "INSERT", "operation": "INSERT"'),
+    '{"metadata": {"table_name": "t"}, "data": {"id": 1}, "metadata": {"table_name": "u"}}',
+    '{"metadata": {"table_name": "t", "t\\u0061ble_name": "u"}, "data": {}}',  # one key, one of them escaped
+    '{"metadata": {}, "metadata": null}',
+]
+#: Lines where the same name appears twice but at different places (no object names a key twice): not
+#: duplicate_key.
+NOT_REPEATED_KEYS = [
+    _line().replace('"data": {"id": 1}', '"data": {"data": 1, "id": 1}'),
+    _line().replace('"data": {"id": 1}', '"data": {"id": 1}, "table_name": "customer"'),
+    _line().replace('"data": {"id": 1}', '"data": {"id": 1, "s": "\\"data\\": 1"}'),
+]
+
 #: Odd lines of every kind, read by each envelope reading (tests/sink/test_load_envelopes.py).
 ENVELOPE_LINES = [
     *SCHEMA_CHANGES_WITHOUT_TABLE,
@@ -218,4 +237,6 @@ ENVELOPE_LINES = [
     _line(unavailable={"doc": True}),
     _line(unavailable=None),
     '{"metadata": {"table_name": "caf\\u00e9", "database_name": "a\\"b"}, "data": {}}',
+    *REPEATED_KEYS,
+    *NOT_REPEATED_KEYS,
 ]

@@ -251,13 +251,30 @@ def _is_placeholder_map(text: str, forms: frozenset[str]) -> bool:
     return isinstance(value, dict) and bool(value) and all(k in forms and v in forms for k, v in value.items())
 
 
+#: The line an event naming a key twice becomes: its top level names a key twice, so the sink quarantines it as
+#: duplicate_key (reasons.DUPLICATE_KEY) and keeps the event as read (frames.ORIGINAL_LINE) in raw_line.
+REPEATED_KEY_LINE = '{"repeated_key": null, "repeated_key": null}'
+
+
+class RepeatedKeyError(ValueError):
+    """A JSON object of the event names the same key more than once."""
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object, refused (ValueError) when it names a key twice: which value was meant is unknowable,
-    so such an event is not converted (and is quarantined), as uniview's envelope refuses repeated keys."""
+    """A JSON object, refused (RepeatedKeyError) when it names a key twice: which value was meant is
+    unknowable, so such an event is not converted but quarantined as duplicate_key (REPEATED_KEY_LINE)."""
     value = dict(pairs)
     if len(value) != len(pairs):
-        raise ValueError("a JSON object names the same key more than once")
+        raise RepeatedKeyError("a JSON object names the same key more than once")
     return value
+
+
+def _repeated_key_line(text: str) -> str:
+    """REPEATED_KEY_LINE for an event that names a key twice; a uniview record (an object with metadata) stays
+    as it is, for the sink's own rules (duplicate_key at its top level or in its metadata, invalid_data in its
+    data)."""
+    value = json.loads(text)
+    return text if isinstance(value, dict) and "metadata" in value else REPEATED_KEY_LINE
 
 
 def _field_name(field: dict) -> str:
@@ -304,7 +321,9 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
         return None
     try:
         event = json.loads(text, object_pairs_hook=_unique_keys)
-    except (ValueError, RecursionError):  # not JSON, a key named twice, or nested past Python's recursion limit
+    except RepeatedKeyError:
+        return _repeated_key_line(text)
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's recursion limit
         return text
     if not isinstance(event, dict):
         return text

@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import astuple
 
+import sqlglot
 from sqlglot import exp
 
 from uniview.core.identifiers import quote_path, string_literal
@@ -89,7 +90,7 @@ def envelopes(source: str, rewritten: bool, dialect: LoadDialect = DUCKDB, bound
 
 def _envelope_reasons(bounded: bool = False) -> tuple[str, str]:
     """The CASE branches of a line's `_reason` and `_detail` over `value`, `_bytes`, `_object` (the line is a
-    JSON object), `_metadata_kind` ('OBJECT', 'NULL' or 'ABSENT' for a line that may be a record), the
+    JSON object), `_repeated` (its top level or its metadata names a key twice: _repeated_keys), `_metadata_kind` ('OBJECT', 'NULL' or 'ABSENT' for a line that may be a record), the
     metadata fields `operation` and `table_name` (a DDL record of no table is skipped), and, when
     `bounded`, TOO_LARGE_SIZE (a line staged without its text)."""
     cases = [
@@ -100,6 +101,7 @@ def _envelope_reasons(bounded: bool = False) -> tuple[str, str]:
             reasons.UNPARSEABLE,
             "the line is not a JSON object",
         ),
+        ("_repeated", reasons.DUPLICATE_KEY, reasons.DUPLICATE_KEY_DETAIL),
         ("_metadata_kind <> 'OBJECT'", reasons.MISSING_METADATA, "no metadata object"),
         (
             "operation = 'DDL' AND table_name IS NULL",
@@ -117,6 +119,15 @@ def _envelope_reasons(bounded: bool = False) -> tuple[str, str]:
     return reason, detail
 
 
+def _repeated_keys(keys: Sequence[exp.Expr], dialect: LoadDialect) -> str:
+    """Whether one of the lists `keys` (an object's keys as written, repeats included: the line's top level and
+    its metadata) names a key twice, as data_verdict finds a key named twice in data: fewer once distinct."""
+    repeated = [
+        exp.NEQ(this=dialect.length(listed), expression=dialect.length(dialect.distinct(listed))) for listed in keys
+    ]
+    return dialect.sql(exp.func("coalesce", exp.or_(*repeated), exp.false()))
+
+
 def _bigquery_envelopes(source: str, rewritten: bool, bounded: bool) -> str:
     """envelopes in BigQuery: the line is strict JSON when SAFE.PARSE_JSON reads it (and it has no trailing
     comma, as on DuckDB); GoogleSQL's JSON_QUERY gives SQL NULL for a JSON null, so a metadata that is null
@@ -131,9 +142,15 @@ def _bigquery_envelopes(source: str, rewritten: bool, bounded: bool) -> str:
         .when(exp.Is(this=dialect.extract(line, ("metadata",)), expression=exp.null()), _TEXT("ABSENT"))
         .else_(_TEXT("OTHER"))
     )
+    # each list of keys is read once, then judged
+    keys = (
+        f"SELECT *, {dialect.sql(dialect.keys(line))} AS _top_keys, "
+        f"{dialect.sql(dialect.keys(dialect.extract(line, ('metadata',))))} AS _metadata_keys FROM ({valid})"
+    )
+    repeated = _repeated_keys([exp.column("_top_keys"), exp.column("_metadata_keys")], dialect)
     kind = (
         f"SELECT *, {dialect.sql(dialect.kind_is(line, (), 'OBJECT'))} AS _object, "
-        f"{dialect.sql(metadata_kind)} AS _metadata_kind FROM ({valid})"
+        f"{dialect.sql(metadata_kind)} AS _metadata_kind, {repeated} AS _repeated FROM ({keys})"
     )
     named = ", ".join(
         f"IF(_metadata_kind = 'OBJECT', {dialect.sql(dialect.value_text(line, ('metadata', name)))}, NULL) "
@@ -172,10 +189,14 @@ def _duckdb_envelopes(source: str, rewritten: bool) -> str:
     valid = f"SELECT *, CASE WHEN json_valid(value) THEN CASE WHEN {strict} THEN NULL ELSE value END END AS _json FROM {source}"
     read = f"SELECT *, {function_call('json_extract_string', exp.column('_json'), fields).sql('duckdb')} AS _m FROM ({valid})"
     some = f"coalesce({', '.join(f'_m[{number + 1}]' for number in range(len(METADATA_FIELDS)))}) IS NOT NULL"
+    # the keys of the line's top level and of its metadata, read in one parse
     kinds = f"""SELECT *, CASE WHEN {some} THEN ['OBJECT', 'OBJECT']
-                               ELSE json_type(_json, ['$', '$.metadata']) END AS _kinds FROM ({read})"""
-    kind = f"""SELECT *, _kinds[1] = 'OBJECT' AS _object, coalesce(_kinds[2], 'ABSENT') AS _metadata_kind
-               FROM ({kinds})"""
+                               ELSE json_type(_json, ['$', '$.metadata']) END AS _kinds,
+                          json_keys(_json, ['$', '$.metadata']) AS _keys FROM ({read})"""
+    listed = [sqlglot.parse_one(f"_keys[{number}]", read="duckdb") for number in (1, 2)]
+    repeated = _repeated_keys(listed, DUCKDB)
+    kind = f"""SELECT *, _kinds[1] = 'OBJECT' AS _object, coalesce(_kinds[2], 'ABSENT') AS _metadata_kind,
+               {repeated} AS _repeated FROM ({kinds})"""
     with_fields = f"SELECT *, CASE WHEN _metadata_kind = 'OBJECT' THEN _m END AS _fields FROM ({kind})"
     named = ", ".join(f"_fields[{number + 1}] AS {quote(name)}" for number, name in enumerate(METADATA_FIELDS))
     timestamp = exp.column("timestamp")

@@ -14,6 +14,9 @@ SKIPPED = frozenset({TOMBSTONE, SCHEMA_CHANGE_WITHOUT_TABLE})
 NOT_UTF8 = "not_utf8"  # the line's bytes are not UTF-8 (a latin-1 column, a truncated character): raw_bytes keeps them
 TOO_LARGE = "too_large"  # the line is larger than one row of the warehouse takes (BigQuery: MAX_RAW_BYTES of frames.py)
 UNPARSEABLE = "unparseable"  # the line is not a JSON object
+#: An object names the same key twice (which value was meant is unknowable): the line's top level or its
+#: metadata, or, for a Debezium event, any object of the event (uniview.sink.debezium).
+DUPLICATE_KEY = "duplicate_key"
 MISSING_METADATA = (
     "missing_metadata"  # no metadata object, no metadata.table_name, or no dataset (no database_name and no --dataset)
 )
@@ -32,5 +35,7 @@ INPUT_CHANGED = (
 #: followed by the keys, or the columns' labels (routing.LandingColumn.label), joined by ", ".
 DATA_NOT_AN_OBJECT = "data is missing or not a JSON object"
 REPEATED_KEY = "data names the same key more than once"
+#: The detail of DUPLICATE_KEY.
+DUPLICATE_KEY_DETAIL = "a JSON object names the same key more than once: the line at its top level, its metadata, or an object of a Debezium event"
 UNKNOWN_KEYS = "keys not in the schema: "
 MISFITS = "values that do not fit: "
