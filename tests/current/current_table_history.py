@@ -28,6 +28,7 @@ import duckdb
 
 from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.core.renames import Rename
+from uniview.core.schema import Column, TableVersion
 from uniview.core.types import parse_type
 from uniview.core.version_description import version_description
 from uniview.sink.sequence import sequence_of
@@ -113,6 +114,18 @@ RENAMED_AND_READDED = (
     Version("f6", (("id", "INT64"), *_LATER, ("qty", "INT64")), {**VERSIONS[3].defaults, "qty": 1}, ("flag",)),
 )
 RENAMES = (Rename(FAMILY, "name", "title"),)
+
+
+def table_versions(versions: tuple[Version, ...] = VERSIONS) -> list[TableVersion]:
+    """`versions` as the planner reads them from the catalog: with the CDC columns, the key, defaults, NOT NULL."""
+    found = []
+    for number, version in enumerate(versions):
+        columns = tuple(Column(name, parse_type(t)) for name, t in (*version.columns, *CDC_COLUMNS))
+        defaults = tuple((name, json.dumps(value)) for name, value in version.defaults.items())
+        found.append(
+            TableVersion(version.table, FAMILY, version.name, number, columns, ("id",), defaults, version.not_null)
+        )
+    return found
 
 
 class History:

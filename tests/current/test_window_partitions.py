@@ -8,7 +8,6 @@ window, written out or named in a WINDOW clause, must be partitioned by more tha
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -18,11 +17,9 @@ from sqlglot import exp
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from current_table_history import FAMILY, VERSIONS
+from current_table_history import table_versions
 
-from uniview.core.landing_layout import CDC_COLUMNS, DATABASE
-from uniview.core.schema import Column, TableVersion
-from uniview.core.types import parse_type
+from uniview.core.landing_layout import DATABASE
 from uniview.planning.plan import GeneratorOptions, plan_family
 from uniview.warehouse.bigquery_current import action_script
 
@@ -30,19 +27,8 @@ from uniview.warehouse.bigquery_current import action_script
 _DATABASE_ONLY = {DATABASE.lower(), "_uniview_db"}
 
 
-def versions() -> list[TableVersion]:
-    found = []
-    for number, version in enumerate(VERSIONS):
-        columns = tuple(Column(name, parse_type(t)) for name, t in (*version.columns, *CDC_COLUMNS))
-        defaults = tuple((name, json.dumps(value)) for name, value in version.defaults.items())
-        found.append(
-            TableVersion(version.table, FAMILY, version.name, number, columns, ("id",), defaults, version.not_null)
-        )
-    return found
-
-
 def statements(mode: str) -> list[str]:
-    planned = plan_family("cdc", "cdc_unified", versions(), GeneratorOptions(current=mode))
+    planned = plan_family("cdc", "cdc_unified", table_versions(), GeneratorOptions(current=mode))
     found = [view.statement for view in planned.all_views]
     if planned.current_table is not None:
         for action in ("create", "maintain", "re-present", "rebuild"):

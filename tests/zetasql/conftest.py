@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,9 +11,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from analyzer import STATEMENTS_REPORTED, Analyzer, Stubs, install
-
-from uniview.local.processes import free_port, stop_process_group
+from analyzer import STATEMENTS_REPORTED, Analyzer, install
+from reference import running_analyzer
 
 _ANALYZERS: list[Analyzer] = []
 #: Statement kinds the `dml` analyzer takes on top of the views' (a script's DML and CREATE TABLE AS).
@@ -34,29 +32,12 @@ def zetasql(tmp_path_factory):
     if not shutil.which("npm"):
         pytest.skip("the ZetaSQL analyzer is installed with npm, which this machine does not have")
     try:
-        cache = install()
+        install()
     except RuntimeError as error:
         pytest.skip(f"the ZetaSQL analyzer could not be installed: {error}")
-    import grpc
-
-    port = free_port()
-    log = tmp_path_factory.mktemp("zetasql") / "server.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [str(cache / "remote_server.so"), "localhost", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        channel = grpc.insecure_channel(f"localhost:{port}")
-        grpc.channel_ready_future(channel).result(timeout=30)
-        analyzer = Analyzer(Stubs(cache / "python"), channel)
+    with running_analyzer(tmp_path_factory.mktemp("zetasql")) as analyzer:
         _ANALYZERS.append(analyzer)
         yield analyzer
-        channel.close()
-    finally:
-        stop_process_group(server)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
 
 from bigquery_limits import LimitEnforcer
-from current_table_history import FAMILY, RENAMED_AND_READDED, RENAMES, VERSIONS
+from current_table_history import FAMILY, RENAMED_AND_READDED, RENAMES, table_versions
 
 from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.core.renames import apply_renames
@@ -34,13 +34,7 @@ from uniview.warehouse.bigquery_current import action_script
 
 
 def versions() -> list[TableVersion]:
-    found = []
-    for number, version in enumerate(VERSIONS):
-        columns = tuple(Column(name, parse_type(t)) for name, t in (*version.columns, *CDC_COLUMNS))
-        defaults = tuple((name, json.dumps(value)) for name, value in version.defaults.items())
-        found.append(
-            TableVersion(version.table, FAMILY, version.name, number, columns, ("id",), defaults, version.not_null)
-        )
+    found = table_versions()
     retyped = [("id", "INT64"), ("name", "STRING"), ("score", "STRING"), *CDC_COLUMNS]
     columns = tuple(Column(name, parse_type(t)) for name, t in retyped)
     found.append(TableVersion(f"{FAMILY}_v_e5", FAMILY, "e5", len(found), columns, ("id",)))
