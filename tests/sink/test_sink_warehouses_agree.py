@@ -27,7 +27,15 @@ import pytest
 from sink_support import record
 from test_debezium_documented import FIXTURES, kcat_line
 from test_sink_bad_bytes import event
-from typing_cases import ENVELOPE_LINES, SCHEMA_CHANGES_WITHOUT_TABLE, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
+from typing_cases import (
+    ENVELOPE_LINES,
+    REPEATED_KEYS,
+    SCHEMA_CHANGES_WITHOUT_TABLE,
+    TYPES,
+    VALUES,
+    VERDICT_DATA,
+    VERDICT_SCHEMA,
+)
 
 from uniview.core.landing_layout import CDC_COLUMNS, INGESTED_AT, QUARANTINE_TABLE
 from uniview.core.types import Array, BQType, Scalar, Struct, parse_type
@@ -383,6 +391,21 @@ def test_each_forced_difference_is_a_bigquery_quarantine(runs: tuple) -> None:
     for case in FORCED_DIFFERENCES:
         assert [outcome[0] for outcome in bigquery.get(case, [])] == ["quarantined"], (case, bigquery.get(case))
         assert len(duck.get(case, [])) == 1, (case, duck.get(case))
+
+
+def test_a_key_named_twice_is_a_duplicate_key_with_its_bytes_on_both_warehouses(runs: tuple) -> None:
+    """A line naming a key twice at its top level or in its metadata, and a Debezium event naming one twice in
+    `after` or `source`, are quarantined as duplicate_key, each once, keeping the line (the event) as read."""
+    (duck, _, _), (bigquery, _, _), lines = runs
+    cases = [("line", line) for line in REPEATED_KEYS]
+    cases += [("debezium", f"a key named twice in {where}") for where in ("after", "source")]
+    read = {case: line for line, case in lines.items()}
+    raw_bytes, reason = QUARANTINE_COMPARED.index("raw_bytes") + 1, QUARANTINE_COMPARED.index("reason") + 1
+    for found in (duck, bigquery):
+        for case in cases:
+            [outcome] = found[case]
+            assert outcome[0] == "quarantined" and outcome[reason] == "duplicate_key", (case, outcome)
+            assert bytes(outcome[raw_bytes]) == read[case]
 
 
 def test_the_runs_report_the_same_counts_and_make_the_same_tables(runs: tuple) -> None:
