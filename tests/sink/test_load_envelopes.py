@@ -65,3 +65,20 @@ def test_a_key_named_twice_at_the_top_level_or_in_metadata_is_a_duplicate_key(re
 @pytest.mark.parametrize("line", NOT_REPEATED_KEYS)
 def test_a_name_repeated_in_different_objects_is_no_duplicate_key(reasons, line):
     assert reasons[line] == (None, None)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_the_reasons_texts_are_literals_of_bigquerys_sql_whatever_they_hold(monkeypatch, bounded):
+    """A reason's text is written as the rendering dialect's string literal: DuckDB doubles a quote, BigQuery
+    reads two adjacent literals there ("Adjacent string literals need to be separated") and fails the batch."""
+    import sqlglot
+    from sqlglot import exp
+
+    from uniview.sink import reasons as reason_texts
+    from uniview.sink.load_dialect import BIGQUERY
+
+    text = "the line's metadata names a key twice: \\ and ' and \"quotes\""
+    monkeypatch.setattr(reason_texts, "DUPLICATE_KEY_DETAIL", text)
+    sql = envelopes("`p.d.lines`", rewritten=False, dialect=BIGQUERY, bounded=bounded)
+    strings = {literal.this for literal in sqlglot.parse_one(sql, read="bigquery").find_all(exp.Literal)}
+    assert text in strings

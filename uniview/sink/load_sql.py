@@ -88,11 +88,12 @@ def envelopes(source: str, rewritten: bool, dialect: LoadDialect = DUCKDB, bound
     return _duckdb_envelopes(source, rewritten)
 
 
-def _envelope_reasons(bounded: bool = False) -> tuple[str, str]:
+def _envelope_reasons(dialect: LoadDialect, bounded: bool = False) -> tuple[str, str]:
     """The CASE branches of a line's `_reason` and `_detail` over `value`, `_bytes`, `_object` (the line is a
     JSON object), `_repeated` (its top level or its metadata names a key twice: _repeated_keys), `_metadata_kind` ('OBJECT', 'NULL' or 'ABSENT' for a line that may be a record), the
     metadata fields `operation` and `table_name` (a DDL record of no table is skipped), and, when
-    `bounded`, TOO_LARGE_SIZE (a line staged without its text)."""
+    `bounded`, TOO_LARGE_SIZE (a line staged without its text).  Texts are written as `dialect`'s literals."""
+    literal = dialect.literal
     cases = [
         ("value IS NULL", reasons.TOMBSTONE, "a message with a null value (tombstone)"),
         ("_bytes IS NOT NULL", reasons.NOT_UTF8, NOT_UTF8_DETAIL),
@@ -161,7 +162,7 @@ def _bigquery_envelopes(source: str, rewritten: bool, bounded: bool) -> str:
     cdc_timestamp = exp.Case().when(
         dialect.matches(timestamp, METADATA_TIMESTAMP), dialect.try_cast(timestamp, Scalar("TIMESTAMP"))
     )
-    reason, detail = _envelope_reasons(bounded)
+    reason, detail = _envelope_reasons(dialect, bounded)
     original = "_original_line" if rewritten else "CAST(NULL AS STRING)"
     too_large = (
         f"{TOO_LARGE_SIZE}, {TOO_LARGE_SHA256}"
@@ -204,7 +205,7 @@ def _duckdb_envelopes(source: str, rewritten: bool) -> str:
         exp.RegexpLike(this=timestamp, expression=_TEXT(METADATA_TIMESTAMP)),
         exp.TryCast(this=timestamp.copy(), to=exp.DataType.build("TIMESTAMPTZ")),
     )
-    reason, detail = _envelope_reasons()
+    reason, detail = _envelope_reasons(DUCKDB)
     return f"""SELECT value, {"_original_line" if rewritten else "NULL::VARCHAR"} AS _original_line, source_file, _bytes,
       NULL::BIGINT AS {TOO_LARGE_SIZE}, NULL::VARCHAR AS {TOO_LARGE_SHA256},
       {", ".join(quote(name) for name in METADATA_FIELDS)},
