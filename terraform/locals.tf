@@ -78,9 +78,11 @@ locals {
     UNIVIEW_CONTROL_DATASET = var.sink_control_dataset
   }
   # current_views = "table": the function reads the sink's batch ledger (which batches landed, with
-  # their ingestion ranges) in the sink's control dataset, or in each source dataset when that is null.
-  ledger_datasets = lower(var.current_views) != "table" ? toset([]) : (
-  var.sink_control_dataset == null ? toset(var.source_datasets) : toset([var.sink_control_dataset]))
+  # their ingestion ranges) in the sink's control dataset, or in each source dataset when that is null,
+  # where function_source_reader already grants READER: one access entry per dataset and role, since two
+  # resources managing the same entry would remove it for both when either is destroyed.
+  ledger_datasets = (lower(var.current_views) != "table" || var.sink_control_dataset == null ? toset([]) :
+  setsubtract(toset([var.sink_control_dataset]), toset(var.source_datasets)))
   # Scheduled consolidation writes the source datasets (and the sink's control dataset) it folds.
   consolidated_datasets = var.consolidate_idle_for == null ? toset([]) : setunion(
   toset(var.source_datasets), var.sink_control_dataset == null ? toset([]) : toset([var.sink_control_dataset]))

@@ -391,3 +391,18 @@ def test_renames_reach_the_function_as_a_renames_document(evaluator: Evaluator) 
         Rename("customer", "memo", "note"),
         Rename("customer", "note", "memo"),
     )
+
+
+@pytest.mark.parametrize(
+    ("variables", "expected"),
+    [
+        ({"current_views": "view", "sink_control_dataset": "control"}, []),
+        ({"current_views": "table"}, []),  # the ledger is in the source datasets: function_source_reader reads it
+        ({"current_views": "table", "sink_control_dataset": "control"}, ["control"]),
+        ({"current_views": "table", "sink_control_dataset": "shop"}, []),  # a source dataset: already READER
+    ],
+)
+def test_the_function_reads_the_ledger_through_one_access_entry_per_dataset(
+    evaluator: Evaluator, variables: dict, expected: list
+) -> None:
+    assert evaluator.value("local.ledger_datasets", source_datasets=["shop", "shop2"], **variables) == expected

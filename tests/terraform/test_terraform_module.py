@@ -234,7 +234,16 @@ def test_source_dataset_grants_are_dataset_access_entries_on_source_datasets(mod
     status = entries["status_source_reader"]  # only with the status job (test_terraform_monitoring)
     assert status["for_each"] == _ref("local.status_job == 1 ? toset(var.source_datasets) : toset([])")
     assert (status["role"], status["user_by_email"]) == ("READER", _ref("google_service_account.status[0].email"))
-    assert set(entries) == {*expected, "authorized_target", "function_consolidator", "status_source_reader"}
+    ledger = entries["function_ledger_reader"]  # only with current_views = "table" and a separate control dataset
+    assert ledger["for_each"] == _ref("local.ledger_datasets")
+    assert (ledger["role"], ledger["user_by_email"]) == ("READER", _ref("google_service_account.function.email"))
+    assert set(entries) == {
+        *expected,
+        "authorized_target",
+        "function_consolidator",
+        "status_source_reader",
+        "function_ledger_reader",
+    }
 
 
 def test_target_dataset_is_authorized_on_its_source_for_views(module: Module) -> None:
