@@ -37,7 +37,7 @@ from uniview.local.kafka import connector_status, wait_for_change_events
 from uniview.warehouse.url import duckdb_url
 
 #: The function's view options in both warehouses: widen types across versions, and build `<table>_current`.
-VIEW_OPTIONS = {"UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
+VIEW_OPTIONS = {"UNIVIEW_POLICY": "widen"}
 
 
 @dataclass
@@ -118,11 +118,23 @@ class ConnectWorker:
     bootstrap: str
 
 
-def _request(url: str, method: str, body: dict | None = None) -> None:
+#: Kafka Connect answers 404 to POST /connectors while its herder is still starting (its REST server is up
+#: first), and 409 while it rebalances: both pass within seconds.
+_NOT_READY = (404, 409)
+
+
+def _request(url: str, method: str, body: dict | None = None, timeout: float = 60) -> None:
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data, {"Content-Type": "application/json"}, method=method)
-    with urllib.request.urlopen(request, timeout=30):
-        pass
+    deadline = time.monotonic() + timeout
+    while True:
+        request = urllib.request.Request(url, data, {"Content-Type": "application/json"}, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=30):
+                return
+        except urllib.error.HTTPError as error:
+            if method != "POST" or error.code not in _NOT_READY or time.monotonic() > deadline:
+                raise
+        time.sleep(0.5)
 
 
 def wait_for_connector(worker: ConnectWorker, name: str, timeout: float = 120) -> None:
@@ -198,15 +210,20 @@ def datasets_dropped_after(client: Any) -> Iterator[None]:
 
 
 def function_environments(
-    warehouse: Path, connector_emulator_env: tuple[dict[str, str], list[str], Any], options: dict[str, str]
+    warehouse: Path,
+    connector_emulator_env: tuple[dict[str, str], list[str], Any],
+    options: dict[str, str],
+    current: tuple[str, str] = ("view", "view"),
 ) -> list[dict[str, str]]:
-    """The function's environment per warehouse: DuckDB's file, then the BigQuery emulator."""
+    """The function's environment per warehouse: DuckDB's file, then the BigQuery emulator; `current` is each
+    one's UNIVIEW_CURRENT (`view`, or `table`: kept by the function on the sink's landed announcements)."""
     return [
-        {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), **options},
+        {"UNIVIEW_WAREHOUSE": duckdb_url(warehouse), **options, "UNIVIEW_CURRENT": current[0]},
         {
             "UNIVIEW_WAREHOUSE": f"bigquery://{DEFAULT_PROJECT}",
             "BIGQUERY_EMULATOR_HOST": connector_emulator_env[0]["BIGQUERY_EMULATOR_HOST"],
             **options,
+            "UNIVIEW_CURRENT": current[1],
         },
     ]
 
@@ -220,6 +237,7 @@ def running_stack(
     connectors: Sequence[dict],
     view_options: dict[str, str] | None = None,
     ready: Callable[[int], None] | None = None,
+    current: tuple[str, str] = ("view", "view"),
 ) -> Iterator[CdcStack]:
     """The source's Debezium `connectors` added to the shared Connect `worker` (`ready(log offset)` waits for
     what they must have done first) and one function per warehouse (DuckDB, the BigQuery emulator), removed
@@ -232,7 +250,7 @@ def running_stack(
         running.enter_context(datasets_dropped_after(connector_emulator_env[2]))
         running.enter_context(connectors_added(worker, connectors, ready))
         for landing, environment in zip(
-            landings, function_environments(warehouse, connector_emulator_env, options), strict=True
+            landings, function_environments(warehouse, connector_emulator_env, options, current), strict=True
         ):
             landing.notify = running.enter_context(function_server(work / landing.name, environment)).url
         yield CdcStack(worker.bootstrap, source, landings, work)

@@ -240,12 +240,7 @@ def generative_stack(sources, kafka_connect, connector_emulator_env, tmp_path_fa
         kafka_connect.bootstrap, source, [duckdb_landing(warehouse), bigquery_landing(connector_emulator_env)], work
     )
     base = {"UNIVIEW_POLICY": "widen"}
-    environments = [
-        {**environment, "UNIVIEW_CURRENT": mode}
-        for environment, mode in zip(
-            function_environments(warehouse, connector_emulator_env, base), current_modes(), strict=True
-        )
-    ]
+    environments = function_environments(warehouse, connector_emulator_env, base, current_modes())
     functions = Functions(stack, environments)
     snapshot = "Snapshot ended with SnapshotResult [status=COMPLETED"
     with ExitStack() as running:

@@ -122,6 +122,9 @@ def stack(mariadb, kafka_connect, connector_emulator_env, tmp_path_factory):
         # a step run while the connector's initial snapshot reads the tables would be read twice, by the
         # snapshot (as SNAPSHOT changes) and from the binary log
         ready=lambda since: wait_for_log(kafka_connect, SNAPSHOT_ENDED, since),
+        # DuckDB's <table>_current is a view, BigQuery's a table kept by the function after every sink batch
+        # (the PostgreSQL module swaps them): each mode is checked against the source after every step
+        current=("view", "table"),
     ) as running:
         yield running
 
