@@ -107,9 +107,8 @@ class CurrentRules:
     def version_number(self, versions: Sequence[TableVersion], version_table: str, digits: int = 0) -> str:
         """The place in the family of the version table named by the expression `version_table`; with `digits`,
         as text of that many digits (zero-padded, so it sorts like the number)."""
-        places = [str(n).zfill(digits) if digits else str(n) for n in range(len(versions))]
-        place = [string_literal(text) if digits else text for text in places]
-        cases = " ".join(f"WHEN {string_literal(v.table_name)} THEN {n}" for n, v in zip(place, versions, strict=True))
+        places = [string_literal(str(n).zfill(digits)) if digits else str(n) for n in range(len(versions))]
+        cases = " ".join(f"WHEN {string_literal(v.table_name)} THEN {n}" for n, v in zip(places, versions, strict=True))
         return f"CASE {version_table} {cases} END"
 
 
@@ -188,6 +187,7 @@ def current_view_body(
     """The SELECT of `<family>_current` over `target_dataset.unified_view`, whose columns (name -> type, in
     order) are given and which names each row's version table in `version_column`."""
     rules = current_rules(family, columns, primary_key, versions, version_column)
+    digits = len(str(len(versions)))  # the places as text sort like numbers: the newest version is a maximum
     return render(
         "current_view.sql.j2",
         unified=identifier_path(target_dataset, unified_view),
@@ -195,15 +195,14 @@ def current_view_body(
         partition=rules.partition,
         place=ordering_key(),
         database_key=database_key(),
-        version_digits=len(str(len(versions))),
-        version_text=rules.version_number(versions, identifier(version_column), len(str(len(versions)))),
+        version_digits=digits,
+        version_text=rules.version_number(versions, identifier(version_column), digits),
         operation=identifier(layout.OPERATION),
         gone=rules.gone,
         carried=[
             (name, f"IF({unavailable}, NULL, STRUCT({identifier(column)} AS v))")
             for name, column, unavailable in rules.carried
         ],
-        version=rules.version_number(versions, identifier(version_column)),
     )
 
 
