@@ -327,7 +327,18 @@ class CurrentTablePlan:
         own = f"{alias}._uniview_db" if state else database_key(f"{alias}.{database}")
         tests = [f"w._uniview_db = {own}"]
         tests += [f"w.{column} IS NOT DISTINCT FROM {alias}.{column}" for column in key]
-        return f"EXISTS (SELECT 1 FROM {WINDOW} AS w WHERE {' AND '.join(tests)})"
+        exists = f"EXISTS (SELECT 1 FROM {WINDOW} AS w WHERE {' AND '.join(tests)})"
+        return " AND ".join((*self._cluster_filter(alias, state), exists))
+
+    def _cluster_filter(self, alias: str, state: bool) -> tuple[str, ...]:
+        """Per clustering column of the key state (or of `<family>_current`), a test that `alias`'s value is one
+        of the window's: implied by the key test, and a plain column against a semi-join, so BigQuery prunes
+        the blocks of the keys not changed and DuckDB filters the scan before it reads the other columns."""
+        database = "_uniview_db" if state else self.partition[0]
+        tests = [f"{alias}._uniview_db IN (SELECT _uniview_db FROM {WINDOW})"] if state else []
+        nullable = (*(() if state else (database,)), *self.cluster_key)
+        tests += [f"({alias}.{c} IN (SELECT {c} FROM {WINDOW}) OR {alias}.{c} IS NULL)" for c in nullable]
+        return tuple(tests)
 
     # --------------------------------------------------------------- statements
 
@@ -353,6 +364,7 @@ class CurrentTablePlan:
         record `batches` as applied: ONE transaction."""
         state = ", ".join(self.state_columns)
         in_redo = f"_uniview_db IN (SELECT _uniview_db FROM {REDO})"
+        database, redo = self.partition[0], f"SELECT _uniview_db FROM {REDO}"
         return (
             *self._merge_statements(window),
             # the new states of the window's keys, and every key state of the databases presented again
@@ -365,7 +377,10 @@ class CurrentTablePlan:
             Statement(
                 "delete",
                 self.table,
-                condition=f"{database_key(identifier(layout.DATABASE))} IN (SELECT _uniview_db FROM {REDO})",
+                condition=" AND ".join(
+                    (*self._cluster_filter("c", state=False)[:1], f"{database_key('c.' + database)} IN ({redo})")
+                ),
+                alias="c",
             ),
             Statement("delete", self.table, condition=self._key_in_window("c", state=False), alias="c"),
             Statement("insert", self.table, self.present_select(SCOPE), columns=self.columns, typed=True),
