@@ -30,6 +30,11 @@ by uniview.
 10. The Storage Write API takes an AppendRows request of up to 10 MB, as BigQuery's does
     (https://cloud.google.com/bigquery/quotas#write-api-limits); the emulator's gRPC server kept gRPC's default
     of 4 MB, so a batch of large lines failed its connector write.
+
+One change is for speed alone: the emulator lists a dataset's tables and views (`database.objects`) for every
+table a statement names, with DuckDB's duckdb_tables() and duckdb_views(), which load the whole DuckLake catalog
+(60-130 ms on these machines, growing with the catalog, a third of the emulator's time in the live CDC tests).
+Here the same listing is read from the catalog's metadata tables.
 """
 
 from __future__ import annotations
@@ -293,11 +298,40 @@ def _connect() -> Any:
     return connection
 
 
+_emulator_objects = database.objects
+#: A dataset's tables (with the estimated row count duckdb_tables() gives: the catalog's record count) and views,
+#: read from its DuckLake catalog's metadata tables: the objects of no ended snapshot are the current ones.
+_LISTING = """
+SELECT t.table_name, 'TABLE', coalesce(stats.record_count, 0)
+FROM {metadata}.ducklake_table AS t
+JOIN {metadata}.ducklake_schema AS s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL
+LEFT JOIN {metadata}.ducklake_table_stats AS stats ON stats.table_id = t.table_id
+WHERE t.end_snapshot IS NULL AND s.schema_name = $1 AND t.table_name = coalesce($2, t.table_name)
+UNION ALL
+SELECT v.view_name, 'VIEW', 0
+FROM {metadata}.ducklake_view AS v
+JOIN {metadata}.ducklake_schema AS s ON s.schema_id = v.schema_id AND s.end_snapshot IS NULL
+WHERE v.end_snapshot IS NULL AND s.schema_name = $1 AND v.view_name = coalesce($2, v.view_name)
+ORDER BY 1
+"""
+
+
+def _objects(project_id: str, dataset_id: str, table_id: str | None = None) -> list[tuple[str, str, int]]:
+    """The emulator's listing of a dataset's tables and views, the same rows its duckdb_tables() and
+    duckdb_views() query gives, read from the catalog's metadata (about 4 ms, not 60-130 ms)."""
+    metadata = database.quote(f"__ducklake_metadata_{project_id}")
+    try:
+        return database.fetch(_LISTING.format(metadata=metadata), [dataset_id, table_id])
+    except duckdb.CatalogException:  # the project's catalog is not attached yet
+        return _emulator_objects(project_id, dataset_id, table_id)
+
+
 NODE_RULES.insert(0, _googlesql_json)
 NODE_RULES.append(_decimal_text)
 NODE_RULES.append(_string_bytes)
 STATEMENT_RULES.insert(0, _struct_field_names)
 database._connect = _connect
+database.objects = _objects
 query._execute = _execute
 query._run = _run
 merge.run = _merge

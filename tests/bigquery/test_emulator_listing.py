@@ -1,0 +1,98 @@
+"""The emulator's listing of a dataset's tables and views, as uniview's shim reads it from the DuckLake catalog's
+metadata, gives exactly the rows of the emulator's own duckdb_tables()/duckdb_views() query: on a catalog with
+created, filled, partly deleted, replaced and dropped tables, views, a dropped dataset and a dataset of the same
+table names, for every dataset and every name (and a missing one)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import uniview.local
+from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, find_emulator_venv
+
+pytest.importorskip("google.cloud.bigquery")
+
+SHIM = Path(uniview.local.__file__).parent / "bigquery_emulator_shim.py"
+
+STATEMENTS = (
+    "CREATE SCHEMA first",
+    "CREATE SCHEMA second",
+    "CREATE SCHEMA dropped",
+    "CREATE TABLE first.orders (id INT64, note STRING)",
+    "INSERT INTO first.orders VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+    "DELETE FROM first.orders WHERE id = 2",
+    "CREATE TABLE first.empty_table (id INT64)",
+    "CREATE TABLE first.gone (id INT64)",
+    "DROP TABLE first.gone",
+    "CREATE OR REPLACE TABLE first.replaced AS SELECT 1 AS id",
+    "CREATE OR REPLACE TABLE first.replaced AS SELECT 1 AS id UNION ALL SELECT 2",
+    "CREATE VIEW first.orders_view AS SELECT id FROM first.orders",
+    "CREATE TABLE second.orders (id INT64)",
+    "INSERT INTO second.orders VALUES (7)",
+    "CREATE TABLE dropped.orders (id INT64)",
+    "DROP SCHEMA dropped CASCADE",
+)
+
+#: Run by the emulator's interpreter: both listings of every (dataset, name) of the stopped emulator's data.
+COMPARE = textwrap.dedent(
+    """
+    import json, pathlib, runpy, sys
+    from local_bigquery.settings import settings
+    shim_path, settings.data_dir, settings.default_project_id = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
+    shim = runpy.run_path(shim_path)  # its patches applied, as `serve` runs them
+    database = shim["database"]
+    project = settings.default_project_id
+    names = [None, "orders", "empty_table", "gone", "replaced", "orders_view", "missing"]
+    answers = [
+        [dataset, name, shim["_emulator_objects"](project, dataset, name), database.objects(project, dataset, name)]
+        for dataset in ("first", "second", "dropped", "absent")
+        for name in names
+    ]
+    print(json.dumps(answers))
+    """
+)
+
+
+def test_the_shims_listing_is_the_emulators(tmp_path):
+    venv = find_emulator_venv()
+    if venv is None:
+        pytest.skip("the BigQuery emulator is not installed: run scripts/setup-bigquery-emulator.sh")
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import bigquery
+
+    data = tmp_path / "data"
+    with bigquery_emulator(tmp_path / "log", data_dir=data) as host:
+        client = bigquery.Client(
+            project=DEFAULT_PROJECT,
+            credentials=AnonymousCredentials(),
+            client_options={"api_endpoint": f"http://{host}"},
+        )
+        for statement in STATEMENTS:
+            client.query(statement).result()
+        client.close()
+    completed = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", COMPARE, str(SHIM), str(data), DEFAULT_PROJECT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(venv / "home")},
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    answers = json.loads(completed.stdout.splitlines()[-1])
+    assert [a for a in answers if a[2] != a[3]] == []
+    listed = {(dataset, name): emulator for dataset, name, emulator, _ in answers}
+    assert listed[("first", None)] == [
+        ["empty_table", "TABLE", 0],
+        ["orders", "TABLE", 3],  # the catalog's record count: duckdb_tables() counts a deleted row too
+        ["orders_view", "VIEW", 0],
+        ["replaced", "TABLE", 2],
+    ]
+    assert listed[("second", "orders")] == [["orders", "TABLE", 1]]
+    assert listed[("dropped", None)] == listed[("first", "missing")] == []
