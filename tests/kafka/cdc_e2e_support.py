@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -405,11 +406,60 @@ def view_mismatches(stack: CdcStack, events: dict) -> list:
     return mismatches
 
 
+def topic_end_offsets(bootstrap: str, pattern: str) -> dict[str, dict[str, int]]:
+    """{topic: {partition: the offset after its last message}} of every topic the sink's `pattern` subscribes to."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        topics = [topic for topic in consumer.topics() if re.fullmatch(pattern, topic)]
+        partitions = [TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()]
+        ends = consumer.end_offsets(partitions) if partitions else {}
+    finally:
+        consumer.close()
+    return {topic: {str(p.partition): end for p, end in ends.items() if p.topic == topic} for topic in topics}
+
+
+def committed_offsets(checkpoint: Path) -> dict[str, dict[str, int]]:
+    """The Kafka offsets up to which the sink's last committed micro-batch read (its announcements answered, as
+    a batch commits only after them); {} before its first commit."""
+    commits = [int(path.name) for path in (checkpoint / "commits").glob("[0-9]*")]
+    if not commits:
+        return {}
+    lines = (checkpoint / "offsets" / str(max(commits))).read_text().splitlines()
+    return json.loads(lines[-1])
+
+
+def wait_until_sinks_caught_up(stack: CdcStack, sinks: Sequence[StreamingSink], timeout: float) -> None:
+    """Until every sink has committed a micro-batch that read each of its topics to the end: only then can the
+    views show the step, so the warehouses are not queried before (BigQuery's reads load the emulator that the
+    function's refresh runs on). A sink that stays behind is left to the comparison's own timeout."""
+    ends = topic_end_offsets(stack.bootstrap, stack.source.input_pattern)
+    deadline = time.monotonic() + timeout
+    pending = list(sinks)
+    while pending and time.monotonic() < deadline:
+        for sink in pending:
+            assert sink.process.poll() is None, (sink.landing.name, "the sink stopped", sink.tail())
+        read = {sink.landing.name: committed_offsets(stack.work / f"ckpt-{sink.landing.name}") for sink in pending}
+        pending = [
+            sink
+            for sink in pending
+            if any(
+                read[sink.landing.name].get(topic, {}).get(partition, 0) < end
+                for topic, partitions in ends.items()
+                for partition, end in partitions.items()
+            )
+        ]
+        if pending:
+            time.sleep(0.3)
+
+
 def wait_until_views_match_sources(
     stack: CdcStack, sinks: Sequence[StreamingSink], events: dict, timeout: float = 360
 ) -> None:
     """Until every view agrees with its source table and holds each change once; fails with the differences."""
     deadline = time.monotonic() + timeout
+    wait_until_sinks_caught_up(stack, sinks, timeout)
     while mismatches := view_mismatches(stack, events):
         for sink in sinks:
             assert sink.process.poll() is None, (sink.landing.name, "the sink stopped", sink.tail())
