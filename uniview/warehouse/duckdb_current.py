@@ -17,6 +17,7 @@ min/max statistics skip what was landed before it.  A view named
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import os
 import re
@@ -88,9 +89,10 @@ def maintain_current_table(
     building = action in ("create", "rebuild")
     window, batches = (None, _build_batches(connection, plan)) if building else pending_window(connection, plan)
     changes = databases = 0
+    table_types = column_types(connection)  # one catalog read per schema, only if a statement is translated
     for number, statement in enumerate(plan.statements(action, None if window is None else FLOOR, batches), start=1):
         _reach(number)
-        sql = duckdb_statement(statement, column_types(connection), plan.state_hash)
+        sql = duckdb_statement(statement, table_types, plan.state_hash)
         connection.execute(sql if window is None else with_floor(sql, window))
         if statement.kind == "temp" and statement.table == WINDOW:
             changes = _count(connection, WINDOW)
@@ -270,9 +272,11 @@ def _path(dataset: str, name: str) -> str:
     return f"{quote_identifier(dataset)}.{quote_identifier(name)}"
 
 
+@functools.lru_cache(maxsize=256)
 def _duckdb_name(bigquery_path: str) -> str:
     return sqlglot.exp.to_table(bigquery_path, dialect="bigquery").sql("duckdb")
 
 
+@functools.lru_cache(maxsize=1024)
 def _duckdb_column(bigquery_identifier: str) -> str:
     return sqlglot.parse_one(bigquery_identifier, read="bigquery").sql("duckdb")
