@@ -179,6 +179,14 @@ class Change:
     def statements(self, dialect: str) -> list[str]:
         return self.sql.get(dialect, [])
 
+    def writes_rows(self, dialect: str) -> bool:
+        """Whether the dialect's statements are INSERTs, UPDATEs or DELETEs: each row they touch publishes
+        changes (an ALTER's count is of the rows it copied, which publish none)."""
+        statements = self.statements(dialect)
+        return bool(statements) and all(
+            s.split(None, 1)[0].upper() in {"INSERT", "UPDATE", "DELETE"} for s in statements
+        )
+
 
 def ddl(statement: dict[str, str] | str) -> dict[str, list[str]]:
     texts = statement if isinstance(statement, dict) else same(statement)

@@ -11,7 +11,13 @@ database refuses is a no-op step of that database.  After every step, per wareho
 change once.  DuckDB's `<table>_current` is a view and BigQuery's a table on even seeds, the other way round on
 odd ones.  Each example works on a new table; a failure is shrunk to the fewest steps and printed as SQL.
 
-UNIVIEW_GEN_SEED (default 0), UNIVIEW_GEN_EXAMPLES (default 1) and UNIVIEW_GEN_STEPS (default 4) choose the run;
+Every example starts with one migration of each family (`migration_families`: ADD COLUMN written by INSERTs at the
+edges of its type, a type change, a DROP), drawn from lists in an order of the seed's (`seeded`), so even
+Hypothesis's simplest example, the suite's only one, draws real migrations.  The same draws also reach the sink as
+uniview's own envelope (tests/kafka/envelope_support.py): a record per MariaDB row changed, landed by `uniview sink
+--format uniview` into a DuckDB warehouse of its own, whose `<table>_current` must equal MariaDB's table too.
+
+UNIVIEW_GEN_SEED (default 0), UNIVIEW_GEN_EXAMPLES (default 1) and UNIVIEW_GEN_STEPS (default 1) choose the run;
 scripts/soak-migrations.sh runs many seeds.  Rules of open defects run only when UNIVIEW_GEN_OPEN_DEFECTS names
 them (see OPEN_DEFECTS).
 """
@@ -20,6 +26,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
@@ -37,6 +46,7 @@ from cdc_e2e_support import (
     wait_for_log,
     wait_until_views_match_sources,
 )
+from envelope_support import EnvelopeLog, EnvelopeSink, SourceColumn, landed_as_declared
 from generative_support import (
     DIALECTS,
     MARIADB,
@@ -50,6 +60,7 @@ from generative_support import (
     comparable_rows,
     ddl,
     literal,
+    open_defects_enabled,
 )
 
 pymysql = pytest.importorskip("pymysql", reason="PyMySQL is not installed")
@@ -66,12 +77,27 @@ SEED = int(os.environ.get("UNIVIEW_GEN_SEED", "0"))
 #: Hypothesis's first examples are its simplest (the first: a few TRUNCATEs; the second: no step); the rules are
 #: drawn in earnest from about the third on, which the soak (scripts/soak-migrations.sh) reaches.
 EXAMPLES = int(os.environ.get("UNIVIEW_GEN_EXAMPLES", "1"))
-STEPS = int(os.environ.get("UNIVIEW_GEN_STEPS", "4"))
+STEPS = int(os.environ.get("UNIVIEW_GEN_STEPS", "1"))
 #: The source databases: MariaDB's and PostgreSQL's, named apart so that their datasets are apart.
 DATABASE = {MARIADB: "genmy", POSTGRES: "genpg"}
 PREFIX = {MARIADB: "genmaria", POSTGRES: "genpg"}
 #: Rules of defects still open: off unless UNIVIEW_GEN_OPEN_DEFECTS names them.
-OPEN_DEFECTS: dict[str, str] = {}
+OPEN_DEFECTS: dict[str, str] = {
+    "float_widened": (
+        "a FLOAT (PostgreSQL real) column changed to DOUBLE: the source rewrites each older value as the double "
+        "nearest the float it stored (3.4e38 shows as 3.3999999521443642e38) and logs no change; uniview keeps the "
+        "value as it was sent (3.4e38)"
+    ),
+    "default_dropped_by_modify": (
+        "MariaDB's MODIFY of a column added with a DEFAULT, without the DEFAULT: rows older than the column keep "
+        "the default they were given, the new version declares none, and <table>_current of the envelope path "
+        "shows NULL in them (it takes the default of the newest version, not of the one that added the column)"
+    ),
+}
+#: The type changes drawn: those of open defects only when they are named.
+DRAWN_TYPE_CHANGES = tuple(
+    change for change in TYPE_CHANGES if change != ("real", "double") or open_defects_enabled("float_widened")
+)
 #: Seconds a step may take to reach both warehouses' views before it fails.
 WAIT = float(os.environ.get("UNIVIEW_GEN_WAIT", "180"))
 BIG = 3000  # characters of a value PostgreSQL keeps out of line (TOAST)
@@ -119,6 +145,25 @@ class Sources:
                 return [tuple(row) for row in cursor.fetchall()]
         with psycopg.connect(self.postgres.dsn(database)) as connection:
             return [tuple(row) for row in connection.execute(f"SELECT * FROM {table} ORDER BY id").fetchall()]
+
+    def image(self, table: str) -> dict[int, dict]:
+        """MariaDB's rows of `table` by key, each as {column: value}: the row images a binlog reader writes."""
+        connection = pymysql.connect(unix_socket=str(self.mariadb.socket), user="root", database=DATABASE[MARIADB])
+        with connection, connection.cursor() as cursor:
+            cursor.execute(f"SELECT * FROM {table}")
+            names = [column[0] for column in cursor.description]
+            return {row[0]: dict(zip(names, row, strict=True)) for row in cursor.fetchall()}
+
+    def declared(self, table: str) -> list[SourceColumn]:
+        """MariaDB's declared schema of `table`, as information_schema.columns shows it."""
+        query = (
+            "SELECT column_name, column_type, column_default, is_nullable FROM information_schema.columns "
+            "WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position"
+        )
+        connection = pymysql.connect(unix_socket=str(self.mariadb.socket), user="root")
+        with connection, connection.cursor() as cursor:
+            cursor.execute(query, [DATABASE[MARIADB], table])
+            return [SourceColumn(name, kind, default, null == "YES") for name, kind, default, null in cursor.fetchall()]
 
     def columns(self, database: str, table: str) -> list[str]:
         query = (
@@ -258,13 +303,43 @@ def generative_stack(sources, kafka_connect, connector_emulator_env, tmp_path_fa
         yield stack, sinks, functions
 
 
+@pytest.fixture(scope="module")
+def envelope_sink(tmp_path_factory):
+    """A local Spark session in this process (which `uniview sink` then uses) and the envelope path's sink, whose
+    `<table>_current` is the other kind than the live DuckDB's."""
+    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is not installed")
+    from uniview.cli.sink import local_session_settings
+    from uniview.local.processes import use_this_python_for_spark_workers
+
+    builder = pyspark_sql.SparkSession.builder.master("local[1]").appName("uniview-envelope")
+    for key, value in local_session_settings("local[1]").items():
+        builder = builder.config(key, value)
+    spark = builder.config("spark.driver.memory", "768m").getOrCreate()
+    use_this_python_for_spark_workers(spark.sparkContext)
+    try:
+        yield EnvelopeSink(tmp_path_factory.mktemp("envelope"), current_modes()[1], EnvelopeLog(DATABASE[MARIADB]))
+    finally:
+        spark.stop()
+
+
+def seeded(label: str, values) -> list:
+    """`values` in an order of this seed's: Hypothesis's simplest draw is the first, so each seed's first example
+    draws other types, defaults and edge values (and shrinks towards this seed's first)."""
+    values = list(values)
+    return random.Random(f"{SEED}:{label}").sample(values, len(values))
+
+
 @dataclass
 class Column:
     name: str
     type_name: str
+    #: MariaDB's DEFAULT clause of the column (" DEFAULT 7", or "").
+    default: str = ""
 
 
 TABLES = iter(range(1, 1_000_000))
+#: The types a type change applies to (the ADD COLUMN of the migration families draws one).
+CHANGEABLE = sorted({before for before, _ in DRAWN_TYPE_CHANGES})
 
 
 class Migrations(RuleBasedStateMachine):
@@ -273,7 +348,7 @@ class Migrations(RuleBasedStateMachine):
     def __init__(self, sources: Sources, stack: CdcStack, sinks, functions: Functions, reference, events: dict, log):
         super().__init__()
         self.sources, self.stack, self.sinks, self.functions = sources, stack, sinks, functions
-        self.reference = reference
+        self.reference, self.envelope = reference
         self.events, self.log = events, log
         self.table = f"g{next(TABLES)}"
         self.columns: list[Column] = []
@@ -288,20 +363,66 @@ class Migrations(RuleBasedStateMachine):
         print(f"drawn: {change.label}")
         note("\n".join(f"[{dialect}] {sql}" for dialect in DIALECTS for sql in change.statements(dialect)))
         for dialect in DIALECTS:
+            writes = change.writes_rows(dialect)
+            before = self.sources.image(self.table) if dialect == MARIADB and writes else None
             touched = self.sources.apply(dialect, change.statements(dialect))
             if touched is None:
                 continue
+            if dialect == MARIADB:
+                self.publish_envelope(change, before)
             key = (DATABASE[dialect], self.table)
-            count = (1 if change.truncate else 0) + touched * change.events_per_row
+            count = (1 if change.truncate else 0) + (touched * change.events_per_row if writes else 0)
             self.events[key] = self.events.get(key, 0) + count
 
+    def publish_envelope(self, change: Change, before: dict | None) -> None:
+        """MariaDB's accepted statement as a binlog reader writes it: a record per changed row, or a TRUNCATE."""
+        if before is not None:
+            self.envelope.log.changes(
+                self.table, before, self.sources.image(self.table), self.sources.declared(self.table)
+            )
+        elif change.truncate:
+            self.envelope.log.truncate(self.table, self.sources.declared(self.table))
+
     def check(self) -> None:
-        """The views of both warehouses equal both sources; ZetaSQL answers DuckDB's family's views as DuckDB does."""
+        """`compare`, and the difference printed at once (shrinking replays the steps before it is reported)."""
+        try:
+            self.compare()
+        except AssertionError as error:
+            print(f"difference: {str(error)[:4000]}")
+            raise
+
+    def compare(self) -> None:
+        """The views of both warehouses equal both sources, and the envelope path's DuckDB views MariaDB;
+        ZetaSQL answers DuckDB's family's views as DuckDB does.  The envelope batch lands while the live path
+        is awaited."""
+        self.stack.source.tables = (self.table,)
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            envelope = pool.submit(self.envelope.land, self.functions.renames)
+            wait_for_events(self.stack, sum(self.events.values()))
+            kafka = time.monotonic()
+            wait_until_views_match_sources(self.stack, self.sinks, self.events, timeout=WAIT)
+            views = time.monotonic()
+            envelope.result()
+        landed = time.monotonic()
+        self.check_envelope()
+        self.check_reference()
+        print(
+            f"timing: kafka {kafka - started:.1f}s, views {views - kafka:.1f}s, envelope {landed - views:.1f}s "
+            f"more, ZetaSQL {time.monotonic() - landed:.1f}s"
+        )
+
+    def check_envelope(self) -> None:
+        schema = self.sources.declared(self.table)
+        rows = self.sources.rows(DATABASE[MARIADB], self.table)
+        expected = comparable_rows(landed_as_declared(rows, schema))
+        columns = [column.name for column in schema]
+        differences = self.envelope.differences(self.table, columns, expected, comparable_rows)
+        assert not differences, differences
+
+    def check_reference(self) -> None:
         from reference import duckdb_family_differences
 
-        self.stack.source.tables = (self.table,)
-        wait_for_events(self.stack, sum(self.events.values()))
-        wait_until_views_match_sources(self.stack, self.sinks, self.events, timeout=WAIT)
         options = self.functions.options(self.stack.landings[0].name)
         for database in self.stack.source.databases:
             if self.events.get((database, self.table)):
@@ -314,8 +435,30 @@ class Migrations(RuleBasedStateMachine):
         return f"c{next(self.names)}"
 
     # -- the table ------------------------------------------------------------------------------------------
-    @initialize()
-    def create(self) -> None:
+    @initialize(data=st.data())
+    def create(self, data) -> None:
+        """The table, two rows, then the migration families every example draws (`migration_families`)."""
+        self.create_table()
+        self.migration_families(data)
+
+    def migration_families(self, data) -> None:
+        """ADD COLUMN of a drawn type (one a type change applies to) with a drawn default, written by two INSERTs of
+        drawn values at the edges of its type; its type change; its DROP.  So even Hypothesis's simplest example
+        (the suite's only one) draws a migration of each family, and the seed chooses which (`seeded`)."""
+        type_name = data.draw(st.sampled_from(seeded("family type", CHANGEABLE)), label="family type")
+        column = self.add(type_name, data, edges=True)
+        self.retype(column, data)
+        self.drop(column)
+
+    def insert_edges_of(self, column: Column, data) -> None:
+        """Two INSERTs of distinct drawn values at the edges of `column`'s type, then the check."""
+        values = seeded(column.type_name, TYPES_BY_NAME[column.type_name].values)
+        edges = data.draw(st.lists(st.sampled_from(values), min_size=2, max_size=2, unique=True), label="edges")
+        for value in edges:
+            self.insert_rows(1, {column.name: {d: literal(value, d) for d in DIALECTS}}, check=False)
+        self.check()
+
+    def create_table(self) -> None:
         self.columns = [Column("c0", "int"), Column("doc", "text")]
         create = {
             MARIADB: f"CREATE TABLE {self.table} (id int PRIMARY KEY, c0 int, doc mediumtext)",
@@ -323,9 +466,9 @@ class Migrations(RuleBasedStateMachine):
         }
         self.apply(Change("create", {d: [create[d]] for d in DIALECTS}))
         self.apply(Change("storage", {POSTGRES: [f"ALTER TABLE {self.table} ALTER COLUMN doc SET STORAGE EXTERNAL"]}))
-        self.insert_rows(2)
+        self.insert_rows(2, check=False)  # the first check is the migration families' first step's
 
-    def insert_rows(self, count: int, values: dict[str, dict[str, str]] | None = None) -> None:
+    def insert_rows(self, count: int, values: dict[str, dict[str, str]] | None = None, check: bool = True) -> None:
         rows = []
         for _ in range(count):
             rows.append(self.next_id)
@@ -341,13 +484,20 @@ class Migrations(RuleBasedStateMachine):
                 for dialect in DIALECTS
             }
             self.apply(Change("insert", sql))
-        self.check()
+        if check:
+            self.check()
 
     # -- migrations -------------------------------------------------------------------------------------------
     @rule(type_name=st.sampled_from([t.name for t in TYPES]), data=st.data())
     def add_column(self, type_name: str, data) -> None:
+        self.add(type_name, data)
+
+    def add(self, type_name: str, data, edges: bool = False) -> Column:
+        """ADD COLUMN of `type_name` with a drawn kind of default, then a write (INSERTs at its type's edges when
+        `edges`)."""
         source_type = TYPES_BY_NAME[type_name]
-        kind = data.draw(st.sampled_from(["none", "null", *source_type.defaults]), label="default")
+        kinds = seeded(f"default {type_name}", ["none", "null", *source_type.defaults])
+        kind = data.draw(st.sampled_from(kinds), label="default")
         name = self.column_name()
         default = dict.fromkeys(DIALECTS, "")
         if kind == "null":
@@ -360,8 +510,13 @@ class Migrations(RuleBasedStateMachine):
                 {d: [f"ALTER TABLE {self.table} ADD COLUMN {name} {source_type.ddl[d]}{default[d]}"] for d in DIALECTS},
             )
         )
-        self.columns.append(Column(name, type_name))
-        self.write_after_ddl()
+        column = Column(name, type_name, default[MARIADB])
+        self.columns.append(column)
+        if edges:
+            self.insert_edges_of(column, data)
+        else:
+            self.write_after_ddl()
+        return column
 
     def write_after_ddl(self) -> None:
         """A write after the DDL: the change that carries the new schema to the sink (a DDL alone publishes no
@@ -379,7 +534,9 @@ class Migrations(RuleBasedStateMachine):
     @precondition(lambda self: len(self.columns) > 2)
     @rule(data=st.data())
     def drop_column(self, data) -> None:
-        column = self.pick_column(data)
+        self.drop(self.pick_column(data))
+
+    def drop(self, column: Column) -> None:
         self.apply(Change(f"drop {column.name}", ddl(f"ALTER TABLE {self.table} DROP COLUMN {column.name}")))
         self.columns.remove(column)
         self.write_after_ddl()
@@ -401,7 +558,7 @@ class Migrations(RuleBasedStateMachine):
                 {d: [f"ALTER TABLE {self.table} ADD COLUMN {column.name} {new_type.ddl[d]}"] for d in DIALECTS},
             )
         )
-        column.type_name = type_name
+        column.type_name, column.default = type_name, ""
         self.write_after_ddl()
 
     @precondition(lambda self: len(self.columns) > 2)
@@ -416,14 +573,20 @@ class Migrations(RuleBasedStateMachine):
         column.name = new
         self.write_after_ddl()
 
-    @precondition(lambda self: any(c.type_name in {a for a, _ in TYPE_CHANGES} for c in self.columns[2:]))
+    @precondition(lambda self: any(c.type_name in CHANGEABLE for c in self.columns[2:]))
     @rule(data=st.data())
     def change_type(self, data) -> None:
-        candidates = [c for c in self.columns[2:] if c.type_name in {a for a, _ in TYPE_CHANGES}]
-        column = data.draw(st.sampled_from(candidates), label="column")
-        target = TYPES_BY_NAME[data.draw(st.sampled_from([b for a, b in TYPE_CHANGES if a == column.type_name]))]
+        candidates = [c for c in self.columns[2:] if c.type_name in CHANGEABLE]
+        self.retype(data.draw(st.sampled_from(candidates), label="column"), data)
+
+    def retype(self, column: Column, data) -> None:
+        """A type change of `column` to a drawn target type (widening, narrowing or incompatible), then a write."""
+        targets = seeded(f"target {column.type_name}", [b for a, b in DRAWN_TYPE_CHANGES if a == column.type_name])
+        target = TYPES_BY_NAME[data.draw(st.sampled_from(targets), label="target")]
+        # MariaDB's MODIFY declares the column anew: without its DEFAULT the default is gone (rows keep their values)
+        kept = "" if open_defects_enabled("default_dropped_by_modify") else column.default
         sql = {
-            MARIADB: [f"ALTER TABLE {self.table} MODIFY {column.name} {target.ddl[MARIADB]}"],
+            MARIADB: [f"ALTER TABLE {self.table} MODIFY {column.name} {target.ddl[MARIADB]}{kept}"],
             POSTGRES: [
                 f"ALTER TABLE {self.table} ALTER COLUMN {column.name} TYPE {target.ddl[POSTGRES]} "
                 f"USING {cast_to(target, POSTGRES, column.name)}"
@@ -431,6 +594,7 @@ class Migrations(RuleBasedStateMachine):
         }
         self.apply(Change(f"type {column.name} {column.type_name} -> {target.name}", sql))
         column.type_name = target.name
+        column.default = "" if kept == "" else column.default
         self.write_after_ddl()
 
     @rule()
@@ -441,7 +605,8 @@ class Migrations(RuleBasedStateMachine):
 
     # -- writes ---------------------------------------------------------------------------------------------
     def edge_value(self, data, column: Column) -> dict[str, str]:
-        value = data.draw(st.sampled_from([*TYPES_BY_NAME[column.type_name].values, "NULL"]), label=column.name)
+        values = seeded(column.type_name, [*TYPES_BY_NAME[column.type_name].values, "NULL"])
+        value = data.draw(st.sampled_from(values), label=column.name)
         return {d: literal(value, d) for d in DIALECTS}
 
     @rule(data=st.data())
@@ -496,14 +661,14 @@ class Migrations(RuleBasedStateMachine):
         self.check()
 
 
-def test_drawn_migrations_keep_the_views_equal_to_both_sources(sources, generative_stack, reference):
+def test_drawn_migrations_keep_the_views_equal_to_both_sources(sources, generative_stack, reference, envelope_sink):
     stack, sinks, functions = generative_stack
     events: dict = {}
     log: list = []
 
     def machine() -> Migrations:
         log.clear()
-        return Migrations(sources, stack, sinks, functions, reference, events, log)
+        return Migrations(sources, stack, sinks, functions, (reference, envelope_sink), events, log)
 
     run_settings = settings(
         max_examples=EXAMPLES,
