@@ -83,10 +83,11 @@ DATABASE = {MARIADB: "genmy", POSTGRES: "genpg"}
 PREFIX = {MARIADB: "genmaria", POSTGRES: "genpg"}
 #: Rules of defects still open: off unless UNIVIEW_GEN_OPEN_DEFECTS names them.
 OPEN_DEFECTS: dict[str, str] = {
-    "float_widened": (
-        "a FLOAT (PostgreSQL real) column changed to DOUBLE: the source rewrites each older value as the double "
-        "nearest the float it stored (3.4e38 shows as 3.3999999521443642e38) and logs no change; uniview keeps the "
-        "value as it was sent (3.4e38)"
+    "value_converting_type_change": (
+        "a type change that converts the values older rows hold (datetime -> date, double or decimal(38,10) -> "
+        "decimal(12,2), text -> varchar(20), boolean -> int, float/real -> double): the source rewrites them and "
+        "logs no change; <table>_current shows the values as they were sent, in the unified type "
+        "('2024-06-30 12:00:00.5' where the source shows 2024-06-30; 3.4e38 where it shows 3.3999999521443642e38)"
     ),
     "default_dropped_by_modify": (
         "MariaDB's MODIFY of a column added with a DEFAULT, without the DEFAULT: rows older than the column keep "
@@ -95,8 +96,18 @@ OPEN_DEFECTS: dict[str, str] = {
     ),
 }
 #: The type changes drawn: those of open defects only when they are named.
+CONVERTING_TYPE_CHANGES = {
+    ("datetime", "date"),
+    ("double", "decimal"),
+    ("wide_decimal", "decimal"),
+    ("text", "varchar"),
+    ("boolean", "int"),
+    ("real", "double"),
+}
 DRAWN_TYPE_CHANGES = tuple(
-    change for change in TYPE_CHANGES if change != ("real", "double") or open_defects_enabled("float_widened")
+    change
+    for change in TYPE_CHANGES
+    if change not in CONVERTING_TYPE_CHANGES or open_defects_enabled("value_converting_type_change")
 )
 #: Seconds a step may take to reach both warehouses' views before it fails.
 WAIT = float(os.environ.get("UNIVIEW_GEN_WAIT", "180"))
