@@ -94,12 +94,14 @@ OPEN_DEFECTS: dict[str, str] = {
         "the default they were given, the new version declares none, and <table>_current of the envelope path "
         "shows NULL in them (it takes the default of the newest version, not of the one that added the column)"
     ),
-    "zero_date_default": (
-        "ADD COLUMN of a date with MariaDB's zero date as DEFAULT over older rows: the source shows 0000-00-00 in "
-        "them, <table>_current NULL (the default is unknown, named in _cdc_unavailable), which the comparison "
-        "does not yet read as unknown"
+    "unknown_default": (
+        "ADD COLUMN over older rows with a default uniview cannot know (MariaDB's zero date, now(), an expression "
+        "such as (2 * 21)): the source shows the value in them, <table>_current NULL (named in _cdc_unavailable), "
+        "which the comparison does not yet read as unknown"
     ),
 }
+#: The kinds of default whose value uniview cannot know (docs/sink.md#declared-defaults): drawn only when named.
+UNKNOWN_DEFAULTS = {"zero_date", "now", "expression"}
 #: The type changes drawn: those of open defects only when they are named.
 CONVERTING_TYPE_CHANGES = {
     ("datetime", "date"),
@@ -512,7 +514,9 @@ class Migrations(RuleBasedStateMachine):
         """ADD COLUMN of `type_name` with a drawn kind of default, then a write (INSERTs at its type's edges when
         `edges`)."""
         source_type = TYPES_BY_NAME[type_name]
-        drawn = [k for k in source_type.defaults if k != "zero_date" or open_defects_enabled("zero_date_default")]
+        drawn = [
+            k for k in source_type.defaults if k not in UNKNOWN_DEFAULTS or open_defects_enabled("unknown_default")
+        ]
         kinds = seeded(f"default {type_name}", ["none", "null", *drawn])
         kind = data.draw(st.sampled_from(kinds), label="default")
         name = self.column_name()
