@@ -94,6 +94,8 @@ def maintain_current_table(
         _reach(number)
         sql = duckdb_statement(statement, table_types, plan.state_hash)
         connection.execute(sql if window is None else with_floor(sql, window))
+        if statement.kind in _CREATES_OR_DROPS:  # the catalog changed: read it again when next asked
+            table_types = column_types(connection)
         if statement.kind == "temp" and statement.table == WINDOW:
             changes = _count(connection, WINDOW)
         elif statement.kind == "temp" and statement.table == REDO:
@@ -111,6 +113,10 @@ def _reach(number: int) -> None:
     `kill -9` half-way through the transaction (for the tests)."""
     if os.environ.get(KILL_AT) == str(number):
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+#: The statement kinds that create, replace or drop a table.
+_CREATES_OR_DROPS = frozenset({"temp", "replace", "drop"})
 
 
 def duckdb_statement(statement: Statement, table_types: TableColumns, state_hash: str | None = None) -> str:
