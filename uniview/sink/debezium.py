@@ -93,13 +93,20 @@ _PRIMITIVES = {
 }
 
 
+_DAY_MICROS = 86_400_000_000
+
+
 def _micros_datetime(value: int, per_second: int) -> str:
     moment = _EPOCH + timedelta(microseconds=value * 1_000_000 // per_second)
     return moment.isoformat(sep=" ", timespec="microseconds")
 
 
 def _time_of_day(value: int, per_second: int) -> str:
+    """A time of day; a duration outside one day (MySQL's TIME runs from -838:59:59 to 838:59:59) is no TIME,
+    and stays as it came, for the typing step to quarantine (never wrapped round midnight)."""
     micros = value * 1_000_000 // per_second
+    if not 0 <= micros < _DAY_MICROS:
+        raise ValueError(f"{value} is not a time of day")
     return (datetime.min + timedelta(microseconds=micros)).time().isoformat(timespec="microseconds")
 
 
