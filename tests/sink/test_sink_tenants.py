@@ -227,7 +227,9 @@ def many_tenants(spark, tmp_path_factory):
         patch.setattr(
             landing_duckdb,
             "typed_routes",
-            lambda routed, indexes, columns: typings.append(len(indexes)) or typed_routes(routed, indexes, columns),
+            lambda routed, indexes, columns, **options: (
+                typings.append(len(indexes)) or typed_routes(routed, indexes, columns, **options)
+            ),
         )
         results = [
             run(spark, SinkOptions(input=str(root / folder), warehouse=duckdb_url(warehouse)))

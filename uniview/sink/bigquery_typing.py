@@ -111,7 +111,11 @@ def _typed_shapes(routes: Sequence[VersionRoute]) -> tuple[list[Shape], dict[int
     """The routes' shapes, each shape's routes, and each shape's typed records (load_sql.typed_routes)."""
     shapes, shape_of = distinct_shapes(routes), route_shapes(routes)
     members = {shape: [i for i, of in enumerate(shape_of) if of == shape] for shape in range(len(shapes))}
-    return shapes, members, {shape: typed_routes(ROUTED, members[shape], shapes[shape], BIGQUERY) for shape in members}
+    typed = {
+        shape: typed_routes(ROUTED, indexes, shapes[shape], BIGQUERY, routes[indexes[0]].primary_key)
+        for shape, indexes in members.items()
+    }
+    return shapes, members, typed
 
 
 def _budget(max_chars: int) -> int:

@@ -302,7 +302,8 @@ def _load_routes(
     shape_of = route_shapes(routes)
     for shape, columns in enumerate(distinct_shapes(routes)):
         members = [index for index, of in enumerate(shape_of) if of == shape]
-        connection.execute(f"CREATE OR REPLACE TEMPORARY TABLE {TYPED} AS {typed_routes(ROUTED, members, columns)}")
+        typed = typed_routes(ROUTED, members, columns, key=routes[members[0]].primary_key)
+        connection.execute(f"CREATE OR REPLACE TEMPORARY TABLE {TYPED} AS {typed}")
         tallies = connection.execute(f"SELECT _route, reason, count(*) FROM {TYPED} GROUP BY ALL ORDER BY 1").fetchall()
         for index, rows in ((index, rows) for index, reason, rows in tallies if reason is None):
             route = redirected(routes[index], retired)  # a version folded into a consolidated table: its successor

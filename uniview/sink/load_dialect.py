@@ -127,6 +127,18 @@ class LoadDialect(ABC):
         """The texts that are not NULL joined by `separator`."""
 
     @abstractmethod
+    def present(self, texts: Sequence[exp.Expr]) -> exp.Expr:
+        """The list of the texts that are not NULL, in their order."""
+
+    @abstractmethod
+    def concat(self, first: exp.Expr, second: exp.Expr) -> exp.Expr:
+        """The list `first` followed by the list `second`."""
+
+    @abstractmethod
+    def no_texts(self) -> exp.Expr:
+        """An empty list of texts."""
+
+    @abstractmethod
     def replace_all(self, text: exp.Expr, pattern: str, replacement: str) -> exp.Expr:
         """Every match of `pattern` in `text` replaced."""
 
@@ -256,6 +268,17 @@ class DuckDBDialect(LoadDialect):
 
     def join_present(self, separator: str, texts: Sequence[exp.Expr]) -> exp.Expr:
         return function_call("concat_ws", _TEXT(separator), *texts)
+
+    def present(self, texts: Sequence[exp.Expr]) -> exp.Expr:
+        x = exp.to_identifier("x")
+        given = exp.not_(exp.Is(this=exp.column(x), expression=exp.null()))
+        return function_call("list_filter", exp.Array(expressions=list(texts)), exp.Lambda(this=given, expressions=[x]))
+
+    def concat(self, first: exp.Expr, second: exp.Expr) -> exp.Expr:
+        return function_call("list_concat", first.copy(), second.copy())
+
+    def no_texts(self) -> exp.Expr:
+        return exp.cast(exp.Array(expressions=[]), exp.DataType.build("VARCHAR[]", dialect="duckdb"))
 
     def matches(self, text: exp.Expr, pattern: str) -> exp.Expr:
         return exp.RegexpLike(this=text.copy(), expression=_TEXT(pattern))
@@ -472,6 +495,19 @@ class BigQueryDialect(LoadDialect):
     def join_present(self, separator: str, texts: Sequence[exp.Expr]) -> exp.Expr:
         """ARRAY_TO_STRING leaves NULL elements out."""
         return function_call("ARRAY_TO_STRING", exp.Array(expressions=list(texts)), _TEXT(separator))
+
+    def present(self, texts: Sequence[exp.Expr]) -> exp.Expr:
+        return _bigquery(
+            "ARRAY(SELECT name FROM UNNEST(__list) AS name WITH OFFSET AS position WHERE name IS NOT NULL "
+            "ORDER BY position)",
+            list=exp.Array(expressions=list(texts)),
+        )
+
+    def concat(self, first: exp.Expr, second: exp.Expr) -> exp.Expr:
+        return function_call("ARRAY_CONCAT", first.copy(), second.copy())
+
+    def no_texts(self) -> exp.Expr:
+        return exp.cast(exp.Array(expressions=[]), exp.DataType.build("ARRAY<STRING>", dialect="bigquery"))
 
     def replace_all(self, text: exp.Expr, pattern: str, replacement: str) -> exp.Expr:
         """REGEXP_REPLACE replaces every match."""

@@ -30,6 +30,7 @@ from uniview.sink.frames import (
 from uniview.sink.load_dialect import BIGQUERY, DUCKDB, LoadDialect
 from uniview.sink.load_typing import (
     DataObject,
+    TypedColumn,
     computed,
     data_object,
     data_of,
@@ -290,26 +291,69 @@ def routed_lines(lines: str, decisions: str, fallback_dataset: str, dialect: Loa
 
 
 def typed_routes(
-    routed: str, indexes: Sequence[int], columns: Sequence[LandingColumn], dialect: LoadDialect = DUCKDB
+    routed: str,
+    indexes: Sequence[int],
+    columns: Sequence[LandingColumn],
+    dialect: LoadDialect = DUCKDB,
+    key: Sequence[str] | None = None,
 ) -> str:
-    """A SELECT of the records in `routed` of the routes `indexes`, which share their `columns` (one version
-    landing in many datasets is typed once), that no earlier check rejected: `_route`, each column typed
-    (`t0`, `t1`, ... in the columns' order), the _cdc_ columns, the line, and the verdict on its data
-    (`reason`/`detail`, NULL for a row to write)."""
+    """A SELECT of the records in `routed` of the routes `indexes`, which share their `columns` and primary `key`
+    (one version landing in many datasets is typed once), that no earlier check rejected: `_route`, each column
+    typed (`t0`, `t1`, ... in the columns' order), the _cdc_ columns, the line, and the verdict on its data
+    (`reason`/`detail`, NULL for a row to write).  A DELETE's non-key columns that do not fit (typed_records) are
+    named in its `_cdc_unavailable` after the names metadata.unavailable gives."""
     mine = f"(SELECT * FROM {routed} WHERE _route IN ({', '.join(map(str, indexes))}) AND _reason IS NULL)"
     kept = "".join(f"t{j}, " for j in range(len(columns)))
     raw_bytes = RAW_BYTES if dialect is DUCKDB else f"coalesce(_bytes, {dialect.to_bytes(RAW_LINE)})"
-    return f"""SELECT _route, _dataset, {kept}{_CDC_NAMES}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
+    unavailable: exp.Expr = exp.column("_cdc_unavailable")
+    if excused_columns(columns, key):
+        unavailable = with_unfit(unavailable, exp.column("unfit"), dialect)
+    cdc = ", ".join(
+        f"{dialect.sql(unavailable)} AS {name}" if name == "_cdc_unavailable" else name for name, _ in CDC_COLUMNS
+    )
+    typed = typed_records(mine, columns, dialect, key, exp.column("_cdc_operation"))
+    return f"""SELECT _route, _dataset, {kept}{cdc}, CASE WHEN reason IS NOT NULL THEN {RAW_LINE} END AS raw_line,
       CASE WHEN reason IS NOT NULL THEN {raw_bytes} END AS raw_bytes,
       source_file, table_name, _version, reason, detail
-    FROM ({typed_records(mine, columns, dialect)})"""
+    FROM ({typed})"""
 
 
-def typed_records(records: str, columns: Sequence[LandingColumn], dialect: LoadDialect = DUCKDB) -> str:
+def excused_columns(columns: Sequence[LandingColumn], key: Sequence[str] | None) -> list[int]:
+    """The positions of the columns a DELETE may land NULL when their values do not fit: those outside the primary
+    `key` (names, compared without case).  None when there is no key: a row without one is known by all its values,
+    so a DELETE without a key is typed as every other record."""
+    if not key:
+        return []
+    keyed = {name.lower() for name in key}
+    return [j for j, column in enumerate(columns) if column.name.lower() not in keyed]
+
+
+def with_unfit(unavailable: exp.Expr, unfit: exp.Expr, dialect: LoadDialect = DUCKDB) -> exp.Expr:
+    """The list `unavailable` (metadata.unavailable's names, or NULL) followed by the names of `unfit` it does not
+    hold; `unavailable` itself when `unfit` is empty."""
+    given = exp.func("coalesce", unavailable.copy(), dialect.no_texts())
+    merged = dialect.concat(given, dialect.not_among(unfit, given))
+    some = exp.GT(this=dialect.length(unfit), expression=exp.Literal.number(0))
+    return exp.Case().when(some, merged).else_(unavailable.copy())
+
+
+def typed_records(
+    records: str,
+    columns: Sequence[LandingColumn],
+    dialect: LoadDialect = DUCKDB,
+    key: Sequence[str] | None = None,
+    operation: exp.Expr | None = None,
+) -> str:
     """A SELECT of every row of `records` (a FROM item whose `value` is a record's line) with its data's
     `columns` typed as `t0`, `t1`, ... and the verdict on its data, `reason` and `detail` (NULL for a row to
     write), in `dialect`.  Each row's data object, texts, values, kind and keys are computed once, and the
-    detail only for a row with a reason."""
+    detail only for a row with a reason.
+
+    A DELETE (`operation`: its expression over `records`, by default the line's metadata.operation) lands its
+    before image: a value of a column outside the primary `key` that does not fit lands NULL instead of
+    quarantining the delete, and the row's `unfit` lists those columns (only when the key leaves such columns:
+    excused_columns).  Its key columns must fit; every other operation, and a DELETE without a key, is judged
+    by every column.  The detail of a quarantined row names every value that does not fit."""
     line, data = exp.column("value"), exp.column("data")
     listed, texts = value_texts(data, [c.name for c in columns], dialect)
     with_data = f"SELECT *, {dialect.sql(data_of(line, dialect=dialect))} AS data FROM {records}"
@@ -324,31 +368,62 @@ def typed_records(records: str, columns: Sequence[LandingColumn], dialect: LoadD
         for c, text in zip(columns, texts, strict=True)
     ]
     nested = [isinstance(c.bq_type, (Array, Struct)) for c in columns]
+    excused = excused_columns(columns, key)
+    # an excused STRUCT or ARRAY's value is NULL where it does not fit: typed as u<j>, then t<j> once f<j> is known
+    late = [deep and j in excused for j, deep in enumerate(nested)]
     values = ", ".join(
         ("" if listed is None else f"{dialect.sql(text)} AS r{j}, ")
-        + f"{dialect.sql(c.value)} AS t{j}"
+        + f"{dialect.sql(c.value)} AS {'u' if postponed else 't'}{j}"
         + (f", {dialect.sql(c.fits)} AS f{j}" * deep)
-        for j, (text, c, deep) in enumerate(zip(texts, typed, nested, strict=True))
+        for j, (text, c, deep, postponed) in enumerate(zip(texts, typed, nested, late, strict=True))
     )
+    if excused:
+        given = operation if operation is not None else dialect.value_text(line, ("metadata", "operation"))
+        deleting = exp.func("coalesce", exp.EQ(this=given.copy(), expression=_TEXT("DELETE")), exp.false())
+        values += f"{', ' if values else ''}{dialect.sql(deleting)} AS _deleting"
     # a STRUCT or ARRAY fits when every field and element does: computed once, as f<j>
     judged = [
         computed(c, column.bq_type, exp.column(f"r{j}"), exp.column(f"t{j}"), exp.column(f"f{j}") if deep else None)
         for j, (c, column, deep) in enumerate(zip(typed, columns, nested, strict=True))
     ]
-    verdict = data_verdict(
-        DataObject(exp.column("kind"), exp.column("keys")),
-        columns,
-        judged,
-        reason=exp.column("reason"),
-        dialect=dialect,
-    )
     objects = data_object(data, dialect)
     typed_rows = (
         f"SELECT *, {values}{', ' if values else ''}{dialect.sql(objects.kind)} AS kind, "
         f"{dialect.sql(objects.keys)} AS keys FROM ({with_texts})"
     )
-    judged_rows = f"SELECT *, {dialect.sql(verdict.reason)} AS reason FROM ({typed_rows})"
-    return f"SELECT *, {dialect.sql(verdict.detail)} AS detail FROM ({judged_rows})"
+    reason, detail, settled = _judged(columns, judged, excused, late, dialect)
+    judged_rows = f"SELECT *, {reason} AS reason{settled} FROM ({typed_rows})"
+    return f"SELECT *, {detail} AS detail FROM ({judged_rows})"
+
+
+def _judged(
+    columns: Sequence[LandingColumn],
+    judged: Sequence[TypedColumn],
+    excused: Sequence[int],
+    late: Sequence[bool],
+    dialect: LoadDialect,
+) -> tuple[str, str, str]:
+    """The verdict's reason and detail over typed rows (typed_records), and the columns settled with the reason:
+    the excused STRUCTs and ARRAYs (t<j>) and the DELETE's `unfit` columns.  On a DELETE an excused column's misfit
+    does not count toward the reason; the detail still names it."""
+    computed_object = DataObject(exp.column("kind"), exp.column("keys"))
+    deleting = exp.column("_deleting")
+    excusing = [
+        TypedColumn(c.text, c.value, exp.or_(c.fits.copy(), deleting.copy())) if j in excused else c
+        for j, c in enumerate(judged)
+    ]
+    given = exp.column("reason")
+    reason = data_verdict(computed_object, columns, excusing, reason=given, dialect=dialect).reason
+    detail = data_verdict(computed_object, columns, judged, reason=given, dialect=dialect).detail
+    settled = "".join(
+        f", {dialect.sql(exp.Case().when(exp.column(f'f{j}'), exp.column(f'u{j}')))} AS t{j}"
+        for j, postponed in enumerate(late)
+        if postponed
+    )
+    if excused:
+        names = [exp.Case().when(judged[j].misfit, _TEXT(columns[j].name)) for j in excused]
+        settled += f", {dialect.sql(dialect.present(names))} AS unfit"
+    return dialect.sql(reason), dialect.sql(detail), settled
 
 
 def route_values(route: VersionRoute) -> str:

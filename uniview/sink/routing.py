@@ -132,15 +132,21 @@ class Decision:
 
 
 def route_shapes(routes: Sequence[VersionRoute]) -> list[int]:
-    """Each route's shape: routes with the same columns (one version landing in many datasets) share a
-    shape, and the staged frame types each shape once, however many tables of it a batch feeds."""
-    shapes: dict[tuple[LandingColumn, ...], int] = {}
-    return [shapes.setdefault(route.columns, len(shapes)) for route in routes]
+    """Each route's shape: routes with the same columns and primary key (one version landing in many datasets)
+    share a shape, and the staged frame types each shape once, however many tables of it a batch feeds.  The key
+    is part of the shape: a DELETE is typed by it (load_sql.typed_records)."""
+    shapes: dict[tuple[tuple[LandingColumn, ...], tuple[str, ...] | None], int] = {}
+    return [shapes.setdefault(_shape_of(route), len(shapes)) for route in routes]
 
 
 def distinct_shapes(routes: Sequence[VersionRoute]) -> list[tuple[LandingColumn, ...]]:
     """The columns of each shape, indexed as route_shapes numbers them (by first appearance)."""
-    return list(dict.fromkeys(route.columns for route in routes))
+    return [columns for columns, _ in dict.fromkeys(_shape_of(route) for route in routes)]
+
+
+def _shape_of(route: VersionRoute) -> tuple[tuple[LandingColumn, ...], tuple[str, ...] | None]:
+    key = None if route.primary_key is None else tuple(name.lower() for name in route.primary_key)
+    return route.columns, key
 
 
 @dataclass
