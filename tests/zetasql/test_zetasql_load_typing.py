@@ -26,6 +26,7 @@ from uniview.sink.load_sql import (
     decisions_json,
     decisions_table,
     envelopes,
+    excused_columns,
     key_of,
     routed_lines,
     routing_keys,
@@ -122,22 +123,35 @@ def evaluate(zetasql, sql: str) -> list[list[str | None]]:
     ]
 
 
-def _lines(values: dict[str, str | None]) -> dict[str, str]:
-    """{position: line} with `values[position]` as the data (None: no data)."""
-    return {
-        position: json.dumps({"metadata": {"position": position}})
-        if data is None
-        else '{"data": %s, "metadata": %s}' % (data, json.dumps({"position": position}))
-        for position, data in values.items()
-    }
+def _lines(values: dict[str, str | None], operations: dict[str, str | None] | None = None) -> dict[str, str]:
+    """{position: line} with `values[position]` as the data (None: no data) and `operations[position]` as its
+    metadata.operation (none when not given)."""
+    lines = {}
+    for position, data in values.items():
+        metadata: dict[str, str] = {"position": position}
+        operation = (operations or {}).get(position)
+        if operation is not None:
+            metadata["operation"] = operation
+        lines[position] = (
+            json.dumps({"metadata": metadata})
+            if data is None
+            else '{"data": %s, "metadata": %s}' % (data, json.dumps(metadata))
+        )
+    return lines
 
 
-def bigquery_outcome(zetasql, lines: dict[str, str], columns: list[LandingColumn]) -> dict:
-    """{position: (reason, detail, value)} as BigQuery's rendering types `lines` (value: t0 canonical)."""
+def bigquery_outcome(
+    zetasql, lines: dict[str, str], columns: list[LandingColumn], key: tuple[str, ...] | None = None
+) -> dict:
+    """{position: (reason, detail, value)} as BigQuery's rendering types `lines` (value: t0 canonical); with a
+    primary `key`, (reason, detail, value, unfit): the columns a DELETE landed NULL (None when none may be)."""
     literals = ", ".join("'" + line.replace("\\", "\\\\").replace("'", "\\'") + "'" for line in lines.values())
     value = "TO_JSON_STRING(t0)" if columns else "NULL"
-    typed = typed_records(f"UNNEST([{literals}]) AS value", columns, BIGQUERY)
-    rows = evaluate(zetasql, f"SELECT JSON_VALUE(value, '$.metadata.position'), reason, detail, {value} FROM ({typed})")
+    unfit = "TO_JSON_STRING(unfit)" if excused_columns(columns, key) else "NULL"
+    typed = typed_records(f"UNNEST([{literals}]) AS value", columns, BIGQUERY, key)
+    rows = evaluate(
+        zetasql, f"SELECT JSON_VALUE(value, '$.metadata.position'), reason, detail, {value}, {unfit} FROM ({typed})"
+    )
     return {
         position: (
             reason,
@@ -145,24 +159,32 @@ def bigquery_outcome(zetasql, lines: dict[str, str], columns: list[LandingColumn
             None
             if reason or text is None
             else canonical(json.loads(text, parse_float=Decimal), columns[0].bq_type, parsed=True),
+            *(() if key is None else (None if names is None else json.loads(names),)),
         )
-        for position, reason, detail, text in rows
+        for position, reason, detail, text, names in rows
     }
 
 
-def duckdb_outcome(lines: dict[str, str], columns: list[LandingColumn]) -> dict:
-    """{position: (reason, detail, value)} as DuckDB's load step types `lines`."""
+def duckdb_outcome(lines: dict[str, str], columns: list[LandingColumn], key: tuple[str, ...] | None = None) -> dict:
+    """{position: (reason, detail, value)} as DuckDB's load step types `lines`; with a primary `key`, (reason,
+    detail, value, unfit) as bigquery_outcome gives them."""
     connection = duckdb.connect()
     connection.execute("SET TimeZone = 'UTC'")
     value = "t0" if columns else "NULL"
+    unfit = "unfit" if excused_columns(columns, key) else "NULL"
     rows = connection.execute(
-        f"SELECT value ->> '$.metadata.position', reason, detail, {value} "
-        f"FROM ({typed_records('(SELECT unnest(?) AS value)', columns)})",
+        f"SELECT value ->> '$.metadata.position', reason, detail, {value}, {unfit} "
+        f"FROM ({typed_records('(SELECT unnest(?) AS value)', columns, key=key)})",
         [list(lines.values())],
     ).fetchall()
     return {
-        position: (reason, detail, None if reason or landed is None else canonical(landed, columns[0].bq_type))
-        for position, reason, detail, landed in rows
+        position: (
+            reason,
+            detail,
+            None if reason or landed is None else canonical(landed, columns[0].bq_type),
+            *(() if key is None else (names,)),
+        )
+        for position, reason, detail, landed, names in rows
     }
 
 
@@ -432,3 +454,108 @@ def test_bigquery_routing_and_typing_statements_are_analyzed(zetasql):
     types = dict(typed.columns)
     assert [types[f"t{j}"] for j in range(len(columns))] == [column.bq_type.base() for column in columns]
     assert types["raw_bytes"] == Scalar("BYTES") and types["_cdc_unavailable"] == Array(Scalar("STRING"))
+
+
+# A DELETE lands its before image: a value outside the primary key that does not fit lands NULL, named in the row's
+# _cdc_unavailable, rather than quarantining the delete (MariaDB's TIME past a day, PostgreSQL's year 10000).
+
+#: A version keyed by `id` whose rows' values BigQuery cannot hold.
+DELETE_SCHEMA = [("id", "int(11)"), ("t", "time"), ("d", "date"), ("a", "ARRAY<INT64>"), ("doc", "text")]
+#: {name: (data, operation)}.
+DELETE_RECORDS = {
+    "delete": ('{"id": 1, "t": "24:00:01", "d": "10000-01-01", "a": [1, "x"], "doc": "x"}', "DELETE"),
+    "delete that fits": ('{"id": 2, "t": "10:00:00", "d": "2024-01-01", "a": [1]}', "DELETE"),
+    "update": ('{"id": 1, "t": "24:00:01"}', "UPDATE"),
+    "insert": ('{"id": 3, "d": "0000-12-31"}', "INSERT"),
+    "snapshot": ('{"id": 3, "a": [1, "x"]}', "SNAPSHOT"),
+    "no operation": ('{"id": 3, "t": "-01:00:00"}', None),
+    "delete of a key that does not fit": ('{"id": "x", "t": "24:00:01"}', "DELETE"),
+}
+_MISFIT = "type_mismatch", "values that do not fit: "
+
+
+def _delete_outcomes(outcome: dict) -> dict:
+    """{name: (reason, detail, id, unfit)}, unfit only for a row that lands."""
+    cases = list(DELETE_RECORDS)
+    return {cases[int(p)]: (*o[:3], o[3] if o[0] is None else "-") for p, o in outcome.items()}
+
+
+def test_a_delete_lands_its_non_key_values_that_do_not_fit_as_null(zetasql):
+    columns = _columns(DELETE_SCHEMA)
+    lines = _lines(
+        {str(n): data for n, (data, _) in enumerate(DELETE_RECORDS.values())},
+        {str(n): operation for n, (_, operation) in enumerate(DELETE_RECORDS.values())},
+    )
+    for key in (("id",), ("ID",)):  # a key's names are compared without case
+        bigquery = _delete_outcomes(bigquery_outcome(zetasql, lines, columns, key))
+        assert bigquery == _delete_outcomes(duckdb_outcome(lines, columns, key))
+        assert bigquery == {
+            "delete": (None, None, Decimal(1), ["t", "d", "a"]),
+            "delete that fits": (None, None, Decimal(2), []),
+            "update": (*_MISFIT[:1], _MISFIT[1] + "t (time)", None, "-"),
+            "insert": (*_MISFIT[:1], _MISFIT[1] + "d (date)", None, "-"),
+            "snapshot": (*_MISFIT[:1], _MISFIT[1] + "a (ARRAY<INT64>)", None, "-"),
+            "no operation": (*_MISFIT[:1], _MISFIT[1] + "t (time)", None, "-"),
+            "delete of a key that does not fit": (*_MISFIT[:1], _MISFIT[1] + "id (int(11)), t (time)", None, "-"),
+        }
+    # without a declared key, a row is known by all its values: a DELETE is judged as every record
+    keyless = bigquery_outcome(zetasql, lines, columns)
+    assert keyless == duckdb_outcome(lines, columns)
+    assert keyless["0"][:2] == (_MISFIT[0], _MISFIT[1] + "t (time), d (date), a (ARRAY<INT64>)")
+    assert keyless["1"][0] is None
+
+
+#: {position: (data, operation, metadata.unavailable, what lands)} of records landed through routing
+#: (load_sql.typed_routes): what lands is the row's _cdc_unavailable (or its quarantine reason).  The columns of a
+#: DELETE that do not fit follow metadata.unavailable's names, each once; a record with none keeps
+#: metadata.unavailable as it is.
+DELETE_UNAVAILABLE: dict[str, tuple[dict, str, list[str] | None, Any]] = {
+    "1": ({"id": 1, "t": "24:00:01"}, "DELETE", ["doc"], ["doc", "t"]),
+    "2": ({"id": 2, "t": "24:00:01", "d": "10000-01-01"}, "DELETE", None, ["t", "d"]),
+    "3": ({"id": 3, "t": "24:00:01"}, "DELETE", ["t"], ["t"]),
+    "4": ({"id": 4, "t": "10:00:00"}, "DELETE", ["doc"], ["doc"]),
+    "5": ({"id": 5, "t": "10:00:00"}, "DELETE", None, None),
+    "6": ({"id": 6, "t": "10:00:00"}, "INSERT", [], []),
+    "7": ({"id": 1, "t": "24:00:01"}, "UPDATE", None, "type_mismatch"),
+}
+
+
+def delete_lines() -> list[str]:
+    """The lines of DELETE_UNAVAILABLE, each with its position."""
+    lines = []
+    for position, (data, operation, unavailable, _) in DELETE_UNAVAILABLE.items():
+        metadata = {"table_name": "t", "operation": operation, "position": position}
+        lines.append(
+            json.dumps(
+                {"data": data, "metadata": metadata | ({} if unavailable is None else {"unavailable": unavailable})}
+            )
+        )
+    return lines
+
+
+def duckdb_delete_unavailable() -> tuple[dict, RoutingPlan]:
+    """{position: its _cdc_unavailable, or its reason} as DuckDB's load step routes and types delete_lines() (every
+    key to route 0, a version of DELETE_SCHEMA keyed by id), and the plan it routed them by."""
+    lines = delete_lines()
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    source = envelopes("(SELECT unnest(?) AS value, 'file' AS source_file, NULL::BLOB AS _bytes)", False)
+    keys = [key_of(row) for row in connection.execute(routing_keys(source), [lines]).fetchall()]
+    plan = RoutingPlan(decisions={k: Decision("cdc", route=0, version="v1") for k in keys})
+    connection.execute(decisions_table("decisions"), [decisions_json(plan)])
+    routed = f"({routed_lines(source, 'decisions', 'quarantine')})"
+    typed = typed_routes(routed, [0], _columns(DELETE_SCHEMA), key=("id",))
+    rows = connection.execute(f"SELECT _cdc_position, reason, _cdc_unavailable FROM ({typed})", [lines]).fetchall()
+    return {position: reason or unavailable for position, reason, unavailable in rows}, plan
+
+
+def test_a_delete_names_its_columns_that_do_not_fit_after_metadata_unavailable(zetasql):
+    duck, plan = duckdb_delete_unavailable()
+    assert duck == {position: case[-1] for position, case in DELETE_UNAVAILABLE.items()}
+    literals = ", ".join(map(_literal, delete_lines()))
+    source = f"(SELECT value, 'file' AS source_file, CAST(NULL AS BYTES) AS _bytes FROM UNNEST([{literals}]) AS value)"
+    decisions = bigquery_decisions(_literal(decisions_json(plan)))
+    routed = f"({routed_lines(envelopes(source, False, BIGQUERY), decisions, 'quarantine', BIGQUERY)})"
+    typed = typed_routes(routed, [0], _columns(DELETE_SCHEMA), BIGQUERY, ("id",))
+    rows = evaluate(zetasql, f"SELECT _cdc_position, reason, TO_JSON_STRING(_cdc_unavailable) FROM ({typed})")
+    assert {position: reason or json.loads(unavailable) for position, reason, unavailable in rows} == duck

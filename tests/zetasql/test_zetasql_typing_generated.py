@@ -193,10 +193,20 @@ def data_objects(draw, declared: str) -> str:
     return '{"c": %s}' % value
 
 
+#: The operations a record is drawn with (None: no metadata.operation), DELETE the most often.
+_OPERATIONS = ["DELETE", "DELETE", "INSERT", "UPDATE", "SNAPSHOT", None]
+#: The primary keys a batch is drawn with: none, its column `c`, or another column `k` (c is then outside the key,
+#: and a DELETE lands a value of c that does not fit as NULL).
+_KEYS: list[tuple[str, ...] | None] = [None, ("c",), ("k",)]
+
+
 @st.composite
-def batches(draw) -> tuple[str, list[str]]:
+def batches(draw) -> tuple[str, list[str], tuple[str, ...] | None, list[str | None]]:
+    """A type, records of one column `c` of it, the version's primary key, and each record's operation."""
     declared = draw(st.sampled_from(GENERATED_TYPES))
-    return declared, draw(st.lists(data_objects(declared), min_size=1, max_size=8))
+    data = draw(st.lists(data_objects(declared), min_size=1, max_size=8))
+    key = draw(st.sampled_from(_KEYS))
+    return declared, data, key, [draw(st.sampled_from(_OPERATIONS)) for _ in data]
 
 
 def _comparable(value, declared: str):
@@ -209,23 +219,40 @@ def _comparable(value, declared: str):
     return float(value) if declared in _WIDE else value
 
 
-def check_batch(zetasql, declared: str, data: list[str]) -> None:
-    column = LandingColumn("c", declared, bigquery_type(declared).bq_type)
-    lines = _lines({str(number): text for number, text in enumerate(data)})
-    bigquery = bigquery_outcome(zetasql, lines, [column])  # (d): a statement that fails raises here
-    duck = duckdb_outcome(lines, [column])
+def check_batch(
+    zetasql,
+    declared: str,
+    data: list[str],
+    key: tuple[str, ...] | None = None,
+    operations: list[str | None] | None = None,
+) -> None:
+    """Type the records `data` of column `c` (and `k`, an INT64 the records leave out, when it is the primary
+    `key`), each with its operation, on both warehouses, and check (a) to (d)."""
+    columns = [LandingColumn("c", declared, bigquery_type(declared).bq_type)]
+    if key == ("k",):
+        columns.append(LandingColumn("k", "INT64", bigquery_type("INT64").bq_type))
+    given = operations or [None] * len(data)
+    positions = {str(number): text for number, text in enumerate(data)}
+    lines = _lines(positions, {str(number): operation for number, operation in enumerate(given)})
+    bigquery = bigquery_outcome(zetasql, lines, columns, key)  # (d): a statement that fails raises here
+    duck = duckdb_outcome(lines, columns, key)
     for position, text in enumerate(data):
         if "NUMERIC" in declared and any(map(rounded_at_38_places, _EXPONENT_NUMBER.findall(text))):
             continue
+        if declared.startswith("ARRAY") and _null_element(text):  # BigQuery's arrays cannot hold NULL (documented)
+            continue
         bq, dk = bigquery[str(position)], duck[str(position)]
-        where = f"{declared} data {text}: BigQuery {bq}, DuckDB {dk}"
+        where = f"{declared} data {text} ({given[position]}, key {key}): BigQuery {bq}, DuckDB {dk}"
         assert bq[:2] == dk[:2], f"(a) land or quarantine differs: {where}"
         assert _comparable(bq[2], declared) == _comparable(dk[2], declared), f"(b) landed value differs: {where}"
-        _check_oracle(column, text, bq, where)
+        assert bq[3:] == dk[3:], f"(b) the columns landed NULL differ: {where}"
+        excused = given[position] == "DELETE" and key == ("k",)
+        _check_oracle(columns[0], text, bq, where, excused)
 
 
-def _check_oracle(column: LandingColumn, text: str, outcome: tuple, where: str) -> None:
-    """(c): a record with one key `c` lands what BigQuery's rules give, or is quarantined when they refuse it."""
+def _check_oracle(column: LandingColumn, text: str, outcome: tuple, where: str, excused: bool = False) -> None:
+    """(c): a record with one key `c` lands what BigQuery's rules give, or is quarantined when they refuse it; a
+    DELETE whose `c` is outside the primary key (`excused`) lands it NULL instead, named among its unfit columns."""
     try:
         data = json.loads(text, parse_float=Decimal, parse_int=Decimal, object_pairs_hook=_pairs)
     except ValueError:
@@ -234,14 +261,33 @@ def _check_oracle(column: LandingColumn, text: str, outcome: tuple, where: str) 
         return
     value_text = text[text.index(":") + 1 : -1].strip()
     want = expected(column.bq_type, data["c"], value_text)
+    reason, _, landed, *unfit = outcome
+    if excused:
+        assert reason is None, f"(c) a DELETE lands whatever its non-key values: {where}"
     if want == UNCHECKED:
         return
-    reason, _, landed = outcome
-    if want == QUARANTINED:
+    landed = _comparable(landed, column.declared_type or "")
+    if want == QUARANTINED and excused:
+        assert landed is None and unfit == [["c"]], f"(c) a DELETE lands a value that does not fit NULL: {where}"
+    elif want == QUARANTINED:
         assert reason == "type_mismatch", f"(c) BigQuery's rules refuse it: {where}"
     else:
-        landed = _comparable(landed, column.declared_type or "")
         assert reason is None and landed == want, f"(c) BigQuery's rules land {want!r}: {where}"
+        assert unfit in ([], [None], [[]]), f"(c) a value that fits is not named unfit: {where}"
+
+
+def _null_element(text: str) -> bool:
+    """The record's data holds an array with a JSON null element, at any depth."""
+
+    def holds(value: object) -> bool:
+        if isinstance(value, list):
+            return any(item is None or holds(item) for item in value)
+        return isinstance(value, dict) and any(holds(item) for item in value.values())
+
+    try:
+        return holds(json.loads(text))
+    except ValueError:
+        return False
 
 
 def _pairs(pairs: list) -> dict:
