@@ -44,12 +44,17 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "zetasql"))
 from test_zetasql_load_typing import (
     _ENVELOPE_COLUMNS,
     BIGQUERY_DIFFERENCES,
+    DELETE_SCHEMA,
+    DELETE_UNAVAILABLE,
     ENVELOPE_DIFFERENCES,
+    _columns,
     _comparable,
     _duckdb_envelopes,
     _lines,
     _plan,
     canonical,
+    delete_lines,
+    duckdb_delete_unavailable,
     duckdb_outcome,
 )
 from typing_cases import ENVELOPE_LINES, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
@@ -248,3 +253,25 @@ def test_a_geography_lands_only_when_bigquery_reads_it_as_one(emulator):
     assert {values[int(p)] for p in kept} == {*landed, "null"}
     assert {p for p, outcome in duck.items() if outcome[0] is None} == set(emulated)  # DuckDB lands all as text
     assert {emulated[p][0] for p in set(emulated) - kept} == {"type_mismatch"}
+
+
+def test_the_emulator_lands_a_delete_whose_non_key_values_do_not_fit_as_duckdb_does(emulator):
+    """A DELETE's non-key values that do not fit land NULL, named in `_cdc_unavailable` after metadata.unavailable's
+    names (test_zetasql_load_typing.DELETE_UNAVAILABLE), routed and typed on the emulator as on DuckDB."""
+    from google.cloud import bigquery
+
+    duck, plan = duckdb_delete_unavailable()
+    assert duck == {position: case[-1] for position, case in DELETE_UNAVAILABLE.items()}
+    parameters = [
+        bigquery.ArrayQueryParameter("lines", "STRING", delete_lines()),
+        bigquery.ScalarQueryParameter("decisions", "STRING", decisions_json(plan)),
+    ]
+    source = "(SELECT value, 'file' AS source_file, CAST(NULL AS BYTES) AS _bytes FROM UNNEST(@lines) AS value)"
+    routed = f"({routed_lines(envelopes(source, False, BIGQUERY), bigquery_decisions('@decisions'), 'quarantine', BIGQUERY)})"
+    typed = typed_routes(routed, [0], _columns(DELETE_SCHEMA), BIGQUERY, ("id",))
+    rows = emulator.query(
+        f"SELECT _cdc_position, reason, TO_JSON_STRING(_cdc_unavailable) AS unavailable FROM ({typed})",
+        job_config=bigquery.QueryJobConfig(query_parameters=parameters),
+    ).result()
+    emulated = {row["_cdc_position"]: row["reason"] or json.loads(row["unavailable"]) for row in rows}
+    assert emulated == duck
