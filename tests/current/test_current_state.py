@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
 from uniview.cli.main import main
@@ -54,10 +55,10 @@ def land(
             )
 
 
-def current(path, columns: str, key=("id",)) -> list[tuple]:
-    result = CliRunner().invoke(
-        main, ["refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", "t", "--current"]
-    )
+def current(path, columns: str, key=("id",), mode: str | None = None) -> list[tuple]:
+    """`uniview refresh --current [MODE]`, then `columns` of `t_current` with each row's database."""
+    arguments = ["refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", "t", "--current"]
+    result = CliRunner().invoke(main, [*arguments, *([mode] if mode else [])])
     assert result.exit_code == 0, result.output
     with duckdb.connect(str(path), read_only=True) as connection:
         return connection.execute(
@@ -207,4 +208,61 @@ def test_a_default_that_cannot_be_known_is_null_and_named_in_cdc_unavailable(tmp
         ("db1", 1, None, None, None, ["name", "stamp", "kind", "tags"]),
         ("db1", 2, None, None, None, ["stamp", "kind", "tags"]),
         ("db1", 3, datetime(2024, 5, 1, 10, tzinfo=UTC), "k", None, None),
+    ]
+
+
+#: ADD COLUMN n smallint DEFAULT -5 and tag DEFAULT 'x' (t_v_b); MariaDB's MODIFY n int without the DEFAULT and
+#: MODIFY tag with DEFAULT 'y' (t_v_c: the same places); DROP n and ADD n int DEFAULT 9 (t_v_d: n appended).
+RESTATED = {
+    "t_v_a": [("id", "INT64"), ("name", "STRING")],
+    "t_v_b": [("id", "INT64"), ("name", "STRING"), ("n", "INT64"), ("tag", "STRING")],
+    "t_v_c": [("id", "INT64"), ("name", "STRING"), ("n", "INT64"), ("tag", "STRING")],
+    "t_v_d": [("id", "INT64"), ("name", "STRING"), ("tag", "STRING"), ("n", "INT64")],
+}
+RESTATED_DEFAULTS = {"t_v_b": {"n": -5, "tag": "x"}, "t_v_c": {"tag": "y"}, "t_v_d": {"n": 9, "tag": "y"}}
+RESTATED_CHANGES = [
+    ("t_v_a", "db1", "INSERT", {"id": 1, "name": "a"}, None),
+    ("t_v_b", "db1", "INSERT", {"id": 2, "name": "b", "n": 1, "tag": "b"}, None),
+    ("t_v_c", "db1", "INSERT", {"id": 3, "name": "c", "n": 2, "tag": "c"}, None),
+    ("t_v_a", "db3", "INSERT", {"id": 1, "name": "a"}, None),
+    ("t_v_b", "db3", "INSERT", {"id": 2, "name": "b", "n": 3, "tag": "t"}, None),
+    ("t_v_d", "db3", "INSERT", {"id": 3, "name": "c", "tag": "u", "n": 4}, None),
+]
+
+
+@pytest.mark.parametrize("mode", ["view", "table"])
+def test_older_rows_show_the_default_the_column_was_added_with_not_a_later_versions(tmp_path, mode):
+    """A type change that restates the column with another default, or none, leaves the rows older than the
+    column as the source filled them when it was added; a DROP and ADD fills them again, with the new default."""
+    path = tmp_path / "w.duckdb"
+    land(path, RESTATED, RESTATED_CHANGES, defaults=RESTATED_DEFAULTS)
+    assert current(path, "id, n, tag, _cdc_unavailable", mode=mode) == [
+        ("db1", 1, -5, "x", None),  # older than n and tag: their defaults in t_v_b, not t_v_c's (none, 'y')
+        ("db1", 2, 1, "b", None),
+        ("db1", 3, 2, "c", None),
+        ("db3", 1, 9, "x", None),  # n dropped and added again with DEFAULT 9: every older row has 9
+        ("db3", 2, 9, "t", None),
+        ("db3", 3, 4, "u", None),
+    ]
+
+
+@pytest.mark.parametrize("mode", ["view", "table"])
+def test_an_unknown_default_stays_unknown_after_a_type_change_restates_the_column(tmp_path, mode):
+    """stamp added NOT NULL DEFAULT now() (no default the stream carries), then restated with a literal
+    default: the older rows still hold the value now() gave them, which is not known.  k added with DEFAULT 7,
+    then restated NOT NULL without one: the older rows still hold 7."""
+    path = tmp_path / "w.duckdb"
+    v1 = [("id", "INT64"), ("name", "STRING")]
+    v2 = [*v1, ("stamp", "TIMESTAMP"), ("k", "INT64")]
+    changes = [
+        ("t_v_a", "db1", "INSERT", {"id": 1, "name": "a"}, None),
+        ("t_v_b", "db1", "INSERT", {"id": 2, "name": "b", "stamp": "2024-05-01 10:00:00+00", "k": 1}, None),
+        ("t_v_c", "db1", "INSERT", {"id": 3, "name": "c", "stamp": "2024-05-02 10:00:00+00", "k": 2}, None),
+    ]
+    defaults = {"t_v_b": {"k": 7}, "t_v_c": {"stamp": "2024-01-01 00:00:00+00:00"}}
+    land(path, {"t_v_a": v1, "t_v_b": v2, "t_v_c": v2}, changes, defaults=defaults, not_null={"t_v_b": ["stamp"]})
+    assert current(path, "id, stamp, k, _cdc_unavailable", mode=mode) == [
+        ("db1", 1, None, 7, ["stamp"]),
+        ("db1", 2, datetime(2024, 5, 1, 10, tzinfo=UTC), 1, None),
+        ("db1", 3, datetime(2024, 5, 2, 10, tzinfo=UTC), 2, None),
     ]

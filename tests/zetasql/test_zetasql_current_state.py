@@ -16,6 +16,8 @@ from checks import check_family
 from test_zetasql_load_typing import evaluate
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "sink"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
+import test_current_state as current_state
 import test_dropped_and_added as dropped_and_added
 import test_unavailable_values as unavailable_values
 from postgres_changes import current, land, refresh
@@ -64,9 +66,11 @@ def test_columns_added_with_defaults_of_every_type_dropped_and_added_back(zetasq
     added = [(name, bq_type) for name, (bq_type, _) in DEFAULTS.items()]
     versions = [
         version(1, base),
-        version(2, base + added, {name: value for name, (_, value) in DEFAULTS.items()}),
-        version(3, base[:1] + added),  # doc, tags and st dropped
-        version(4, base + [(name, "STRING") for name, _ in added], {"s": "x", "i": "7"}, ("f", "n")),  # all text
+        # u NOT NULL without a default the stream carried (DEFAULT now()): unknown in the rows older than it
+        version(2, base + added + [("u", "INT64")], {name: value for name, (_, value) in DEFAULTS.items()}, ("u",)),
+        version(3, base[:1] + added),  # doc, tags, st and u dropped
+        # all text, restated with other defaults or none: the older rows keep those the columns were added with
+        version(4, base + [(name, "STRING") for name, _ in added], {"s": "x", "i": "7"}, ("f", "n")),
     ]
     planned = plan_family("cdc", "cdc_unified", versions, GeneratorOptions(current=True))
     assert planned.current is not None
@@ -131,10 +135,12 @@ def landed_rows(warehouse: Path, version: TableVersion) -> str:
     return f"(SELECT * FROM UNNEST(ARRAY<{struct}>[{', '.join(values)}]))"
 
 
-def evaluated_current(zetasql, warehouse: Path, columns: str, renames: tuple[Rename, ...] = ()) -> list[tuple]:
-    """`customer_current` as ZetaSQL's evaluator computes its BigQuery SQL (the unified view's and the current
+def evaluated_current(
+    zetasql, warehouse: Path, columns: str, renames: tuple[Rename, ...] = (), table: str = "customer"
+) -> list[tuple]:
+    """`<table>_current` as ZetaSQL's evaluator computes its BigQuery SQL (the unified view's and the current
     view's) over the landed rows: `columns` as text, sorted."""
-    request = RefreshRequest("cdc", ("customer",), "cdc_zeta", GeneratorOptions(current="view", renames=renames))
+    request = RefreshRequest("cdc", (table,), "cdc_zeta", GeneratorOptions(current="view", renames=renames))
     with DuckDBWarehouse(warehouse) as read:
         [plan] = plan_families(read, request)
     relations = {identifier_path("cdc", v.table_name): landed_rows(warehouse, v) for v in plan.versions}
@@ -163,3 +169,21 @@ def test_the_evaluated_bigquery_sql_carries_a_value_through_a_declared_rename(ze
     renames = (Rename("customer", "memo", "note"),)
     expected = [("1", "a3", "big text"), ("2", "b2", "two"), ("3", "c", "three"), ("4", "d2", "four")]
     assert evaluated_current(zetasql, warehouse, "id, name, note", renames) == expected
+
+
+def test_the_evaluated_bigquery_sql_shows_the_default_a_column_was_added_with(zetasql, tmp_path):
+    """A type change restating the column without its default (MariaDB's MODIFY), or with another, leaves the
+    older rows with the default the column was added with; a DROP and ADD with a new default fills them anew
+    (tests/current/test_current_state.py lands the same changes and DuckDB shows the same rows)."""
+    warehouse = tmp_path / "w.duckdb"
+    current_state.land(
+        warehouse, current_state.RESTATED, current_state.RESTATED_CHANGES, defaults=current_state.RESTATED_DEFAULTS
+    )
+    assert evaluated_current(zetasql, warehouse, "_cdc_database, id, n, tag", table="t") == [
+        ("db1", "1", "-5", "x"),
+        ("db1", "2", "1", "b"),
+        ("db1", "3", "2", "c"),
+        ("db3", "1", "9", "x"),
+        ("db3", "2", "9", "t"),
+        ("db3", "3", "4", "u"),
+    ]

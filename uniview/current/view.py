@@ -15,10 +15,11 @@ always gives the same rows.  NULL keys are one key.  On top of that latest chang
 - the row is read as of its database's newest version (the version of the database's latest
   change): a column that version lacks is NULL, and a column some version lacks shows, in rows
   older than the database's last change in a version without it (the column was added, or dropped
-  and added again, after the row was written), the default the newest version records, as a typed
-  literal of a constant (uniview.core.default_literals); NULL when it declares none, and NULL with
-  the column named in `_cdc_unavailable` when the default is not known (computed when a row is
-  written, or no value of the column: uniview.sink.default_values); a column that moved behind a
+  and added again, after the row was written), the default recorded by the version that added the
+  column (the first of its life that the newest version is in), as a typed literal of a constant
+  (uniview.core.default_literals); NULL when it declares none, and NULL with the column named in
+  `_cdc_unavailable` when the default is not known (computed when a row is written, or no value of
+  the column: uniview.sink.default_values); a column that moved behind a
   column that followed it was dropped and added again (a re-added column is appended, a type change
   keeps its place), so the versions before the move count as lacking it for those after (`_lives`);
 - a column whose value the source did not send (named in `_cdc_unavailable`, under the name the row's
@@ -151,8 +152,8 @@ def current_rules(
                 column_gone = _gone_windows(number, len(versions), lives)
                 gone.extend(column_gone)
                 gone_name = _gone_of_newest(column_gone, lives)
-                older = _defaults_case(versions, name, bq_type)
-                newest_unknown = _unknown_default(versions, has, name, bq_type)
+                older = _defaults_case(versions, lives, name, bq_type)
+                newest_unknown = _unknown_default(versions, lives, name)
                 if newest_unknown:  # named in the row's _cdc_unavailable: its NULL is not the source's value
                     older_row = f"NOT (_uniview_place > {gone_name} OR {gone_name} IS NULL)"
                     unknown.append(f"IF({_among('_uniview_newest', newest_unknown)} AND {older_row}, ',{name}', '')")
@@ -286,20 +287,19 @@ def _unavailable_test(versions: Sequence[TableVersion], name: str, unavailable: 
     return "(" + " OR ".join(tests) + ")"
 
 
-def _unknown_default(versions: Sequence[TableVersion], has: Sequence[int], name: str, bq_type: BQType) -> list[int]:
-    """The versions with column `name` whose value in rows older than the column cannot be known: NOT NULL
-    without a default the stream carried (a volatile default such as now()), or a default no literal
-    can write."""
-    found = []
-    for number in has:
-        version = versions[number]
-        recorded = {n.lower(): text for n, text in version.defaults}
-        own = next(c.type.base() for c in version.columns if c.name.lower() == name.lower())
+def _unknown_default(versions: Sequence[TableVersion], lives: Sequence[Sequence[int]], name: str) -> list[int]:
+    """The versions with column `name` whose value in rows older than the column cannot be known: those of a life
+    (`_lives`) whose first version, the one that added the column, declares it NOT NULL without a default the
+    stream carried (a volatile default such as now()), or a default no literal can write."""
+    found: list[int] = []
+    for life in lives:
+        adding = versions[life[0]]
+        recorded = {n.lower(): text for n, text in adding.defaults}
         if name.lower() in recorded:
-            if _literal(json.loads(recorded[name.lower()]), own) is None:
-                found.append(number)
-        elif name.lower() in {n.lower() for n in version.not_null}:
-            found.append(number)
+            unknown = _literal(json.loads(recorded[name.lower()]), _own_type(adding, name)) is None
+        else:
+            unknown = name.lower() in {n.lower() for n in adding.not_null}
+        found.extend(life if unknown else [])
     return found
 
 
@@ -311,20 +311,29 @@ def _with_unknown(unavailable: str, marks: Sequence[str]) -> str:
     return f"IF({names} = '', {unavailable}, IF({unavailable} IS NULL, {extra}, ARRAY_CONCAT({unavailable}, {extra})))"
 
 
-def _defaults_case(versions: Sequence[TableVersion], name: str, bq_type: BQType) -> str:
-    """What a row older than column `name` shows: the default the database's newest version declares
-    (`_uniview_newest`), cast to the column's unified type; NULL where it declares none or it cannot be
-    written as a literal."""
-    whens = []
-    for number, version in enumerate(versions):
-        recorded = {n.lower(): text for n, text in version.defaults}
-        own = next((c.type.base() for c in version.columns if c.name.lower() == name.lower()), None)
-        if own is None or name.lower() not in recorded:
+def _defaults_case(versions: Sequence[TableVersion], lives: Sequence[Sequence[int]], name: str, bq_type: BQType) -> str:
+    """What a row older than column `name` shows: the default declared by the version that added the column (the
+    first version of the life, `_lives`, the database's newest version `_uniview_newest` is in), cast to the
+    column's unified type; NULL where it declares none or it cannot be written as a literal.  The source filled
+    the older rows when the column was added: a later version's default (a type change that restates the column
+    with another default, or none) does not change them."""
+    whens: list[str] = []
+    for life in lives:
+        adding = versions[life[0]]
+        recorded = {n.lower(): text for n, text in adding.defaults}
+        if name.lower() not in recorded:
             continue
+        own = _own_type(adding, name)
         literal = _literal(json.loads(recorded[name.lower()]), own)
         if literal is not None:
-            whens.append(f"WHEN {number} THEN {literal if own == bq_type else convert(literal, own, bq_type)}")
+            value = literal if own == bq_type else convert(literal, own, bq_type)
+            whens.extend(f"WHEN {number} THEN {value}" for number in life)
     return f"CASE _uniview_newest {' '.join(whens)} END" if whens else null_of(bq_type)
+
+
+def _own_type(version: TableVersion, name: str) -> BQType:
+    """Column `name`'s type in `version` (which has it)."""
+    return next(c.type.base() for c in version.columns if c.name.lower() == name.lower())
 
 
 def _literal(value: Any, bq_type: BQType) -> str | None:
