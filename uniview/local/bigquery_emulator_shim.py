@@ -34,7 +34,10 @@ by uniview.
 One change is for speed alone: the emulator lists a dataset's tables and views (`database.objects`) for every
 table a statement names, with DuckDB's duckdb_tables() and duckdb_views(), which load the whole DuckLake catalog
 (60-130 ms on these machines, growing with the catalog, a third of the emulator's time in the live CDC tests).
-Here the same listing is read from the catalog's metadata tables.
+Here the same listing is read from the catalog's metadata tables.  Likewise a table's columns (which of them are NOT NULL,
+whether it has the ingestion-time column), which the emulator read from duckdb_columns() for every table a statement
+names and for each table of an INFORMATION_SCHEMA read, are read from the catalog's metadata when the name is a table of
+a project's DuckLake catalog (a view, a result table or a temporary table is left to duckdb_columns()).
 """
 
 from __future__ import annotations
@@ -52,13 +55,14 @@ from typing import Any
 import duckdb
 import grpc
 import sqlglot
-from local_bigquery.engine import database
-from local_bigquery.errors import BigQueryError
+from local_bigquery.catalog import names, tabledata, tables
+from local_bigquery.engine import database, types
+from local_bigquery.errors import BigQueryError, not_found
 from local_bigquery.grpc import server as grpc_server
 from local_bigquery.grpc import write
 from local_bigquery.grpc.read import StorageError
 from local_bigquery.jobs import merge, query
-from local_bigquery.sql.rules import NODE_RULES, STATEMENT_RULES
+from local_bigquery.sql.rules import NODE_RULES, STATEMENT_RULES, partitions
 from local_bigquery.sql.rules.typing import kind
 from sqlglot import exp
 
@@ -326,12 +330,88 @@ def _objects(project_id: str, dataset_id: str, table_id: str | None = None) -> l
         return _emulator_objects(project_id, dataset_id, table_id)
 
 
+#: A DuckLake table's top-level columns and whether each takes NULL, as duckdb_columns() gives them for the table.
+_COLUMNS = """
+SELECT c.column_name, c.nulls_allowed
+FROM {metadata}.ducklake_column AS c
+JOIN {metadata}.ducklake_table AS t ON t.table_id = c.table_id AND t.end_snapshot IS NULL
+JOIN {metadata}.ducklake_schema AS s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL
+WHERE c.end_snapshot IS NULL AND c.parent_column IS NULL AND s.schema_name = $1 AND t.table_name = $2
+"""
+
+
+def _table_columns(catalog: str, schema: str, table: str) -> dict[str, bool] | None:
+    """Column name -> whether it takes NULL, of a table of a project's DuckLake catalog (read from the catalog's
+    metadata) or of a query's result table (from its own pragma_table_info()); None for any other name (a view, a
+    temporary or a missing table), left to duckdb_columns()."""
+    if catalog == _RESULTS_DATABASE:
+        return _result_columns(schema, table)
+    if catalog not in database._attached:  # the exact name of an attached project, as duckdb_columns() compares it
+        return None
+    try:
+        rows = database.fetch(
+            _COLUMNS.format(metadata=database.quote(f"__ducklake_metadata_{catalog}")), [schema, table]
+        )
+    except duckdb.CatalogException:
+        return None
+    return dict(rows) or None  # a table has at least one column
+
+
+#: The emulator's own database, whose schema _results holds the tables of query results.
+_RESULTS_DATABASE = "emulator"
+
+
+def _result_columns(schema: str, table: str) -> dict[str, bool] | None:
+    """Column name -> whether it takes NULL, of a table of the emulator's database; None when there is none."""
+    try:
+        rows = database.fetch(
+            'SELECT name, NOT "notnull" FROM pragma_table_info($1)', [database.quote(_RESULTS_DATABASE, schema, table)]
+        )
+    except duckdb.CatalogException:
+        return None
+    return dict(rows) or None
+
+
+_emulator_columns = tables.columns
+
+
+def _columns(project_id: str, dataset_id: str, table_id: str) -> list[Any]:
+    """The emulator's tables.columns(), the NOT NULL columns read from the catalog's metadata when it is a table's."""
+    found = _table_columns(*tables.physical(project_id, dataset_id, table_id))
+    if found is None:
+        return _emulator_columns(project_id, dataset_id, table_id)
+    required = {name for name, nullable in found.items() if not nullable}
+    with database.cursor() as cur:
+        try:
+            relation = cur.sql(f"SELECT * FROM {tables.name(project_id, dataset_id, table_id)} LIMIT 0")
+        except duckdb.CatalogException:
+            raise not_found("Table", names.label(project_id, dataset_id, table_id)) from None
+        return [
+            types.field(column, kind, column in required)
+            for column, kind in zip(relation.columns, relation.types, strict=True)
+            if column != tables.INGESTION_TIME or dataset_id == tables.RESULTS
+        ]
+
+
+_emulator_hidden = partitions._hidden
+
+
+def _hidden(table: Any) -> bool:
+    """Whether a table has the hidden ingestion-time column (partitions._hidden), read from the catalog's metadata."""
+    if not (table.catalog and table.db) or not isinstance(table.this, exp.Identifier):
+        return False
+    found = _table_columns(table.catalog, table.db, table.name)
+    return _emulator_hidden(table) if found is None else tables.INGESTION_TIME in found
+
+
 NODE_RULES.insert(0, _googlesql_json)
 NODE_RULES.append(_decimal_text)
 NODE_RULES.append(_string_bytes)
 STATEMENT_RULES.insert(0, _struct_field_names)
 database._connect = _connect
 database.objects = _objects
+tables.columns = tabledata.columns = _columns
+partitions._hidden = _hidden
 query._execute = _execute
 query._run = _run
 merge.run = _merge
