@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need (project venv, BigQuery API emulator venv, checkov venv,
 # the Kafka stack, MariaDB's server, ZetaSQL, the BigQuery connector, the stand-in Terraform providers,
-# Chromium)
+# Chromium, the class-data-sharing archive of Spark's driver)
 # and run every test.  Extra arguments go to pytest.  Safe to run again: installs are idempotent.
 # Tests run in $UNIVIEW_TEST_WORKERS processes (default 2), each test file whole in one of them: a file's
 # fixtures are set up once, and each process starts its own servers (emulators, broker) on free ports.
@@ -23,5 +23,6 @@ bash scripts/setup-zetasql.sh >/dev/null
 bash scripts/setup-bigquery-connector.sh >/dev/null
 bash scripts/setup-terraform-standin.sh >/dev/null
 bash scripts/setup-chromium.sh
+bash scripts/setup-spark-archive.sh >/dev/null || echo "warning: Spark starts without its class archive" >&2
 
 exec .venv/bin/python -m pytest -p no:cacheprovider -n "${UNIVIEW_TEST_WORKERS:-2}" --dist loadfile "$@"

@@ -21,6 +21,7 @@ import duckdb
 
 from uniview.core.errors import UniviewError
 from uniview.core.schema import split_version_table
+from uniview.local.class_archive import spark_archive_options
 from uniview.local.function_server import function_server
 from uniview.local.processes import QUICK_JIT, use_this_python_for_spark_workers
 from uniview.local.pubsub_emulator import find_emulator_jar, pubsub_emulator
@@ -140,11 +141,13 @@ def new_spark_session(jars: Sequence[str] = ()) -> SparkSession:
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     quiet_logging = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties').as_uri()}"
+    # Spark's classes are mapped from the archive scripts/setup-spark-archive.sh builds, when it is there
+    java_options = f"{quiet_logging} {JVM_OPTIONS} {QUICK_JIT} {spark_archive_options()}".strip()
     spark = (
         SparkSession.builder.appName("uniview-demo")
         .master("local[2]")
         # a few hundred records: with QUICK_JIT the whole demo took 28.5 s instead of 33.5 s (median of 5 runs)
-        .config("spark.driver.extraJavaOptions", f"{quiet_logging} {JVM_OPTIONS} {QUICK_JIT}")
+        .config("spark.driver.extraJavaOptions", java_options)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
