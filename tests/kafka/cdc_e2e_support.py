@@ -60,6 +60,8 @@ class CdcSource:
     order_by: Callable[[str], str] = lambda table: "id"
     #: The rows of both sides in one form before they are compared (numbers as Decimal by default).
     normalize: Callable[[Sequence[tuple]], list[tuple]] = normalized
+    #: The cells whose value uniview may not know, per (database, table): {key: {column: how}} (`unknown_accepted`).
+    unknown: Callable[[str, str], dict[Any, dict[str, str]]] | None = None
 
 
 @dataclass
@@ -379,6 +381,48 @@ def current_sql(source: CdcSource, database: str, table: str, columns: Sequence[
     return f"SELECT {', '.join(columns)} FROM {database}_unified.{table}_current ORDER BY {order}"
 
 
+def read_current(
+    source: CdcSource, landing: Landing, database: str, table: str, expected: list[tuple]
+) -> tuple[list[tuple], list[tuple]]:
+    """`<table>_current`'s rows (every column the source table has, normalized), and `expected` with the cells
+    `source.unknown` names read as unknown where the view shows them so (`unknown_accepted`)."""
+    columns = source.columns(database, table)
+    if source.unknown is None:
+        return source.normalize(landing.read(current_sql(source, database, table, columns))), expected
+    shown = landing.read(current_sql(source, database, table, [*columns, "_cdc_unavailable"]))
+    through_view = source.normalize([row[:-1] for row in shown])
+    cells = source.unknown(database, table)
+    return through_view, unknown_accepted(expected, through_view, [row[-1] for row in shown], columns, cells)
+
+
+def unknown_accepted(
+    expected: Sequence[tuple],
+    current: Sequence[tuple],
+    unavailable: Sequence[Sequence[str] | None],
+    columns: Sequence[str],
+    cells: dict[Any, dict[str, str]],
+) -> list[tuple]:
+    """`expected` (the source's rows, the key first) with each cell `cells` lists ({key: {column: how}}) as NULL
+    where `current` (the view's rows; `unavailable`, each one's `_cdc_unavailable`) shows it as uniview shows a
+    value it cannot know: NULL with the column named in `_cdc_unavailable` (how "named": a default computed by
+    the source, docs/current-state.md), or NULL (how "null": a default the stream does not carry, so nothing
+    tells it from none).  Every other cell stays as the source has it: an unchanged TOASTed value named in
+    `_cdc_unavailable` must still show the value the key sent before."""
+    shown = {row[0]: (row, names or ()) for row, names in zip(current, unavailable, strict=True)}
+    lowered = [column.lower() for column in columns]
+    accepted = []
+    for row in expected:
+        values = list(row)
+        view, names = shown.get(row[0], ((), ()))
+        named = {name.lower() for name in names}
+        for column, how in cells.get(int(row[0]), {}).items() if view else ():
+            at = lowered.index(column.lower()) if column.lower() in lowered else None
+            if at is not None and view[at] is None and (how == "null" or column.lower() in named):
+                values[at] = None
+        accepted.append(tuple(values))
+    return accepted
+
+
 def view_mismatches(stack: CdcStack, events: dict) -> list:
     """What differs, per warehouse, source database and table, between the source and the views."""
     source = stack.source
@@ -391,9 +435,7 @@ def view_mismatches(stack: CdcStack, events: dict) -> list:
                     continue
                 expected = source.normalize(rows)
                 try:
-                    through_view = source.normalize(
-                        landing.read(current_sql(source, database, table, source.columns(database, table)))
-                    )
+                    through_view, expected = read_current(source, landing, database, table, expected)
                     changes = changes_in_view(landing, database, table)
                 except Exception as error:  # a view the function has not created or refreshed yet
                     mismatches.append((landing.name, database, table, f"{type(error).__name__}: {error}"[:300]))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from cdc_e2e_support import unknown_accepted
 
 from uniview.warehouse.url import duckdb_url
 
@@ -174,16 +175,21 @@ class EnvelopeSink:
             main.main(self.arguments(batch, list(renames)), standalone_mode=False)
         self.quarantined = json.loads(summary.getvalue())["quarantined_by_reason"]
 
-    def differences(self, table: str, columns: list[str], expected: list[tuple], normalize: Any) -> list:
+    def differences(
+        self, table: str, columns: list[str], expected: list[tuple], normalize: Any, unknown: dict | None = None
+    ) -> list:
         """What differs between `expected` (the source's rows) and `<table>_current`, and the changes
-        `<table>_unified` holds against the records sent."""
+        `<table>_unified` holds against the records sent; `unknown`: the cells uniview may not know
+        ({key: {column: how}}, cdc_e2e_support.unknown_accepted)."""
         if not self.log.landed.get(table) and not expected:
             return []
         dataset = f"{self.log.database}_unified"
         with duckdb.connect(str(self.warehouse), read_only=True) as connection:
             connection.execute("SET TimeZone = 'UTC'")
-            rows = connection.execute(f"SELECT {', '.join(columns)} FROM {dataset}.{table}_current ORDER BY id")
-            current = normalize(rows.fetchall())
+            select = f"SELECT {', '.join(columns)}, _cdc_unavailable FROM {dataset}.{table}_current ORDER BY id"
+            shown = connection.execute(select).fetchall()
+            current = normalize([row[:-1] for row in shown])
+            expected = unknown_accepted(expected, current, [row[-1] for row in shown], columns, unknown or {})
             (changes,) = connection.execute(f"SELECT count(*) FROM {dataset}.{table}_unified").fetchone() or (0,)
         found = []
         if current != expected:

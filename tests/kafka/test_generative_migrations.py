@@ -42,6 +42,7 @@ from cdc_e2e_support import (
     duckdb_landing,
     function_environments,
     streaming_sinks,
+    unknown_accepted,
     wait_for_events,
     wait_for_log,
     wait_until_views_match_sources,
@@ -89,19 +90,18 @@ OPEN_DEFECTS: dict[str, str] = {
         "logs no change; <table>_current shows the values as they were sent, in the unified type "
         "('2024-06-30 12:00:00.5' where the source shows 2024-06-30; 3.4e38 where it shows 3.3999999521443642e38)"
     ),
-    "default_dropped_by_modify": (
-        "MariaDB's MODIFY of a column added with a DEFAULT, without the DEFAULT: rows older than the column keep "
-        "the default they were given, the new version declares none, and <table>_current of the envelope path "
-        "shows NULL in them (it takes the default of the newest version, not of the one that added the column)"
-    ),
-    "unknown_default": (
-        "ADD COLUMN over older rows with a default uniview cannot know (MariaDB's zero date, now(), an expression "
-        "such as (2 * 21)): the source shows the value in them, <table>_current NULL (named in _cdc_unavailable), "
-        "which the comparison does not yet read as unknown"
-    ),
 }
-#: The kinds of default whose value uniview cannot know (docs/sink.md#declared-defaults): drawn only when named.
-UNKNOWN_DEFAULTS = {"zero_date", "now", "expression"}
+#: The kinds of default whose value in rows older than the column uniview cannot know, per source
+#: (docs/sink.md#declared-defaults): those rows show NULL, the column named in their `_cdc_unavailable`.
+#: PostgreSQL's "zero date" is 0001-01-01, a date like any other.
+UNKNOWN_DEFAULTS = {MARIADB: {"zero_date", "now", "expression"}, POSTGRES: {"now", "expression"}}
+#: Kinds of default Debezium's connectors leave out of the schema they send (MySQL's connector ignores an
+#: expression, PostgreSQL's cannot read one): the stream tells such a column from one without a default in no
+#: way, so the live path shows NULL in the older rows without naming the column (docs/current-state.md).
+DROPPED_BY_CONNECTORS = {"expression"}
+#: MySQL's types whose values pymysql reads as text when they are no date (the zero date `0000-00-00`).
+FIELD_TYPE = pymysql.constants.FIELD_TYPE
+ZERO_DATES = {FIELD_TYPE.DATE, FIELD_TYPE.NEWDATE, FIELD_TYPE.DATETIME, FIELD_TYPE.TIMESTAMP}
 #: The type changes drawn: those of open defects only when they are named.
 CONVERTING_TYPE_CHANGES = {
     ("datetime", "date"),
@@ -160,7 +160,7 @@ class Sources:
             connection = pymysql.connect(unix_socket=str(self.mariadb.socket), user="root", database=database)
             with connection, connection.cursor() as cursor:
                 cursor.execute(f"SELECT * FROM {table} ORDER BY id")
-                return [tuple(row) for row in cursor.fetchall()]
+                return [no_zero_dates(row, cursor.description) for row in cursor.fetchall()]
         with psycopg.connect(self.postgres.dsn(database)) as connection:
             return [tuple(row) for row in connection.execute(f"SELECT * FROM {table} ORDER BY id").fetchall()]
 
@@ -170,7 +170,8 @@ class Sources:
         with connection, connection.cursor() as cursor:
             cursor.execute(f"SELECT * FROM {table}")
             names = [column[0] for column in cursor.description]
-            return {row[0]: dict(zip(names, row, strict=True)) for row in cursor.fetchall()}
+            rows = [no_zero_dates(row, cursor.description) for row in cursor.fetchall()]
+            return {row[0]: dict(zip(names, row, strict=True)) for row in rows}
 
     def declared(self, table: str) -> list[SourceColumn]:
         """MariaDB's declared schema of `table`, as information_schema.columns shows it."""
@@ -195,6 +196,16 @@ class Sources:
                 return [row[0] for row in cursor.fetchall()]
         with psycopg.connect(self.postgres.dsn(database)) as connection:
             return [row[0] for row in connection.execute(query, ["public", table]).fetchall()]
+
+
+def no_zero_dates(row: tuple, description) -> tuple:
+    """A MariaDB row with each zero date (`0000-00-00`, which a date column that may be NULL holds when a default
+    or a write gives it) as NULL: no DATE or DATETIME of BigQuery holds it, Debezium's MySQL connector sends NULL
+    for it, and so does the envelope path's binlog reader."""
+    return tuple(
+        None if isinstance(value, str) and column[1] in ZERO_DATES and value.startswith("0000-00-00") else value
+        for value, column in zip(row, description, strict=True)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -374,9 +385,15 @@ class Migrations(RuleBasedStateMachine):
         self.ids: list[int] = []
         self.names = iter(range(1, 1_000_000))
         self.touches = iter(range(-1, -1_000_000, -1))  # values no drawn write gives c0: each touch changes the row
+        #: Per source, {key: {column: kind of default}}: the cells of rows older than a column added with a default
+        #: uniview cannot know (UNKNOWN_DEFAULTS), not written since.
+        self.unknown: dict[str, dict[int, dict[str, str]]] = {dialect: {} for dialect in DIALECTS}
+        self.stack.source.unknown = self.unknown_cells
 
     # -- applying a drawn change to both sources ----------------------------------------------------------------
-    def apply(self, change: Change) -> None:
+    def apply(self, change: Change) -> dict[str, int]:
+        """Apply `change` to both sources: {dialect: rows its statements touched} of the sources that accepted it."""
+        accepted: dict[str, int] = {}
         self.log.append((change.label, change))
         print(f"drawn: {change.label}")
         note("\n".join(f"[{dialect}] {sql}" for dialect in DIALECTS for sql in change.statements(dialect)))
@@ -386,11 +403,39 @@ class Migrations(RuleBasedStateMachine):
             touched = self.sources.apply(dialect, change.statements(dialect))
             if touched is None:
                 continue
+            accepted[dialect] = touched
             if dialect == MARIADB:
                 self.publish_envelope(change, before)
             key = (DATABASE[dialect], self.table)
             count = (1 if change.truncate else 0) + (touched * change.events_per_row if writes else 0)
             self.events[key] = self.events.get(key, 0) + count
+        return accepted
+
+    # -- the cells whose value uniview cannot know ---------------------------------------------------------------
+    def unknown_cells(self, database: str, table: str) -> dict[int, dict[str, str]]:
+        """The live path's cells of `database` that may show as unknown: NULL named in `_cdc_unavailable`, or NULL
+        alone for a default the connectors drop (DROPPED_BY_CONNECTORS)."""
+        dialect = MARIADB if database == DATABASE[MARIADB] else POSTGRES
+        if table != self.table:
+            return {}
+        return {
+            key: {column: "null" if kind in DROPPED_BY_CONNECTORS else "named" for column, kind in cells.items()}
+            for key, cells in self.unknown[dialect].items()
+        }
+
+    def written(self, row: int, accepted: dict[str, int]) -> None:
+        """Row `row` was written (its change sent with every column) in the sources whose statement touched it."""
+        for dialect, touched in accepted.items():
+            if touched:
+                self.unknown[dialect].pop(row, None)
+
+    def column_gone(self, name: str, new: str | None = None) -> None:
+        """Column `name` dropped (its cells known again: whatever the column holds next is written or NULL), or
+        renamed to `new`."""
+        for cells in (cell for rows in self.unknown.values() for cell in rows.values()):
+            kind = cells.pop(name, None)
+            if kind is not None and new is not None:
+                cells[new] = kind
 
     def publish_envelope(self, change: Change, before: dict | None) -> None:
         """MariaDB's accepted statement as a binlog reader writes it: a record per changed row, or a TRUNCATE."""
@@ -435,7 +480,8 @@ class Migrations(RuleBasedStateMachine):
         rows = self.sources.rows(DATABASE[MARIADB], self.table)
         expected = comparable_rows(landed_as_declared(rows, schema))
         columns = [column.name for column in schema]
-        differences = self.envelope.differences(self.table, columns, expected, comparable_rows)
+        unknown = {key: dict.fromkeys(cells, "named") for key, cells in self.unknown[MARIADB].items()}
+        differences = self.envelope.differences(self.table, columns, expected, comparable_rows, unknown)
         assert not differences, differences
 
     def check_reference(self) -> None:
@@ -514,10 +560,7 @@ class Migrations(RuleBasedStateMachine):
         """ADD COLUMN of `type_name` with a drawn kind of default, then a write (INSERTs at its type's edges when
         `edges`)."""
         source_type = TYPES_BY_NAME[type_name]
-        drawn = [
-            k for k in source_type.defaults if k not in UNKNOWN_DEFAULTS or open_defects_enabled("unknown_default")
-        ]
-        kinds = seeded(f"default {type_name}", ["none", "null", *drawn])
+        kinds = seeded(f"default {type_name}", ["none", "null", *source_type.defaults])
         kind = data.draw(st.sampled_from(kinds), label="default")
         name = self.column_name()
         default = dict.fromkeys(DIALECTS, "")
@@ -525,12 +568,16 @@ class Migrations(RuleBasedStateMachine):
             default = dict.fromkeys(DIALECTS, " DEFAULT NULL")
         elif kind != "none":
             default = {d: f" DEFAULT {source_type.defaults[kind][d]}" for d in DIALECTS}
-        self.apply(
+        accepted = self.apply(
             Change(
                 f"add {type_name} default {kind}",
                 {d: [f"ALTER TABLE {self.table} ADD COLUMN {name} {source_type.ddl[d]}{default[d]}"] for d in DIALECTS},
             )
         )
+        for dialect in accepted:
+            if kind in UNKNOWN_DEFAULTS[dialect]:  # the rows already there hold a value uniview cannot know
+                for row in self.ids:
+                    self.unknown[dialect].setdefault(row, {})[name] = kind
         column = Column(name, type_name, default[MARIADB])
         self.columns.append(column)
         if edges:
@@ -544,7 +591,7 @@ class Migrations(RuleBasedStateMachine):
         change event)."""
         if self.ids:
             touch = f"UPDATE {self.table} SET c0 = {next(self.touches)} WHERE id = {self.ids[0]}"
-            self.apply(Change("touch", ddl(touch)))
+            self.written(self.ids[0], self.apply(Change("touch", ddl(touch))))
             self.check()
         else:
             self.insert_rows(1)
@@ -560,6 +607,7 @@ class Migrations(RuleBasedStateMachine):
     def drop(self, column: Column) -> None:
         self.apply(Change(f"drop {column.name}", ddl(f"ALTER TABLE {self.table} DROP COLUMN {column.name}")))
         self.columns.remove(column)
+        self.column_gone(column.name)
         self.write_after_ddl()
 
     @precondition(lambda self: len(self.columns) > 2)
@@ -570,6 +618,7 @@ class Migrations(RuleBasedStateMachine):
         if data.draw(st.booleans(), label="same type"):
             type_name = column.type_name
         self.apply(Change(f"drop {column.name}", ddl(f"ALTER TABLE {self.table} DROP COLUMN {column.name}")))
+        self.column_gone(column.name)
         if write_between:
             self.write_after_ddl()
         new_type = TYPES_BY_NAME[type_name]
@@ -591,6 +640,7 @@ class Migrations(RuleBasedStateMachine):
             Change(f"rename {column.name}", ddl(f"ALTER TABLE {self.table} RENAME COLUMN {column.name} TO {new}"))
         )
         self.functions.declare(self.table, column.name, new)
+        self.column_gone(column.name, new)
         column.name = new
         self.write_after_ddl()
 
@@ -605,7 +655,8 @@ class Migrations(RuleBasedStateMachine):
         targets = seeded(f"target {column.type_name}", [b for a, b in DRAWN_TYPE_CHANGES if a == column.type_name])
         target = TYPES_BY_NAME[data.draw(st.sampled_from(targets), label="target")]
         # MariaDB's MODIFY declares the column anew: without its DEFAULT the default is gone (rows keep their values)
-        kept = "" if open_defects_enabled("default_dropped_by_modify") else column.default
+        dropped = data.draw(st.sampled_from(seeded("modify default", [True, False])), label="MODIFY drops the DEFAULT")
+        kept = "" if dropped else column.default
         sql = {
             MARIADB: [f"ALTER TABLE {self.table} MODIFY {column.name} {target.ddl[MARIADB]}{kept}"],
             POSTGRES: [
@@ -622,6 +673,8 @@ class Migrations(RuleBasedStateMachine):
     def truncate(self) -> None:
         self.apply(Change("truncate", ddl(f"TRUNCATE TABLE {self.table}"), truncate=True))
         self.ids.clear()
+        for rows in self.unknown.values():
+            rows.clear()
         self.check()
 
     # -- writes ---------------------------------------------------------------------------------------------
@@ -643,12 +696,13 @@ class Migrations(RuleBasedStateMachine):
         column = self.pick_column(data)
         row = data.draw(st.sampled_from(self.ids), label="row")
         value = self.edge_value(data, column)
-        self.apply(
+        accepted = self.apply(
             Change(
                 f"update {column.name}",
                 {d: [f"UPDATE {self.table} SET {column.name} = {value[d]} WHERE id = {row}"] for d in DIALECTS},
             )
         )
+        self.written(row, accepted)
         self.check()
 
     @precondition(lambda self: bool(self.ids))
@@ -657,6 +711,7 @@ class Migrations(RuleBasedStateMachine):
         row = data.draw(st.sampled_from(self.ids), label="row")
         self.apply(Change("delete", ddl(f"DELETE FROM {self.table} WHERE id = {row}")))
         self.ids.remove(row)
+        self.written(row, dict.fromkeys(DIALECTS, 1))
         self.check()
 
     @precondition(lambda self: bool(self.ids))
@@ -667,6 +722,7 @@ class Migrations(RuleBasedStateMachine):
             Change("key", ddl(f"UPDATE {self.table} SET id = {self.next_id} WHERE id = {row}"), events_per_row=2)
         )
         self.ids[self.ids.index(row)] = self.next_id
+        self.written(row, dict.fromkeys(DIALECTS, 1))  # its new key's row is sent whole
         self.next_id += 1
         self.check()
 
@@ -677,8 +733,10 @@ class Migrations(RuleBasedStateMachine):
         does not log the unchanged value and Debezium sends its placeholder."""
         row = data.draw(st.sampled_from(self.ids), label="row")
         big = {MARIADB: f"REPEAT('t', {BIG})", POSTGRES: f"repeat('t', {BIG})"}
-        self.apply(Change("big", {d: [f"UPDATE {self.table} SET doc = {big[d]} WHERE id = {row}"] for d in DIALECTS}))
-        self.apply(Change("beside big", ddl(f"UPDATE {self.table} SET c0 = {next(self.touches)} WHERE id = {row}")))
+        set_big = {d: [f"UPDATE {self.table} SET doc = {big[d]} WHERE id = {row}"] for d in DIALECTS}
+        self.written(row, self.apply(Change("big", set_big)))
+        beside = f"UPDATE {self.table} SET c0 = {next(self.touches)} WHERE id = {row}"
+        self.written(row, self.apply(Change("beside big", ddl(beside))))
         self.check()
 
 
@@ -707,3 +765,20 @@ def test_drawn_migrations_keep_the_views_equal_to_both_sources(sources, generati
         raise
     finally:
         print(f"refused statements (no-op steps): {len(sources.refused)}")
+
+
+def test_the_comparison_reads_as_unknown_only_the_cells_the_model_names():
+    """A cell is read as unknown only where the model says it may be (a row older than a column added with a default
+    uniview cannot know) and the view shows it so; an unchanged TOASTed value the view fails to carry, named in
+    `_cdc_unavailable` too, stays a difference, and so does a known cell uniview leaves NULL."""
+    columns = ["id", "c1", "doc", "c2"]
+    expected = [(1, 42, "big", 7), (2, 42, "two", 7), (3, 42, "three", 7)]
+    current = [(1, None, None, None), (2, None, "two", 7), (3, None, "three", 7)]
+    unavailable = [["doc", "C1"], None, ["c2"]]
+    cells = {1: {"c1": "named", "c2": "named"}, 2: {"c1": "named"}, 3: {"c1": "null"}}
+    assert unknown_accepted(expected, current, unavailable, columns, cells) == [
+        (1, None, "big", 7),  # c1 named: unknown; doc named but no cell of the model: the carry failed; c2 unnamed
+        (2, 42, "two", 7),  # NULL without the name: a difference
+        (3, None, "three", 7),  # a default the connector drops: NULL alone
+    ]
+    assert unknown_accepted(expected, current, unavailable, columns, {}) == expected
