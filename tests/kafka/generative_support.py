@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from cdc_e2e_support import OutsideBigQuery
+
 MARIADB, POSTGRES = "mariadb", "postgres"
 DIALECTS = (MARIADB, POSTGRES)
 #: The open defects whose rules are off unless this variable lists them (comma-separated), or is "all".
@@ -120,7 +122,7 @@ TYPES: tuple[SourceType, ...] = (
     SourceType(
         "time",
         same("time(6)"),
-        ("'00:00:00'", "'23:59:59.999999'", "'12:30:00.5'", "'24:00:01'"),
+        ("'00:00:00'", "'23:59:59.999999'", "'12:30:00.5'", "'24:00:00'", "'24:00:01'"),
         {"literal": same("'08:00:00'")},
     ),
     SourceType(
@@ -212,8 +214,9 @@ def comparable(value: Any) -> Any:
         return Decimal(str(value))
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
         return value.astimezone(dt.UTC).replace(tzinfo=None)
-    if isinstance(value, dt.timedelta) and dt.timedelta(0) <= value < dt.timedelta(days=1):
-        return (dt.datetime.min + value).time()
+    if isinstance(value, dt.timedelta):  # MariaDB's TIME, a duration: BigQuery's TIME holds those within a day
+        in_a_day = dt.timedelta(0) <= value < dt.timedelta(days=1)
+        return (dt.datetime.min + value).time() if in_a_day else OutsideBigQuery(value)
     if isinstance(value, memoryview | bytearray):
         return bytes(value)
     if isinstance(value, dict | list):
@@ -236,3 +239,28 @@ def as_script(changes: Sequence[tuple[str, Change]], dialect: str) -> str:
 
 
 Runner = Callable[[str, str], int]
+
+
+def read_values_past_python(connection: Any) -> None:
+    """Make a psycopg `connection` read a date, timestamp or time that Python's types cannot hold (past year 9999,
+    BC, infinity, '24:00:00') as an OutsideBigQuery of its text, instead of failing the whole read: no BigQuery
+    type holds one either."""
+    import psycopg
+    from psycopg.types import datetime as types
+
+    loaders = {
+        "date": types.DateLoader,
+        "timestamp": types.TimestampLoader,
+        "timestamptz": types.TimestamptzLoader,
+        "time": types.TimeLoader,
+    }
+    for name, base in loaders.items():
+
+        class Loader(base):  # type: ignore[valid-type, misc]
+            def load(self, data: Any) -> Any:
+                try:
+                    return super().load(data)
+                except psycopg.DataError:
+                    return OutsideBigQuery(bytes(data).decode())
+
+        connection.adapters.register_loader(name, Loader)

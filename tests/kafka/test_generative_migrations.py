@@ -62,6 +62,7 @@ from generative_support import (
     ddl,
     literal,
     open_defects_enabled,
+    read_values_past_python,
 )
 
 pymysql = pytest.importorskip("pymysql", reason="PyMySQL is not installed")
@@ -162,6 +163,7 @@ class Sources:
                 cursor.execute(f"SELECT * FROM {table} ORDER BY id")
                 return [no_zero_dates(row, cursor.description) for row in cursor.fetchall()]
         with psycopg.connect(self.postgres.dsn(database)) as connection:
+            read_values_past_python(connection)
             return [tuple(row) for row in connection.execute(f"SELECT * FROM {table} ORDER BY id").fetchall()]
 
     def image(self, table: str) -> dict[int, dict]:
