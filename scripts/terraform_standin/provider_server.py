@@ -18,9 +18,13 @@ nothing: `apply` fails with a clear error.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
+import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +66,16 @@ def block_from_json(block: dict) -> pb.Schema.Block:
     )
 
 
+#: Terraform may keep a schema it read once for every later instance of the provider in the same command.
+CAPABILITIES = pb.ServerCapabilities(plan_destroy=True, get_provider_schema_optional=True)
+
+
 def schema_response(document: dict) -> pb.GetProviderSchema.Response:
     def schema(entry: dict) -> pb.Schema:
         return pb.Schema(version=entry.get("version", 0), block=block_from_json(entry["block"]))
 
     return pb.GetProviderSchema.Response(
+        server_capabilities=CAPABILITIES,
         provider=schema(document["provider"]),
         provider_meta=pb.Schema(block=pb.Schema.Block()),
         resource_schemas={name: schema(entry) for name, entry in document["resource_schemas"].items()},
@@ -166,11 +175,20 @@ class StandinServicer(rpc.ProviderServicer):
     """The provider service of the plugin protocol, planning from the schema alone."""
 
     def __init__(self, schema_path: Path) -> None:
-        self.response = pb.GetProviderSchema.Response.FromString(schema_path.read_bytes())
-        self.document = json.loads(schema_path.with_suffix(".json").read_text())["schema"]
+        self.schema_path = schema_path
+
+    @functools.cached_property
+    def response(self) -> pb.GetProviderSchema.Response:
+        response = pb.GetProviderSchema.Response.FromString(self.schema_path.read_bytes())
+        response.server_capabilities.CopyFrom(CAPABILITIES)
+        return response
+
+    @functools.cached_property
+    def document(self) -> dict:
+        return json.loads(self.schema_path.with_suffix(".json").read_text())["schema"]
 
     def GetMetadata(self, request, context):
-        return pb.GetMetadata.Response(server_capabilities=pb.ServerCapabilities(plan_destroy=True))
+        return pb.GetMetadata.Response(server_capabilities=CAPABILITIES)
 
     def GetProviderSchema(self, request, context):
         return self.response
@@ -227,9 +245,51 @@ class StandinServicer(rpc.ProviderServicer):
         return pb.StopProvider.Response()
 
 
+#: The key pair and certificate of the plugin's TLS, kept with its expiry so that a start reads them without
+#: importing `cryptography` (a third of a start).
+CERTIFICATE_CACHE = Path.home() / ".cache" / "tf-python-provider" / "standin_cert.json"
+#: A certificate expiring sooner than this is made anew.
+CERTIFICATE_MARGIN = 3600.0
+
+
+def cached_certificate(make: Callable[[], tuple[bytes, Any]]) -> tuple[bytes, Any]:
+    """`make()`'s (chain, server credentials) (tf's self-signed certificate), from CERTIFICATE_CACHE while it is
+    valid."""
+    import grpc
+
+    try:
+        cached = json.loads(CERTIFICATE_CACHE.read_text())
+        if cached["not_after"] > time.time() + CERTIFICATE_MARGIN:
+            pair = (cached["key_pem"].encode(), cached["cert_pem"].encode())
+            credentials = grpc.ssl_server_credentials([pair], require_client_auth=False)
+            return base64.b64decode(cached["cert_chain"]), credentials
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return renewed_certificate(make)
+
+
+def renewed_certificate(make: Callable[[], tuple[bytes, Any]]) -> tuple[bytes, Any]:
+    """tf's own certificate (made or read by `make`), written to CERTIFICATE_CACHE with its expiry."""
+    import tf.runner
+    from cryptography import x509
+
+    made = make()
+    cached = json.loads(tf.runner._get_cert_cache_path().read_text())
+    certificate = x509.load_pem_x509_certificate(cached["cert_pem"].encode())
+    cached["not_after"] = certificate.not_valid_after_utc.timestamp()
+    partial = CERTIFICATE_CACHE.with_name(f"{CERTIFICATE_CACHE.name}.{os.getpid()}")
+    partial.write_text(json.dumps(cached))
+    partial.replace(CERTIFICATE_CACHE)  # whole or absent for a provider starting at the same time
+    return made
+
+
 def main(argv: list[str]) -> None:
     import tf.provider
+    import tf.runner
     from tf.runner import run_provider
+
+    make = tf.runner._self_signed_cert
+    tf.runner._self_signed_cert = lambda: cached_certificate(make)
 
     schema_path = Path(argv[1])
     tf.provider.ProviderServicer = lambda _provider: StandinServicer(schema_path)  # run_provider's servicer
