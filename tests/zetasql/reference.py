@@ -205,6 +205,8 @@ def from_text(text: str | None, bq_type: BQType) -> Any:
         "TIMESTAMP": dt.datetime.fromisoformat,
         "TIME": dt.time.fromisoformat,
     }
+    if bq_type.name in ("DATE", "DATETIME", "TIMESTAMP"):  # ZetaSQL writes the year 1 as `1-01-01`, unpadded
+        text = re.sub(r"^[0-9]{1,3}-", lambda year: year.group(0).zfill(5), text)
     return canonical(readers.get(bq_type.name, str)(text), bq_type)
 
 
