@@ -121,7 +121,7 @@ def _environment(name: str, value: str) -> Iterator[None]:
 
 
 def _subscribe_function(function_url: str) -> None:
-    from google.cloud import pubsub_v1
+    import google.cloud.pubsub_v1 as pubsub_v1
 
     topic = f"projects/{PROJECT}/topics/{TOPIC}"
     pubsub_v1.PublisherClient().create_topic(name=topic)
