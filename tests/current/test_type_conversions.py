@@ -147,3 +147,22 @@ def test_two_type_changes_convert_at_each(tmp_path, policy, mode):
     shown = [c for _, c in current(path, policy, mode)]
     expected = [datetime(2024, 6, 30), datetime(2020, 1, 1), datetime(2021, 5, 6, 7, 8, 9)]
     assert shown == (expected if policy == "widen" else [str(v) for v in expected])
+
+
+@pytest.mark.parametrize("policy", ["widen", "uniview"])
+def test_the_current_table_converts_its_stored_rows_when_a_new_version_brings_the_change(tmp_path, policy):
+    """The table was kept before the change; the change's version arrives in a later refresh: the stored rows of
+    its database are presented again, converted, and another database's are left as they were."""
+    path = tmp_path / "w.duckdb"
+    noon = datetime(2024, 6, 30, 12, 0)
+    before = [("t_v_a", db, "INSERT", {"id": 1, "c": noon}, None) for db in ("db1", "db2")]
+    land(path, {"t_v_a": [("id", "INT64"), ("c", "DATETIME")]}, before)
+    assert sorted(current(path, policy, "table", "_cdc_database, id, c")) == [("db1", 1, noon), ("db2", 1, noon)]
+    # positions restart at the first change of a landing: the new version's change comes last in db1's log
+    later = [("t_v_b", "db1", "INSERT", {"id": 2, "c": date(2020, 1, 1)}, None) for _ in range(len(before) + 1)]
+    land(path, {"t_v_b": [("id", "INT64"), ("c", "DATE")]}, later)
+    midnight, first = (datetime(2024, 6, 30), datetime(2020, 1, 1))
+    expected = [("db1", 1, midnight), ("db1", 2, first), ("db2", 1, noon)]
+    if policy == "uniview":
+        expected = [(db, key, str(value.date()) if db == "db1" else str(value)) for db, key, value in expected]
+    assert sorted(current(path, policy, "table", "_cdc_database, id, c")) == expected
