@@ -8,8 +8,9 @@ two, to the select item of the column (uniview.current.view), in view mode and t
 checked on MariaDB 10.11 (strict mode) and PostgreSQL 15 (docs/current-state.md#type-changes-that-convert-older-rows):
 
 - DATETIME -> DATE: the date, the time of day dropped (both truncate, 23:59:59.5 included);
-- a number -> NUMERIC/BIGNUMERIC of a smaller scale: rounded half away from zero at the new scale (both; a
-  FLOAT64 is first cast to NUMERIC, which rounds it at 9 decimals, the decimal the sources round too);
+- a number -> NUMERIC/BIGNUMERIC of a smaller scale: rounded half away from zero at the new scale (both), by a
+  SAFE_CAST to the parameterized type; a FLOAT64 is first cast to NUMERIC, which rounds it at 9 decimals (the
+  sources round its decimal, not its binary value);
 - STRING(n) or STRING -> STRING(m), m < n: the first m characters (PostgreSQL's cast truncates; MariaDB refuses
   the change when a value is longer);
 - BOOL -> INT64: 1 and 0;
@@ -138,17 +139,18 @@ def _step(expression: str, before: BQType, after: BQType) -> tuple[str, bool] | 
 
 
 def _to_decimal(expression: str, before: Scalar, after: Scalar) -> tuple[str, bool]:
-    """A number as a decimal of `after`'s scale, rounded half away from zero (ROUND on NUMERIC and BIGNUMERIC): a
-    FLOAT64 cast first (which rounds it at the decimal type's own scale), a decimal rounded in its own type."""
-    _, scale = decimal_parameters(after)
-    target = after.base().sql()
-    if before.name == "FLOAT64":
-        return f"ROUND(SAFE_CAST({expression} AS {target}), {scale})", True
+    """A number as a decimal of `after`'s precision and scale: SAFE_CAST to the parameterized type rounds half away
+    from zero at the scale (BigQuery's and DuckDB's casts alike).  A FLOAT64 is cast to the decimal type first,
+    which rounds it at that type's own scale (9 for NUMERIC): the decimal the sources round, not the binary value
+    (2.675 is 2.67499999999999982236431605997495353221893310546875)."""
     if before.name == "INT64":
-        return f"CAST({expression} AS {target})", False
-    rounds = decimal_parameters(before)[1] > scale
-    rounded = f"ROUND({expression}, {scale})" if rounds else expression
-    return (rounded if before.name == after.name else f"SAFE_CAST({rounded} AS {target})"), rounds
+        return f"CAST({expression} AS {after.base().sql()})", False
+    rounds = before.name == "FLOAT64" or decimal_parameters(before)[1] > decimal_parameters(after)[1]
+    if before.name == "FLOAT64":
+        expression = f"SAFE_CAST({expression} AS {after.base().sql()})"
+    if before == after or (not rounds and not after.params):
+        return expression, rounds
+    return f"SAFE_CAST({expression} AS {after.sql()})", rounds
 
 
 def _to_length(expression: str, before: Scalar, after: Scalar) -> tuple[str, bool]:
