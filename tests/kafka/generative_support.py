@@ -203,6 +203,7 @@ def open_defects_enabled(defect: str) -> bool:
 
 def comparable(value: Any) -> Any:
     """A value in one form for the source, DuckDB and BigQuery: numbers as Decimal (NaN and infinities as text),
+    dates as midnight of the day (a column that was a datetime before it was a date is DATETIME in the views),
     times with a zone in UTC, bytes as bytes, JSON documents parsed and written again with sorted keys."""
     if isinstance(value, bool) or value is None:
         return value
@@ -214,6 +215,8 @@ def comparable(value: Any) -> Any:
         return Decimal(str(value))
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
         return value.astimezone(dt.UTC).replace(tzinfo=None)
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return dt.datetime.combine(value, dt.time())  # a DATE in a column the unified view types DATETIME
     if isinstance(value, dt.timedelta):  # MariaDB's TIME, a duration: BigQuery's TIME holds those within a day
         in_a_day = dt.timedelta(0) <= value < dt.timedelta(days=1)
         return (dt.datetime.min + value).time() if in_a_day else OutsideBigQuery(value)

@@ -255,6 +255,28 @@ def test_widening_cast_result_types(con):
     ]
 
 
+def test_safe_cast_to_a_decimal_keeps_its_precision_and_scale(con):
+    """SAFE_CAST to NUMERIC is DuckDB's DECIMAL(38, 9) as CAST's is (sqlglot alone writes DECIMAL, DuckDB's
+    DECIMAL(18, 3)), and to a parameterized decimal its own precision and scale, rounding half away from zero."""
+    sql = to_duckdb(
+        "SELECT SAFE_CAST(`f` AS NUMERIC) AS `n`, SAFE_CAST(`t` AS NUMERIC(12, 2)) AS `p`,"
+        " SAFE_CAST(`t` AS BIGNUMERIC(38, 2)) AS `b` FROM `cdc`.`safe_v_1`"
+    )
+    con.execute("CREATE TABLE cdc.safe_v_1 (f DOUBLE, t VARCHAR)")
+    con.execute("INSERT INTO cdc.safe_v_1 VALUES (0.0049999999, '-1.005'), (1e30, 'x')")
+    con.execute(f"CREATE VIEW cdc.safe_view AS {sql}")
+    described = con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'safe_view'")
+    assert described.fetchall() == [
+        ("n", "DECIMAL(38,9)"),
+        ("p", "DECIMAL(12,2)"),
+        ("b", "DECIMAL(38,2)"),
+    ]
+    assert con.execute("SELECT * FROM cdc.safe_view").fetchall() == [
+        (Decimal("0.005000000"), Decimal("-1.01"), Decimal("-1.01")),  # 0.0049999999 at 9 decimals
+        (None, None, None),
+    ]
+
+
 # ---------------------------------------------------------------- 3. typed NULLs
 
 TYPED_NULLS = [

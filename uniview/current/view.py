@@ -45,6 +45,7 @@ from uniview.core.render import render
 from uniview.core.resolve import convert, null_of
 from uniview.core.schema import TableVersion
 from uniview.core.types import Array, BQType, Scalar, Struct
+from uniview.current.conversions import converted_value
 from uniview.current.order import (
     ORDER_COLUMNS,
     database_key,
@@ -146,6 +147,7 @@ def current_rules(
                 unavailable = _unavailable_test(versions, name, spelled[layout.UNAVAILABLE], version_column)
                 carried.append((carried_name, name, unavailable))
                 value = carried_value(carried_name)
+            value = converted_value(value, versions, name, bq_type, version_column)
             has = [n for n, version in enumerate(versions) if _has(version, name)]
             lives = _lives(versions, has, name)
             if len(has) < len(versions) or len(lives) > 1:

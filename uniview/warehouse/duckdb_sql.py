@@ -240,6 +240,15 @@ def _cast(node: exp.Cast) -> exp.Expr:
     return cast
 
 
+def _try_cast(node: exp.TryCast) -> exp.Expr:
+    """SAFE_CAST to a decimal as DuckDB's type of the same precision and scale (sqlglot writes NUMERIC as DuckDB's
+    DECIMAL, which is DECIMAL(18, 3)); to any other type as sqlglot writes it."""
+    target = _bigquery_type(node.to)
+    if isinstance(target, Scalar) and target.name in ("NUMERIC", "BIGNUMERIC"):
+        return _raw(f"TRY_CAST({_sql(node.this)} AS {_duckdb_type(target)})")
+    return node
+
+
 def _bigquery_type(data_type: exp.DataType) -> BQType:
     try:
         return parse_type(data_type.sql("bigquery"))
@@ -367,6 +376,7 @@ _RULES: dict[type, Callable[..., exp.Expr]] = {
     exp.Dot: _dot,
     exp.Table: _table,
     exp.Cast: _cast,
+    exp.TryCast: _try_cast,
     exp.JSONFormat: _json_format,
     exp.SafeConvertBytesToString: _safe_convert,
     exp.Timestamp: _timestamp,
