@@ -147,7 +147,8 @@ def mysql_connector(
 
     Topics are `<name>.<database>.<table>`; the connector's schema history is kept on the broker
     (`<name>.schema-history`), and its schema-change events, which carry each DDL statement, go to the
-    topic `<name>` (`include.schema.changes`).  Decimals are exact, times keep microseconds, and an
+    topic `<name>` (`include.schema.changes`).  Decimals are exact, times keep microseconds, a
+    date of years 1 to 99 is sent as stored (not taken for a 2-digit year), and an
     unsigned BIGINT is a decimal (it may not fit a signed 64-bit integer).  `server_id` must differ from
     the server's and from every other replica's.  `TRUNCATE TABLE` is published as a truncate event.
     """
@@ -167,6 +168,8 @@ def mysql_connector(
         "include.schema.changes": "true",
         "decimal.handling.mode": "precise",
         "time.precision.mode": "adaptive_time_microseconds",
+        # MySQL and MariaDB map a 2-digit year when it is written; the value stored (year 1 too) is the one to send
+        "enable.time.adjuster": "false",
         "bigint.unsigned.handling.mode": "precise",
         "snapshot.mode": "initial",
         "skipped.operations": "none",  # TRUNCATE TABLE is published (op "t"); Debezium skips it by default
