@@ -6,20 +6,12 @@ of query results. The last state of a name is the answer, never an earlier one."
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import textwrap
-from pathlib import Path
 
 import pytest
-
-import uniview.local
-from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, find_emulator_venv
+from emulator_shim_support import compared_answers
 
 pytest.importorskip("google.cloud.bigquery")
-
-SHIM = Path(uniview.local.__file__).parent / "bigquery_emulator_shim.py"
 
 STATEMENTS = (
     "CREATE SCHEMA first",
@@ -98,32 +90,7 @@ def modes(fields: list[dict]) -> dict[str, str]:
 
 
 def test_the_shims_columns_are_the_emulators(tmp_path):
-    venv = find_emulator_venv()
-    if venv is None:
-        pytest.skip("the BigQuery emulator is not installed: run scripts/setup-bigquery-emulator.sh")
-    from google.auth.credentials import AnonymousCredentials
-    from google.cloud import bigquery
-
-    data = tmp_path / "data"
-    with bigquery_emulator(tmp_path / "log", data_dir=data) as host:
-        client = bigquery.Client(
-            project=DEFAULT_PROJECT,
-            credentials=AnonymousCredentials(),
-            client_options={"api_endpoint": f"http://{host}"},
-        )
-        for statement in STATEMENTS:
-            client.query(statement).result()
-        client.close()
-    completed = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", COMPARE, str(SHIM), str(data), DEFAULT_PROJECT, ",".join(NAMES)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "HOME": str(venv / "home")},
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    answers = json.loads(completed.stdout.splitlines()[-1])
+    answers = compared_answers(tmp_path, STATEMENTS, COMPARE, ",".join(NAMES))
     assert [a for a in answers if a[1] != a[2] or a[5] != a[6]] == []
     # every column the shim reads from the metadata, and whether it takes NULL, is the one duckdb_columns() lists
     assert [a for a in answers if a[3] is not None and a[3] != a[4]] == []

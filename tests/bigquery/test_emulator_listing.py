@@ -5,20 +5,12 @@ table names, for every dataset and every name (and a missing one)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import textwrap
-from pathlib import Path
 
 import pytest
-
-import uniview.local
-from uniview.local.bigquery_emulator import DEFAULT_PROJECT, bigquery_emulator, find_emulator_venv
+from emulator_shim_support import compared_answers
 
 pytest.importorskip("google.cloud.bigquery")
-
-SHIM = Path(uniview.local.__file__).parent / "bigquery_emulator_shim.py"
 
 STATEMENTS = (
     "CREATE SCHEMA first",
@@ -60,32 +52,7 @@ COMPARE = textwrap.dedent(
 
 
 def test_the_shims_listing_is_the_emulators(tmp_path):
-    venv = find_emulator_venv()
-    if venv is None:
-        pytest.skip("the BigQuery emulator is not installed: run scripts/setup-bigquery-emulator.sh")
-    from google.auth.credentials import AnonymousCredentials
-    from google.cloud import bigquery
-
-    data = tmp_path / "data"
-    with bigquery_emulator(tmp_path / "log", data_dir=data) as host:
-        client = bigquery.Client(
-            project=DEFAULT_PROJECT,
-            credentials=AnonymousCredentials(),
-            client_options={"api_endpoint": f"http://{host}"},
-        )
-        for statement in STATEMENTS:
-            client.query(statement).result()
-        client.close()
-    completed = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", COMPARE, str(SHIM), str(data), DEFAULT_PROJECT],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "HOME": str(venv / "home")},
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    answers = json.loads(completed.stdout.splitlines()[-1])
+    answers = compared_answers(tmp_path, STATEMENTS, COMPARE)
     assert [a for a in answers if a[2] != a[3]] == []
     listed = {(dataset, name): emulator for dataset, name, emulator, _ in answers}
     assert listed[("first", None)] == [
