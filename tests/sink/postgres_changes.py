@@ -26,6 +26,20 @@ INT = "int32"
 MODES = ("view", "table")
 
 
+def envelope_schema(name: str, fields: list[dict]) -> dict:
+    """A Debezium event's schema: `before` and `after`, structs of the row's `fields` named `name`, `op`, `ts_ms`."""
+    value_schema = {"type": "struct", "optional": True, "name": name, "fields": fields}
+    return {
+        "type": "struct",
+        "fields": [
+            {**value_schema, "field": "before"},
+            {**value_schema, "field": "after"},
+            {"field": "op", "type": "string"},
+            {"field": "ts_ms", "type": "int64", "optional": True},
+        ],
+    }
+
+
 def change(
     lsn: int,
     op: str,
@@ -41,16 +55,7 @@ def change(
         if defaults and name in defaults:
             field["default"] = defaults[name]
         fields.append(field)
-    value_schema = {"type": "struct", "optional": True, "name": f"{database}.public.customer.Value", "fields": fields}
-    schema = {
-        "type": "struct",
-        "fields": [
-            {**value_schema, "field": "before"},
-            {**value_schema, "field": "after"},
-            {"field": "op", "type": "string"},
-            {"field": "ts_ms", "type": "int64", "optional": True},
-        ],
-    }
+    schema = envelope_schema(f"{database}.public.customer.Value", fields)
     source = {
         "version": "3.0.8.Final",
         "connector": "postgresql",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from postgres_changes import MODES, current, refresh
+from postgres_changes import MODES, current, envelope_schema, refresh
 from sink_support import query, record, write_ndjson
 from test_ddl_renames import kcat
 
@@ -68,15 +68,7 @@ def debezium_event(number: int, operation: str, row: dict) -> tuple[str, dict]:
         {"field": "d", "type": "int32", "optional": True, "name": "io.debezium.time.Date"},
         {"field": "name", "type": "string", "optional": True},
     ]
-    value_schema = {"type": "struct", "optional": True, "name": "shop.shop.customer.Value", "fields": fields}
-    schema = {
-        "type": "struct",
-        "fields": [
-            {**value_schema, "field": "before"},
-            {**value_schema, "field": "after"},
-            {"field": "op", "type": "string"},
-        ],
-    }
+    schema = envelope_schema("shop.shop.customer.Value", fields)
     source = {
         "connector": "mysql",
         "db": "shop",
