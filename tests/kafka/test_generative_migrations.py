@@ -163,10 +163,7 @@ class Sources:
         if dialect == MARIADB:
             connection = pymysql.connect(unix_socket=str(self.mariadb.socket), user="root", database=database)
             with connection, connection.cursor() as cursor:
-                cursor.execute(f"SELECT * FROM {table} ORDER BY id")
-                return float32_exact(
-                    cursor.description, [no_zero_dates(row, cursor.description) for row in cursor.fetchall()]
-                )
+                return mariadb_rows(cursor, database, table, " ORDER BY id")
         with psycopg.connect(self.postgres.dsn(database)) as connection:
             read_values_past_python(connection)
             cursor = connection.execute(f"SELECT * FROM {table} ORDER BY id")
@@ -176,11 +173,8 @@ class Sources:
         """MariaDB's rows of `table` by key, each as {column: value}: the row images a binlog reader writes."""
         connection = pymysql.connect(unix_socket=str(self.mariadb.socket), user="root", database=DATABASE[MARIADB])
         with connection, connection.cursor() as cursor:
-            cursor.execute(f"SELECT * FROM {table}")
+            rows = mariadb_rows(cursor, DATABASE[MARIADB], table)
             names = [column[0] for column in cursor.description]
-            rows = float32_exact(
-                cursor.description, [no_zero_dates(row, cursor.description) for row in cursor.fetchall()]
-            )
             return {row[0]: dict(zip(names, row, strict=True)) for row in rows}
 
     def declared(self, table: str) -> list[SourceColumn]:
@@ -206,6 +200,20 @@ class Sources:
                 return [row[0] for row in cursor.fetchall()]
         with psycopg.connect(self.postgres.dsn(database)) as connection:
             return [row[0] for row in connection.execute(query, ["public", table]).fetchall()]
+
+
+def mariadb_rows(cursor, database: str, table: str, order: str = "") -> list[tuple]:
+    """MariaDB's rows of `table` through `cursor`, each FLOAT read as a DOUBLE, the float's exact value: the text
+    protocol writes a FLOAT with 6 significant digits (1.17549e-38 for the float 1.1754943508222875e-38, which a
+    binlog reader and Debezium send whole); zero dates as NULL (`no_zero_dates`)."""
+    cursor.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = %s AND table_name = %s "
+        "ORDER BY ordinal_position",
+        [database, table],
+    )
+    items = [f"CAST(`{name}` AS DOUBLE) AS `{name}`" if kind == "float" else f"`{name}`" for name, kind in cursor]
+    cursor.execute(f"SELECT {', '.join(items)} FROM {table}{order}")
+    return float32_exact(cursor.description, [no_zero_dates(row, cursor.description) for row in cursor.fetchall()])
 
 
 def no_zero_dates(row: tuple, description) -> tuple:
