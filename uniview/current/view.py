@@ -291,18 +291,20 @@ def _unavailable_test(versions: Sequence[TableVersion], name: str, unavailable: 
 
 def _unknown_default(versions: Sequence[TableVersion], lives: Sequence[Sequence[int]], name: str) -> list[int]:
     """The versions with column `name` whose value in rows older than the column cannot be known: those of a life
-    (`_lives`) whose first version, the one that added the column, declares it NOT NULL without a default the
-    stream carried (a volatile default such as now()), or a default no literal can write."""
-    found: list[int] = []
-    for life in lives:
-        adding = versions[life[0]]
-        recorded = {n.lower(): text for n, text in adding.defaults}
-        if name.lower() in recorded:
-            unknown = _literal(json.loads(recorded[name.lower()]), _own_type(adding, name)) is None
-        else:
-            unknown = name.lower() in {n.lower() for n in adding.not_null}
-        found.extend(life if unknown else [])
-    return found
+    (`_lives`) whose first version, the one that added the column, gives no default it can know (`_added_default`)."""
+    return [number for life in lives if _added_default(versions[life[0]], name)[2] for number in life]
+
+
+def _added_default(adding: TableVersion, name: str) -> tuple[str | None, BQType, bool]:
+    """The default of column `name` in `adding` (the version that added it) as a typed literal of its own type (None
+    when it declares none or the default is unknown), that type, and whether the default is unknown: NOT NULL
+    without a default the stream carried (a volatile default such as now()), or a default no literal can write."""
+    recorded = {n.lower(): text for n, text in adding.defaults}
+    own = _own_type(adding, name)
+    if name.lower() not in recorded:
+        return None, own, name.lower() in {n.lower() for n in adding.not_null}
+    literal = _literal(json.loads(recorded[name.lower()]), own)
+    return literal, own, literal is None
 
 
 def _with_unknown(unavailable: str, marks: Sequence[str]) -> str:
@@ -321,12 +323,7 @@ def _defaults_case(versions: Sequence[TableVersion], lives: Sequence[Sequence[in
     with another default, or none) does not change them."""
     whens: list[str] = []
     for life in lives:
-        adding = versions[life[0]]
-        recorded = {n.lower(): text for n, text in adding.defaults}
-        if name.lower() not in recorded:
-            continue
-        own = _own_type(adding, name)
-        literal = _literal(json.loads(recorded[name.lower()]), own)
+        literal, own, _ = _added_default(versions[life[0]], name)
         if literal is not None:
             value = literal if own == bq_type else convert(literal, own, bq_type)
             whens.extend(f"WHEN {number} THEN {value}" for number in life)
