@@ -320,7 +320,7 @@ def typed_routes(
 
 def excused_columns(columns: Sequence[LandingColumn], key: Sequence[str] | None) -> list[int]:
     """The positions of the columns a DELETE may land NULL when their values do not fit: those outside the primary
-    `key` (names, compared without case).  None when there is no key (or one naming a column the version lacks): a
+    `key` (names, compared without case); none when there is no key (or one naming a column the version lacks): a
     row without one is known by all its values, so a DELETE without a key is typed as every other record."""
     keyed = {name.lower() for name in key or ()}
     names = [column.name.lower() for column in columns]
