@@ -60,7 +60,7 @@ BINLOG_DEFAULTS = [
     ("zero", "datetime", {"default": "0000-00-00 00:00:00", "nullable": False}, None, True),
     ("created", "timestamp", {"default": "CURRENT_TIMESTAMP", "nullable": False}, None, True),
     ("created2", "timestamp", {"default": "current_timestamp()"}, None, True),
-    ("flag", "tinyint(1)", {"default": 2, "nullable": False}, True, False),
+    ("flag", "tinyint(1)", {"default": 2, "nullable": False}, None, True),
     ("one", "tinyint(1)", {"default": 1}, True, False),
     ("off", "tinyint(1)", {"default": "0"}, False, False),
     ("n", "int", {"default": "5"}, 5, False),

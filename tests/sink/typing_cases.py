@@ -33,6 +33,7 @@ TYPES = [
 #: JSON values as written in the record (not re-serialized, so 1.50 stays 1.50).
 VALUES = [
     "0",
+    "1",
     "5",
     "-7",
     "1.5",
@@ -66,6 +67,7 @@ VALUES = [
     '"False"',
     '"0"',
     '"00"',
+    '"01"',
     '"-1"',
     "null",
     '{"a": 1, "b": "x"}',

@@ -102,8 +102,8 @@ def _bool(_: Scalar, value: Any, text: str) -> Any:
         return QUARANTINED
     if read.lower() in ("true", "false"):
         return str(read.lower() == "true")
-    if re.fullmatch(r"-?[0-9]+", read):
-        return str(any(digit not in "-0" for digit in read))
+    if re.fullmatch(r"-?[0-9]+", read) and int(read) in (0, 1):
+        return str(int(read) == 1)
     return QUARANTINED
 
 

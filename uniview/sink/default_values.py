@@ -6,8 +6,8 @@ constant of the column's BigQuery type (uniview.core.default_literals).  Anythin
 (None): a default the source computes when a row is written (VOLATILE_DEFAULT: now(), CURRENT_TIMESTAMP),
 one its column's rules refuse (`CURRENT_TIMESTAMP` as text in a TIMESTAMP column, MySQL's zero date
 '0000-00-00 00:00:00', 'x' in an INT64 column), one out of BigQuery's range, and every default of a
-GEOGRAPHY, ARRAY or STRUCT column.  So `tinyint(1) DEFAULT 2` is TRUE and `INT DEFAULT '5'` is 5, as
-the same values in a record would land.
+GEOGRAPHY, ARRAY or STRUCT column.  So `tinyint(1) DEFAULT 1` is TRUE, `tinyint(1) DEFAULT 2` unknown (2 is
+no BOOL) and `INT DEFAULT '5'` is 5, as the same values in a record would land.
 """
 
 from __future__ import annotations

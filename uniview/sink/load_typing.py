@@ -11,7 +11,7 @@ lands, or is quarantined, the same way on either.
 | INT64                    | integer number or string of digits, in range                      |
 | FLOAT64                  | number or numeric string that is a finite double; "NaN", "Infinity", "-Infinity" |
 | NUMERIC/BIGNUMERIC       | number or numeric string, rounded once (half away from zero) to the scale, within the digits |
-| BOOL                     | true/false, "true"/"false", integers (0 false)                    |
+| BOOL                     | true/false, "true"/"false", the integers 0 and 1                  |
 | STRING                   | any value (non-strings as their JSON text)                        |
 | BYTES                    | base64 string (a JSON string: not a number or true)               |
 | DATE                     | "YYYY-MM-DD", 0001-01-01 to 9999-12-31                            |

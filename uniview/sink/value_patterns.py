@@ -44,8 +44,9 @@ FLOAT_SPECIAL = r"^(NaN|-?Infinity)$"
 #: The largest finite FLOAT64: a NUMBER beyond it (which a double cannot be) does not fit.
 FLOAT_MAX = "1.7976931348623157e308"
 BASE64 = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
-#: BOOL: "true"/"false" in any case, or an integer, which is false when all its digits are 0.
-BOOL_INTEGER = r"^-?[0-9]+$"
+#: BOOL: "true"/"false" in any case, or the integer 0 or 1 (MySQL's `tinyint(1)`, which also holds 2 or -1: such
+#: a value is no BOOL and is quarantined, as a value out of any other type's domain is).
+BOOL_INTEGER = r"^(-?0+|0*1)$"
 BOOL_ZERO = r"^-?0+$"
 
 
