@@ -93,9 +93,9 @@ def test_boolean_to_int_is_one_and_zero(tmp_path, policy, mode):
 
 
 def test_text_to_a_shorter_varchar_keeps_its_first_characters_where_the_versions_record_the_length():
-    """PostgreSQL's text::varchar(20) cuts a longer text (MariaDB refuses the change); a warehouse whose version
-    tables keep the length (BigQuery's STRING(20)) shows the cut; DuckDB's VARCHAR records none, nor does a
-    Debezium schema, so there the change is not seen (docs/current-state.md)."""
+    """PostgreSQL's text::varchar(20) cuts a longer text (MariaDB refuses the change); versions that declare the
+    length (BigQuery's STRING(20), or a description's `varchar(20)` where DuckDB's VARCHAR keeps none) show the
+    cut; versions without it do not see the change (docs/current-state.md)."""
     versions = [
         TableVersion("t_v_a", "t", "a", 1.0, (Column("id", INT64), Column("c", STRING))),
         TableVersion("t_v_b", "t", "b", 2.0, (Column("id", INT64), Column("c", Scalar("STRING", (20,))))),

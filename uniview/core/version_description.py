@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -85,6 +86,24 @@ def described_defaults(description: str | None) -> dict[str, str | None]:
         return {}
     texts = {name: default_text(value) for name, value in landed.items() if isinstance(name, str) and value is not None}
     return {name: None if text is None or is_epoch(text) else text for name, text in texts.items()}
+
+
+#: A declared type whose parameter is the most characters a value holds: MySQL's and PostgreSQL's `varchar(n)`
+#: (`character varying(n)`), BigQuery's `STRING(n)` (what the sink records for a Debezium column whose source
+#: type the connector propagates).
+_VARYING_LENGTH = re.compile(r"\s*(?:varchar|character\s+varying|string)\s*\(\s*([0-9]{1,9})\s*\)\s*", re.IGNORECASE)
+
+
+def described_string_lengths(description: str | None) -> dict[str, int]:
+    """Column -> the length of the `varchar(n)` or `STRING(n)` a description records it declared as ({} when
+    none): what a version table keeps of its column's declared length where the warehouse's own type does not
+    (DuckDB's VARCHAR), for a type change that cuts older values (uniview.current.conversions)."""
+    lengths = {}
+    for name, declared in described_columns(description) or ():
+        match = _VARYING_LENGTH.fullmatch(declared)
+        if match and int(match.group(1)) > 0:
+            lengths[name] = int(match.group(1))
+    return lengths
 
 
 def described_not_null(description: str | None) -> tuple[str, ...]:

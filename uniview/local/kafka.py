@@ -118,6 +118,8 @@ def postgres_connector(
         "publication.name": f"uniview_{name}".replace("-", "_"),
         "publication.autocreate.mode": "all_tables" if not tables else "filtered",
         "decimal.handling.mode": "precise",
+        # a varchar's length travels with its schema: `text` -> `varchar(20)`, which cuts older values, is a version
+        "datatype.propagate.source.type": r".+\.varchar",
         "snapshot.mode": "initial",
         "skipped.operations": "none",  # TRUNCATE is published (op "t"); Debezium skips it by default
         "key.converter.schemas.enable": str(schemas_enable).lower(),

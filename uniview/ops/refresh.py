@@ -20,7 +20,13 @@ from uniview.core.errors import NotFoundError, PlanError, TransientWarehouseErro
 from uniview.core.identifiers import validate_dataset, validate_table
 from uniview.core.renames import apply_renames
 from uniview.core.schema import TableVersion, discover_families, split_version_table
-from uniview.core.version_description import described_defaults, described_not_null, described_primary_key
+from uniview.core.types import STRING, Scalar
+from uniview.core.version_description import (
+    described_defaults,
+    described_not_null,
+    described_primary_key,
+    described_string_lengths,
+)
 from uniview.current.view import current_view_name
 from uniview.planning.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_family
 from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Warehouse, fingerprint
@@ -144,11 +150,19 @@ def plan_families(
 
 
 def _described(version: TableVersion, description: str | None) -> TableVersion:
-    """The version with the declared defaults and NOT NULL columns its description records."""
+    """The version with the declared defaults and NOT NULL columns its description records, and the length of each
+    STRING column declared `varchar(n)` or `STRING(n)` where the warehouse's type keeps none (DuckDB's VARCHAR)."""
     defaults = tuple(
         (name, json.dumps(value, ensure_ascii=False)) for name, value in described_defaults(description).items()
     )
-    return replace(version, defaults=defaults, not_null=described_not_null(description))
+    lengths = described_string_lengths(description)
+    columns = tuple(
+        replace(column, type=Scalar("STRING", (lengths[column.name],)))
+        if column.type == STRING and column.name in lengths
+        else column
+        for column in version.columns
+    )
+    return replace(version, columns=columns, defaults=defaults, not_null=described_not_null(description))
 
 
 def changes_for(plan: FamilyPlan, stored: dict[str, str]) -> list[ViewChange]:

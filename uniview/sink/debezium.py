@@ -96,6 +96,15 @@ _PRIMITIVES = {
 
 _DAY_MICROS = 86_400_000_000
 
+#: The parameters of a field whose source type the connector propagates (`datatype.propagate.source.type`).
+_SOURCE_TYPE = "__debezium.source.column.type"
+_SOURCE_LENGTH = "__debezium.source.column.length"
+#: Source types whose length is the most characters a value holds (a cast to a shorter one cuts the text).
+_VARYING = frozenset({"VARCHAR", "CHARACTER VARYING"})
+#: The longest varchar either source declares (PostgreSQL's 10,485,760; MySQL's 65,535): a larger length is the
+#: connector's "no length" (an unbounded PostgreSQL `varchar`).
+_MAX_VARYING_LENGTH = 10_485_760
+
 
 #: Connect's 32-bit float (JsonConverter names it "float"): FLOAT64 holds each such value exactly.
 _FLOAT32 = frozenset({"float", "float32"})
@@ -182,9 +191,24 @@ def field_type(field: dict) -> tuple[str, Callable[[Any], Any]]:
         return _struct_type(field.get("fields") or [])
     if kind in _FLOAT32:
         return "FLOAT64", _float32_value
+    if kind == "string":
+        return _string_type(field.get("parameters")), (lambda v: v)
     if kind in _PRIMITIVES:
         return _PRIMITIVES[kind], (lambda v: v)
     raise ValueError(f"unsupported Kafka Connect type {name or kind!r}")
+
+
+def _string_type(parameters: object) -> str:
+    """STRING, or STRING(n) for a `varchar(n)` whose source type the connector propagates
+    (`datatype.propagate.source.type`): the length is part of the version, so a change of it (PostgreSQL's
+    `text` -> `varchar(20)`, which cuts longer values) is a new version (docs/sources.md)."""
+    if not isinstance(parameters, dict):
+        return "STRING"
+    source_type = str(parameters.get(_SOURCE_TYPE, "")).upper()
+    length = str(parameters.get(_SOURCE_LENGTH, ""))
+    if source_type in _VARYING and length.isdigit() and 0 < int(length) <= _MAX_VARYING_LENGTH:
+        return f"STRING({int(length)})"
+    return "STRING"
 
 
 def _struct_type(fields: list[dict]) -> tuple[str, Callable[[Any], Any]]:
