@@ -6,8 +6,9 @@ import random
 from collections.abc import Mapping, Sequence
 from functools import cache
 
+from uniview.core import landing_layout as layout
 from uniview.core.schema import Column, TableVersion
-from uniview.core.types import parse_type
+from uniview.core.types import INT64, parse_type
 
 BASE_TYPES = ["INT64", "STRING", "FLOAT64", "DATE", "TIMESTAMP", "NUMERIC", "BOOL"]
 CONFLICTING = {
@@ -82,3 +83,26 @@ def nested_family(columns: int, fields: int = 4) -> list[TableVersion]:
     struct = parse_type("STRUCT<" + ", ".join(f"f{i} INT64" for i in range(fields)) + ">")
     cols = tuple(Column(f"s{c}", struct) for c in range(columns))
     return [TableVersion("nested_v_1", "nested", "1", 1.0, cols)]
+
+
+def type_changing_family(versions: int, columns: int, changes: int = 3, family: str = "events") -> list[TableVersion]:
+    """`versions` landed tables of an `id` key (recorded as the primary key), `columns` columns and the CDC columns,
+    each column changing type `changes` times at points spread over the family (DATETIME -> DATE -> DATETIME ...,
+    each change one that converts the values older rows hold), as migrations do over a long-lived table."""
+    cdc = tuple(Column(name, parse_type(bq_type)) for name, bq_type in layout.CDC_COLUMNS)
+    types = [parse_type("DATETIME"), parse_type("DATE")]
+    column_of = cache(Column)
+    result = []
+    for index in range(versions):
+        runs = [
+            sum(index >= ((point + 1) * versions // (changes + 1) + c) % versions for point in range(changes))
+            for c in range(columns)
+        ]
+        typed = tuple(column_of(f"column_{c}", types[run % 2]) for c, run in enumerate(runs))
+        version = f"{index:012x}"
+        result.append(
+            TableVersion(
+                f"{family}_v_{version}", family, version, float(index), (column_of("id", INT64), *typed, *cdc), ("id",)
+            )
+        )
+    return result

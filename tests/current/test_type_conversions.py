@@ -100,12 +100,10 @@ def test_text_to_a_shorter_varchar_keeps_its_first_characters_where_the_versions
         TableVersion("t_v_a", "t", "a", 1.0, (Column("id", INT64), Column("c", STRING))),
         TableVersion("t_v_b", "t", "b", 2.0, (Column("id", INT64), Column("c", Scalar("STRING", (20,))))),
     ]
-    value = converted_value("c", versions, "c", STRING, "_cdc_version_table")
-    assert (
-        value == "CASE WHEN _cdc_version_table IN ('t_v_a') AND _uniview_newest IN (1) THEN SUBSTR(c, 1, 20) ELSE c END"
-    )
+    value = converted_value("c", versions, "c", STRING)
+    assert value == "CASE WHEN (_uniview_version = 0) AND (_uniview_newest = 1) THEN SUBSTR(c, 1, 20) ELSE c END"
     same = [versions[0], replace(versions[1], columns=(Column("id", INT64), Column("c", STRING)))]
-    assert converted_value("c", same, "c", STRING, "_cdc_version_table") == "c"
+    assert converted_value("c", same, "c", STRING) == "c"
 
 
 @pytest.mark.parametrize(("policy", "mode"), MODES)

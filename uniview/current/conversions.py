@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from uniview.core.identifiers import identifier, string_literal
 from uniview.core.resolve import convert
 from uniview.core.schema import TableVersion
 from uniview.core.types import STRING, BQType, Scalar, decimal_parameters
@@ -50,43 +49,51 @@ _KEEPING = frozenset(
 )
 
 
-def converted_value(
-    value: str, versions: Sequence[TableVersion], name: str, unified: BQType, version_column: str
-) -> str:
+def converted_value(value: str, versions: Sequence[TableVersion], name: str, unified: BQType) -> str:
     """`value` (column `name` of the row, in its unified type) as the source holds it now: converted as the
-    source converted it at each type change between the row's version (named by `version_column`) and its
-    database's newest version (`_uniview_newest`); `value` itself when no change between them converts it."""
+    source converted it at each type change between the row's version (its number in the family,
+    `_uniview_version`) and its database's newest version (`_uniview_newest`); `value` itself when no change
+    between them converts it.  Versions are named by their numbers as ranges, so a family of hundreds of versions
+    costs a few characters per type change, not a name per version."""
     runs = _type_runs(versions, name)
     whens = []
-    for first, (tables, _) in enumerate(runs):
+    for first, (numbers, _) in enumerate(runs):
         for last in range(first + 1, len(runs)):
             path = [run_type for _, run_type in runs[first : last + 1]]
             converted = _along(value, path, unified)
             if converted is None:
                 continue
-            in_tables = f"{identifier(version_column)} IN ({', '.join(map(string_literal, tables))})"
-            newest = _newest_among(runs[last][0], versions)
-            whens.append(f"WHEN {in_tables} AND {newest} THEN {converted}")
+            written = among("_uniview_version", numbers)
+            newest = among("_uniview_newest", runs[last][0])
+            whens.append(f"WHEN {written} AND {newest} THEN {converted}")
     return f"CASE {' '.join(whens)} ELSE {value} END" if whens else value
 
 
-def _type_runs(versions: Sequence[TableVersion], name: str) -> list[tuple[list[str], BQType]]:
-    """The versions with column `name`, in order, grouped in runs of one declared type: (tables, type)."""
-    runs: list[tuple[list[str], BQType]] = []
-    for version in versions:
+def among(expression: str, numbers: Sequence[int]) -> str:
+    """`expression` is one of `numbers` (version numbers), written as ranges (versions gain and lose columns,
+    and keep a type, in runs)."""
+    runs: list[list[int]] = []
+    for n in sorted(numbers):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    tests = [f"{expression} = {a}" if a == b else f"{expression} BETWEEN {a} AND {b}" for a, b in runs]
+    return "(" + " OR ".join(tests) + ")" if tests else "FALSE"
+
+
+def _type_runs(versions: Sequence[TableVersion], name: str) -> list[tuple[list[int], BQType]]:
+    """The versions with column `name`, in order, grouped in runs of one declared type: (version numbers, type)."""
+    runs: list[tuple[list[int], BQType]] = []
+    for number, version in enumerate(versions):
         column = next((c for c in version.columns if c.name.lower() == name.lower()), None)
         if column is None:
             continue
         if runs and runs[-1][1] == column.type:
-            runs[-1][0].append(version.table_name)
+            runs[-1][0].append(number)
         else:
-            runs.append(([version.table_name], column.type))
+            runs.append(([number], column.type))
     return runs
-
-
-def _newest_among(tables: Sequence[str], versions: Sequence[TableVersion]) -> str:
-    numbers = [n for n, version in enumerate(versions) if version.table_name in set(tables)]
-    return f"_uniview_newest IN ({', '.join(map(str, numbers))})"
 
 
 def _along(value: str, path: Sequence[BQType], unified: BQType) -> str | None:

@@ -315,6 +315,7 @@ class CurrentTablePlan:
         return render(
             "current_table_present.sql.j2",
             outputs=self.rules.outputs,
+            version_number=self.version_number,
             keys=keys,
             databases=self.databases_select(self.facts_table),
             operation=identifier(layout.OPERATION),

@@ -45,7 +45,7 @@ from uniview.core.render import render
 from uniview.core.resolve import convert, null_of
 from uniview.core.schema import TableVersion
 from uniview.core.types import Array, BQType, Scalar, Struct
-from uniview.current.conversions import converted_value
+from uniview.current.conversions import among, converted_value
 from uniview.current.order import (
     ORDER_COLUMNS,
     database_key,
@@ -147,7 +147,7 @@ def current_rules(
                 unavailable = _unavailable_test(versions, name, spelled[layout.UNAVAILABLE], version_column)
                 carried.append((carried_name, name, unavailable))
                 value = carried_value(carried_name)
-            value = converted_value(value, versions, name, bq_type, version_column)
+            value = converted_value(value, versions, name, bq_type)
             has = [n for n, version in enumerate(versions) if _has(version, name)]
             lives = _lives(versions, has, name)
             if len(has) < len(versions) or len(lives) > 1:
@@ -158,9 +158,9 @@ def current_rules(
                 newest_unknown = _unknown_default(versions, lives, name)
                 if newest_unknown:  # named in the row's _cdc_unavailable: its NULL is not the source's value
                     older_row = f"NOT (_uniview_place > {gone_name} OR {gone_name} IS NULL)"
-                    unknown.append(f"IF({_among('_uniview_newest', newest_unknown)} AND {older_row}, ',{name}', '')")
+                    unknown.append(f"IF({among('_uniview_newest', newest_unknown)} AND {older_row}, ',{name}', '')")
                 value = (
-                    f"IF({_among('_uniview_newest', has)} OR _uniview_newest IS NULL, "
+                    f"IF({among('_uniview_newest', has)} OR _uniview_newest IS NULL, "
                     f"IF(_uniview_place > {gone_name} OR {gone_name} IS NULL, {value}, {older}), NULL)"
                 )
         outputs.append(value if value == identifier(name) else f"{value} AS {identifier(name)}")
@@ -209,18 +209,6 @@ def current_view_body(
     )
 
 
-def _among(expression: str, numbers: Sequence[int]) -> str:
-    """`expression` is one of `numbers`, written as ranges (versions gain and lose columns in runs)."""
-    runs: list[list[int]] = []
-    for n in sorted(numbers):
-        if runs and n == runs[-1][1] + 1:
-            runs[-1][1] = n
-        else:
-            runs.append([n, n])
-    tests = [f"{expression} = {a}" if a == b else f"{expression} BETWEEN {a} AND {b}" for a, b in runs]
-    return "(" + " OR ".join(tests) + ")" if tests else "FALSE"
-
-
 def _lives(versions: Sequence[TableVersion], has: Sequence[int], name: str) -> list[list[int]]:
     """The versions with column `name` (`has`, in order) grouped by the column's life in the source: a version
     starts a new life when the column moved to the end relative to the columns that followed it in the previous
@@ -253,7 +241,7 @@ def _gone_windows(number: int, count: int, lives: Sequence[Sequence[int]]) -> li
     if len(lives) > 1:
         names = [f"_uniview_gone_{number}_{n}" for n in range(len(lives))]
     return [
-        (gone, _among("_uniview_version", [n for n in range(count) if n not in life]))
+        (gone, among("_uniview_version", [n for n in range(count) if n not in life]))
         for gone, life in zip(names, lives, strict=True)
     ]
 
@@ -263,7 +251,7 @@ def _gone_of_newest(gone: Sequence[tuple[str, str]], lives: Sequence[Sequence[in
     if len(gone) == 1:
         return gone[0][0]
     pairs = zip(gone, lives, strict=True)
-    whens = " ".join(f"WHEN {_among('_uniview_newest', life)} THEN {name}" for (name, _), life in pairs)
+    whens = " ".join(f"WHEN {among('_uniview_newest', life)} THEN {name}" for (name, _), life in pairs)
     return f"(CASE {whens} ELSE {gone[-1][0]} END)"
 
 
