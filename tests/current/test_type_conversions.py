@@ -164,3 +164,30 @@ def test_the_current_table_converts_its_stored_rows_when_a_new_version_brings_th
     if policy == "uniview":
         expected = [(db, key, str(value.date()) if db == "db1" else str(value)) for db, key, value in expected]
     assert sorted(current(path, policy, "table", "_cdc_database, id, c")) == expected
+
+
+@pytest.mark.parametrize(("policy", "mode"), MODES)
+@pytest.mark.parametrize(
+    ("added", "default", "after", "expected"),
+    [
+        # MariaDB: ADD COLUMN c boolean DEFAULT false, MODIFY c int: the older rows hold 0
+        ("BOOL", "false", "INT64", {"widen": "0", "uniview": "0"}),
+        # ADD COLUMN c datetime DEFAULT '2024-06-30 12:00:00', MODIFY c date: the older rows hold the date
+        ("DATETIME", "2024-06-30 12:00:00", "DATE", {"widen": datetime(2024, 6, 30), "uniview": "2024-06-30"}),
+    ],
+)
+def test_the_default_rows_older_than_the_column_show_is_converted_by_a_later_type_change(
+    tmp_path, policy, mode, added, default, after, expected
+):
+    """Row 1 is older than column c, which the source filled with c's default when it was added; a type change
+    then converted it, as it converted every value (found by the generative test, seed 7: `boolean DEFAULT false`
+    then `MODIFY int` showed 'false' where MariaDB shows 0)."""
+    path = tmp_path / "w.duckdb"
+    versions = {
+        "t_v_a": [("id", "INT64")],
+        "t_v_b": [("id", "INT64"), ("c", added)],
+        "t_v_c": [("id", "INT64"), ("c", after)],
+    }
+    changes = [("t_v_a", "db1", "INSERT", {"id": 1}, None), ("t_v_c", "db1", "INSERT", {"id": 2, "c": None}, None)]
+    land(path, versions, changes, defaults={"t_v_b": {"c": default}})
+    assert current(path, policy, mode) == [(1, expected[policy]), (2, None)]

@@ -100,8 +100,12 @@ def _along(value: str, path: Sequence[BQType], unified: BQType) -> str | None:
     """`value` converted along the declared types `path` (the row's first, the newest last); None when no step
     converts it, or a step is one uniview does not follow."""
     expression = _from_unified(value, unified, path[0])
-    if expression is None:
-        return None
+    return None if expression is None else _applied(expression, path, unified)
+
+
+def _applied(expression: str, path: Sequence[BQType], unified: BQType) -> str | None:
+    """`expression` (of type `path[0]`) converted at each type change of `path`, in the unified type; None when no
+    step changes it, or a step is one uniview does not follow."""
     converts = unified == STRING and path[0].base() != path[-1].base()  # the text of the value changes
     for before, after in pairwise(path):
         step = _step(expression, before, after)
@@ -110,6 +114,20 @@ def _along(value: str, path: Sequence[BQType], unified: BQType) -> str | None:
         expression, changed = step
         converts = converts or changed
     return convert(expression, path[-1].base(), unified) if converts else None
+
+
+def converted_default(
+    literal: str, versions: Sequence[TableVersion], name: str, unified: BQType, added: int, newest: int
+) -> str | None:
+    """The default `literal` (a constant of column `name`'s type in version number `added`, which added the column
+    and filled the older rows with it) as those rows hold it once the database's newest version is number
+    `newest`: converted at each type change between the two, in the unified type; None when none converts it."""
+    runs = _type_runs(versions, name)
+    first = next((i for i, (numbers, _) in enumerate(runs) if added in numbers), None)
+    last = next((i for i, (numbers, _) in enumerate(runs) if newest in numbers), None)
+    if first is None or last is None or last <= first:
+        return None
+    return _applied(literal, [run_type for _, run_type in runs[first : last + 1]], unified)
 
 
 def _from_unified(value: str, unified: BQType, own: BQType) -> str | None:

@@ -45,7 +45,7 @@ from uniview.core.render import render
 from uniview.core.resolve import convert, null_of
 from uniview.core.schema import TableVersion
 from uniview.core.types import Array, BQType, Scalar, Struct
-from uniview.current.conversions import among, converted_value
+from uniview.current.conversions import among, converted_default, converted_value
 from uniview.current.order import (
     ORDER_COLUMNS,
     database_key,
@@ -308,13 +308,17 @@ def _defaults_case(versions: Sequence[TableVersion], lives: Sequence[Sequence[in
     first version of the life, `_lives`, the database's newest version `_uniview_newest` is in), cast to the
     column's unified type; NULL where it declares none or it cannot be written as a literal.  The source filled
     the older rows when the column was added: a later version's default (a type change that restates the column
-    with another default, or none) does not change them."""
+    with another default, or none) does not change them, but a type change converts them as it converts every
+    value (uniview.current.conversions: `tinyint(1) DEFAULT 0` then `MODIFY int` shows 0, not FALSE)."""
     whens: list[str] = []
     for life in lives:
         literal, own, _ = _added_default(versions[life[0]], name)
         if literal is not None:
             value = literal if own == bq_type else convert(literal, own, bq_type)
-            whens.extend(f"WHEN {number} THEN {value}" for number in life)
+            whens.extend(
+                f"WHEN {number} THEN {converted_default(literal, versions, name, bq_type, life[0], number) or value}"
+                for number in life
+            )
     return f"CASE _uniview_newest {' '.join(whens)} END" if whens else null_of(bq_type)
 
 
