@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from cdc_e2e_support import Landing, duckdb_landing, quarantined_records, unheld_keys, unknown_accepted
+from cdc_e2e_support import (
+    Landing,
+    as_shown,
+    duckdb_landing,
+    quarantined_records,
+    unheld_keys,
+    unknown_accepted,
+)
 
 from uniview.warehouse.url import duckdb_url
 
@@ -80,6 +87,8 @@ class EnvelopeLog:
     pending: list[dict] = field(default_factory=list)
     position: int = 0
     landed: dict[str, int] = field(default_factory=dict)
+    #: The keys each table's records wrote since the last check (`take_rewritten`).
+    rewritten: dict[str, set] = field(default_factory=dict)
 
     def record(self, table: str, operation: str, data: dict, schema: list[SourceColumn]) -> None:
         self.position += 1
@@ -95,6 +104,12 @@ class EnvelopeLog:
         }
         self.pending.append({"data": {name: envelope_value(v) for name, v in data.items()}, "metadata": metadata})
         self.landed[table] = self.landed.get(table, 0) + 1
+        if "id" in data:
+            self.rewritten.setdefault(table, set()).add(data["id"])
+
+    def take_rewritten(self, table: str) -> set:
+        """The keys of `table` written by a record since the last call."""
+        return self.rewritten.pop(table, set())
 
     def changes(self, table: str, before: Rows, after: Rows, schema: list[SourceColumn]) -> int:
         """Record the rows a statement changed (`before` and `after`: the table's rows by key); how many."""
@@ -125,18 +140,6 @@ class EnvelopeLog:
         return path
 
 
-def landed_as_declared(rows: list[tuple], schema: list[SourceColumn]) -> list[tuple]:
-    """The source's rows as the envelope's declared types land them: a `tinyint(1)` column is BOOL (0 false,
-    any other number true), as docs/sink.md#types says."""
-    booleans = [column.column_type.lower() == "tinyint(1)" for column in schema]
-    return [
-        tuple(
-            value if value is None or not boolean else bool(value) for value, boolean in zip(row, booleans, strict=True)
-        )
-        for row in rows
-    ]
-
-
 @dataclass
 class EnvelopeSink:
     """`uniview sink --format uniview` run on each batch of pending records (batch mode, one file per batch), into
@@ -150,6 +153,9 @@ class EnvelopeSink:
     quarantined: dict[str, int] = field(default_factory=dict)
     #: The tables whose source held a value outside BigQuery's domains at some check (cdc_e2e_support.OutsideBigQuery).
     held_back: set[str] = field(default_factory=set)
+    #: Per table, the keys whose last record was quarantined for such a value: `<table>_current` keeps the row's
+    #: last landed state until a record of the key lands, even once a type change makes the source's value fit.
+    held_keys: dict[str, set] = field(default_factory=dict)
 
     @property
     def landing(self) -> Landing:
@@ -189,7 +195,8 @@ class EnvelopeSink:
         ({key: {column: how}}, cdc_e2e_support.unknown_accepted)."""
         if not self.log.landed.get(table) and not expected:
             return []
-        unheld = unheld_keys(expected)  # rows holding a value outside BigQuery's domains: their records are quarantined
+        unheld = (self.held_keys.get(table, set()) - self.log.take_rewritten(table)) | unheld_keys(expected)
+        self.held_keys[table] = unheld  # rows whose last record held a value outside BigQuery's domains
         if unheld:
             self.held_back.add(table)
         dataset = f"{self.log.database}_unified"
@@ -202,7 +209,7 @@ class EnvelopeSink:
             current = [row for row in current if row[0] not in unheld]
             (changes,) = connection.execute(f"SELECT count(*) FROM {dataset}.{table}_unified").fetchone() or (0,)
         reasons = quarantined_records(self.landing, self.log.database, table) if table in self.held_back else []
-        expected = [row for row in expected if row[0] not in unheld]
+        expected = as_shown([row for row in expected if row[0] not in unheld], current)
         found: list = [("envelope: quarantined", reasons)] if set(reasons) - {"type_mismatch"} else []
         if current != expected:
             found.append(("envelope: current rows", current, expected))
