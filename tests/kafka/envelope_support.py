@@ -24,6 +24,7 @@ from typing import Any
 import duckdb
 from cdc_e2e_support import (
     Landing,
+    as_doubles,
     as_shown,
     duckdb_landing,
     quarantined_records,
@@ -188,7 +189,13 @@ class EnvelopeSink:
         self.quarantined = json.loads(summary.getvalue())["quarantined_by_reason"]
 
     def differences(
-        self, table: str, columns: list[str], expected: list[tuple], normalize: Any, unknown: dict | None = None
+        self,
+        table: str,
+        columns: list[str],
+        expected: list[tuple],
+        normalize: Any,
+        unknown: dict | None = None,
+        doubles: set[str] | None = None,
     ) -> list:
         """What differs between `expected` (the source's rows) and `<table>_current`, and the changes
         `<table>_unified` holds against the records sent; `unknown`: the cells uniview may not know
@@ -209,6 +216,8 @@ class EnvelopeSink:
             current = [row for row in current if row[0] not in unheld]
             (changes,) = connection.execute(f"SELECT count(*) FROM {dataset}.{table}_unified").fetchone() or (0,)
         reasons = quarantined_records(self.landing, self.log.database, table) if table in self.held_back else []
+        expected = as_doubles(expected, columns, doubles or set())
+        current = as_doubles(current, columns, doubles or set())
         expected = as_shown([row for row in expected if row[0] not in unheld], current)
         found: list = [("envelope: quarantined", reasons)] if set(reasons) - {"type_mismatch"} else []
         if current != expected:
