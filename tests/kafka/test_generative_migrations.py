@@ -429,7 +429,9 @@ class Migrations(RuleBasedStateMachine):
         #: The columns that were ever `wide_decimal` (decimal(38,10): BIGNUMERIC): their unified type is BIGNUMERIC,
         #: a DOUBLE on DuckDB and the emulator (docs/duckdb.md#known-differences-from-bigquery).
         self.bignumeric: set[str] = set()
-        self.stack.source.approximate = lambda database, table: self.bignumeric if table == self.table else set()
+        self.stack.source.approximate = lambda database, table: (
+            dict.fromkeys(self.bignumeric, 28) if table == self.table else {}  # decimal(38,10): 28 integer digits
+        )
 
     # -- applying a drawn change to both sources ----------------------------------------------------------------
     def apply(self, change: Change) -> dict[str, int]:
