@@ -477,7 +477,7 @@ def as_shown(expected: Sequence[tuple], current: Sequence[tuple]) -> list[tuple]
 def emulator_holds(landing: Landing, expected: Sequence[tuple], columns: Sequence[str], doubles: dict[str, int]) -> set:
     """The keys of the rows the BigQuery emulator quarantines where BigQuery lands them: it computes a BIGNUMERIC as
     a DOUBLE, so a value whose double has more integer digits than its column holds does not fit there
-    (9999999999999999999999999999.9999999999 in a BIGNUMERIC(38, 10) is the double 1E+28)."""
+    (9999999999999999999999999999.9999999999 in a BIGNUMERIC(38, 10) is the double 1E+28), compared as doubles."""
     if landing.name != "bigquery" or not doubles:
         return set()
     digits = {n: doubles[c] for n, c in enumerate(columns) if c in doubles}
@@ -485,7 +485,7 @@ def emulator_holds(landing: Landing, expected: Sequence[tuple], columns: Sequenc
         row[0]
         for row in expected
         if any(
-            isinstance(row[n], Decimal) and row[n].is_finite() and abs(float(row[n])) >= 10**d
+            isinstance(row[n], Decimal) and row[n].is_finite() and abs(float(row[n])) >= 10.0**d
             for n, d in digits.items()
         )
     }
