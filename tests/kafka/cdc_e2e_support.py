@@ -144,6 +144,8 @@ class CdcStack:
     #: connector): `<table>_current` keeps the row's last landed state until the key is written again, even once a
     #: type change makes the source's value one the views could show.  Whoever writes a key releases it.
     held_keys: dict[tuple[str, str], set] = field(default_factory=dict)
+    #: The same, of the keys only the BigQuery emulator quarantined (`emulator_holds`).
+    emulator_held_keys: dict[tuple[str, str], set] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -528,7 +530,9 @@ def view_mismatches(stack: CdcStack, events: dict) -> list:
                 held |= unheld_keys(expected)
                 doubles = source.approximate(database, table) if source.approximate is not None else {}
                 columns = source.columns(database, table) if doubles else []
-                unheld = held | emulator_holds(landing, expected, columns, doubles)
+                emulated = stack.emulator_held_keys.setdefault((database, table), set())
+                emulated |= emulator_holds(landing, expected, columns, doubles)
+                unheld = held | (emulated if landing.name == "bigquery" else set())
                 if unheld:
                     stack.held_back.add((database, table))
                 try:

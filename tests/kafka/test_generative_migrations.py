@@ -471,7 +471,8 @@ class Migrations(RuleBasedStateMachine):
         for dialect, touched in accepted.items():
             if touched:
                 self.unknown[dialect].pop(row, None)
-                self.stack.held_keys.get((DATABASE[dialect], self.table), set()).discard(row)
+                for held in (self.stack.held_keys, self.stack.emulator_held_keys):
+                    held.get((DATABASE[dialect], self.table), set()).discard(row)
 
     def column_gone(self, name: str, new: str | None = None) -> None:
         """Column `name` dropped (its cells known again: whatever the column holds next is written or NULL), or
@@ -729,6 +730,7 @@ class Migrations(RuleBasedStateMachine):
             rows.clear()
         for database in DATABASE.values():
             self.stack.held_keys.pop((database, self.table), None)
+            self.stack.emulator_held_keys.pop((database, self.table), None)
         self.check()
 
     # -- writes ---------------------------------------------------------------------------------------------
