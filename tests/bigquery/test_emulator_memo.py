@@ -13,89 +13,70 @@ import pytest
 from emulator_shim_support import compared_answers
 
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
-from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, Row, SnapshotMemo
+from uniview.local.bigquery_emulator_memo import SnapshotMemo
 
 
 class Catalog:
-    """A catalog whose snapshot id a test moves on, counting the reads of it."""
+    """A catalog whose snapshot id a test moves on, counting the reads the memo makes."""
 
     def __init__(self) -> None:
         self.snapshot: int | None = 1
-        self.tables = ["orders"]
-        self.loads = 0
-        self.derived = 0
+        self.reads = 0
 
     def latest(self, catalog: str) -> int | None:
         return self.snapshot
 
-    def load(self, catalog: str) -> tuple[int, list[Row]]:
-        self.loads += 1
-        assert self.snapshot is not None
-        return self.snapshot, [(LISTING, "first", name, "TABLE", 0) for name in self.tables] + [
-            (COLUMN, "first", name, "id", 0) for name in self.tables
-        ]
-
-    def shape(self) -> str:
-        self.derived += 1
-        return f"shape at {self.snapshot}"
+    def read(self, answer: object = "listing") -> object:
+        self.reads += 1
+        return answer
 
 
-def test_a_catalog_is_read_once_per_snapshot_and_again_after_a_commit():
+def test_an_answer_is_read_once_per_snapshot_and_again_after_a_commit():
     catalog = Catalog()
-    memo = SnapshotMemo(catalog.latest, catalog.load)
-    for _ in range(3):
-        state = memo.catalog("p")
-        assert state is not None
-        assert state.listing("first") == state.listing("first", "orders") == [("orders", "TABLE", 0)]
-        assert state.columns("first", "orders") == {"id": False}
-    assert catalog.loads == 1
-    catalog.snapshot, catalog.tables = 2, ["orders", "added"]
-    state = memo.catalog("p")
-    assert state is not None
-    assert state.listing("first", "added") == [("added", "TABLE", 0)]
-    assert state.listing("first", "missing") == state.listing("absent") == []
-    assert state.columns("first", "missing") is None
-    assert catalog.loads == 2
-    memo.catalog("q")  # each catalog is its own
-    assert catalog.loads == 3
+    memo = SnapshotMemo(catalog.latest)
+    assert [memo.read("p", "k", catalog.read) for _ in range(3)] == ["listing"] * 3
+    assert catalog.reads == 1
+    catalog.snapshot = 2
+    assert memo.read("p", "k", lambda: catalog.read("changed")) == "changed"
+    assert memo.read("p", "k", catalog.read) == "changed"
+    assert catalog.reads == 2
+    assert memo.read("p", "other", catalog.read) == "listing"  # each key is its own answer
+    assert memo.read("q", "k", catalog.read) == "listing"  # and each catalog
+    assert catalog.reads == 4
 
 
-def test_an_answer_derived_from_a_catalog_is_kept_only_when_no_commit_came():
+def test_an_answer_read_while_a_commit_came_is_not_kept():
     catalog = Catalog()
-    memo = SnapshotMemo(catalog.latest, catalog.load)
-    state = memo.catalog("p")
-    assert state is not None
-    assert [memo.derived("p", state, "k", catalog.shape) for _ in range(2)] == ["shape at 1"] * 2
-    assert catalog.derived == 1
+    memo = SnapshotMemo(catalog.latest)
 
-    def shape_during_a_commit() -> str:
+    def read_during_a_commit() -> object:
         catalog.snapshot = 2
-        return catalog.shape()
+        return catalog.read("between")
 
-    state = memo.catalog("p")
-    assert state is not None
-    memo.derived("p", state, "other", shape_during_a_commit)
-    memo.derived("p", state, "other", catalog.shape)
-    assert catalog.derived == 3  # read again: the first answer was not kept
+    assert memo.read("p", "k", read_during_a_commit) == "between"
+    assert memo.read("p", "k", lambda: catalog.read("at 2")) == "at 2"
+    assert memo.read("p", "k", catalog.read) == "at 2"
+    assert catalog.reads == 2
 
 
-def test_a_catalog_without_snapshots_is_not_kept():
+def test_a_catalog_without_snapshots_is_read_every_time():
     catalog = Catalog()
     catalog.snapshot = None
-    memo = SnapshotMemo(catalog.latest, catalog.load)
-    assert memo.catalog("emulator") is None
-    assert catalog.loads == 0
+    memo = SnapshotMemo(catalog.latest)
+    assert [memo.read("emulator", "k", catalog.read) for _ in range(2)] == ["listing"] * 2
+    assert catalog.reads == 2
 
 
-def test_a_slower_read_of_an_older_snapshot_does_not_replace_a_newer_one():
-    latest = iter([5, 6, 5])
-    loads = iter([(5, []), (4, [(LISTING, "first", "older", "TABLE", 0)])])
-    memo = SnapshotMemo(lambda catalog: next(latest), lambda catalog: next(loads))
-    memo.catalog("p")
-    memo.catalog("p")  # a read that began before snapshot 5 was kept and finished after it
-    state = memo.catalog("p")
-    assert state is not None
-    assert (state.snapshot, state.listing("first")) == (5, [])
+def test_an_answer_of_an_older_snapshot_does_not_replace_a_newer_ones():
+    catalog = Catalog()
+    memo = SnapshotMemo(catalog.latest)
+    catalog.snapshot = 5
+    memo.read("p", "new", catalog.read)
+    catalog.snapshot = 4  # a read that began before snapshot 5 and finishes after it was kept
+    memo.read("p", "old", catalog.read)
+    catalog.snapshot = 5
+    assert memo.read("p", "new", catalog.read) == "listing"
+    assert catalog.reads == 2
 
 
 #: Run on the project's DuckLake catalog by another cursor, one step at a time (a step may hold statements, and may
