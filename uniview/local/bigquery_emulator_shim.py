@@ -37,10 +37,7 @@ table a statement names, with DuckDB's duckdb_tables() and duckdb_views(), which
 Here the same listing is read from the catalog's metadata tables.  Likewise a table's columns (which of them are NOT NULL,
 whether it has the ingestion-time column), which the emulator read from duckdb_columns() for every table a statement
 names and for each table of an INFORMATION_SCHEMA read, are read from the catalog's metadata when the name is a table of
-a project's DuckLake catalog (a view, a result table or a temporary table is left to duckdb_columns()).  A statement
-names a table several times (its check, its types, its ingestion-time column, its destination): the listing and the
-columns of a DuckLake catalog's table are read once per catalog snapshot (uniview.local.bigquery_emulator_memo), and
-read again as soon as any connection commits a change to the catalog.
+a project's DuckLake catalog (a view, a result table or a temporary table is left to duckdb_columns()).
 """
 
 from __future__ import annotations
@@ -71,7 +68,6 @@ from sqlglot import exp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: the emulator's venv has no uniview
 from uniview.local.bigquery_emulator_json import json_query, json_query_array, json_value
-from uniview.local.bigquery_emulator_memo import SnapshotMemo
 
 _MICROS_BITS = 20
 
@@ -297,26 +293,8 @@ END"""
 _emulator_connect = database._connect.__wrapped__  # uncached: the emulator's reset() clears the cache below
 
 
-def _snapshot(catalog: str) -> int | None:
-    """The latest snapshot id of a project's DuckLake catalog; None for any other catalog."""
-    if catalog not in database._attached:
-        return None
-    metadata = database.quote(f"__ducklake_metadata_{catalog}")
-    try:
-        return database.fetch(f"SELECT max(snapshot_id) FROM {metadata}.ducklake_snapshot")[0][0]
-    except duckdb.CatalogException:
-        return None
-
-
-#: The catalogs' listings and columns, read once per snapshot (new with every connection: a reset catalog's
-#: snapshot ids start again).
-_memo = SnapshotMemo(_snapshot)
-
-
 @functools.cache
 def _connect() -> Any:
-    global _memo
-    _memo = SnapshotMemo(_snapshot)
     connection = _emulator_connect()
     connection.execute(_PARSE_JSON)
     for name, function, returns in _JSON_FUNCTIONS.values():  # NULL in, NULL out: they return NULL too
@@ -346,14 +324,8 @@ def _objects(project_id: str, dataset_id: str, table_id: str | None = None) -> l
     """The emulator's listing of a dataset's tables and views, the same rows its duckdb_tables() and
     duckdb_views() query gives, read from the catalog's metadata (about 4 ms, not 60-130 ms)."""
     metadata = database.quote(f"__ducklake_metadata_{project_id}")
-    listing = _LISTING.format(metadata=metadata)
     try:
-        rows = _memo.read(
-            project_id,
-            ("objects", dataset_id, table_id),
-            lambda: tuple(database.fetch(listing, [dataset_id, table_id])),
-        )
-        return list(rows)
+        return database.fetch(_LISTING.format(metadata=metadata), [dataset_id, table_id])
     except duckdb.CatalogException:  # the project's catalog is not attached yet
         return _emulator_objects(project_id, dataset_id, table_id)
 
@@ -376,9 +348,10 @@ def _table_columns(catalog: str, schema: str, table: str) -> dict[str, bool] | N
         return _result_columns(schema, table)
     if catalog not in database._attached:  # the exact name of an attached project, as duckdb_columns() compares it
         return None
-    query = _COLUMNS.format(metadata=database.quote(f"__ducklake_metadata_{catalog}"))
     try:
-        rows = _memo.read(catalog, ("columns", schema, table), lambda: tuple(database.fetch(query, [schema, table])))
+        rows = database.fetch(
+            _COLUMNS.format(metadata=database.quote(f"__ducklake_metadata_{catalog}")), [schema, table]
+        )
     except duckdb.CatalogException:
         return None
     return dict(rows) or None  # a table has at least one column
@@ -408,23 +381,16 @@ def _columns(project_id: str, dataset_id: str, table_id: str) -> list[Any]:
     if found is None:
         return _emulator_columns(project_id, dataset_id, table_id)
     required = {name for name, nullable in found.items() if not nullable}
-    catalog, schema, table = tables.physical(project_id, dataset_id, table_id)
-    shape = _memo.read(catalog, ("shape", schema, table), lambda: _shape(project_id, dataset_id, table_id))
-    return [
-        types.field(column, kind, column in required)
-        for column, kind in shape
-        if column != tables.INGESTION_TIME or dataset_id == tables.RESULTS
-    ]
-
-
-def _shape(project_id: str, dataset_id: str, table_id: str) -> tuple[tuple[str, Any], ...]:
-    """A table's columns and their DuckDB types, as a query of it gives them."""
     with database.cursor() as cur:
         try:
             relation = cur.sql(f"SELECT * FROM {tables.name(project_id, dataset_id, table_id)} LIMIT 0")
         except duckdb.CatalogException:
             raise not_found("Table", names.label(project_id, dataset_id, table_id)) from None
-        return tuple(zip(relation.columns, relation.types, strict=True))
+        return [
+            types.field(column, kind, column in required)
+            for column, kind in zip(relation.columns, relation.types, strict=True)
+            if column != tables.INGESTION_TIME or dataset_id == tables.RESULTS
+        ]
 
 
 _emulator_hidden = partitions._hidden
