@@ -116,18 +116,20 @@ def _applied(expression: str, path: Sequence[BQType], unified: BQType) -> str | 
     return convert(expression, path[-1].base(), unified) if converts else None
 
 
-def converted_default(
-    literal: str, versions: Sequence[TableVersion], name: str, unified: BQType, added: int, newest: int
-) -> str | None:
-    """The default `literal` (a constant of column `name`'s type in version number `added`, which added the column
-    and filled the older rows with it) as those rows hold it once the database's newest version is number
-    `newest`: converted at each type change between the two, in the unified type; None when none converts it."""
+def converted_defaults(
+    literal: str, versions: Sequence[TableVersion], name: str, unified: BQType, added: int
+) -> dict[int, str]:
+    """{newest version number: the default `literal`} for the newest versions after a type change that converts it:
+    `literal` is a constant of column `name`'s type in version number `added`, which added the column and filled
+    the older rows with it, and those rows hold it as converted at each type change since, in the unified type."""
     runs = _type_runs(versions, name)
-    first = next((i for i, (numbers, _) in enumerate(runs) if added in numbers), None)
-    last = next((i for i, (numbers, _) in enumerate(runs) if newest in numbers), None)
-    if first is None or last is None or last <= first:
-        return None
-    return _applied(literal, [run_type for _, run_type in runs[first : last + 1]], unified)
+    first = next((i for i, (numbers, _) in enumerate(runs) if added in numbers), len(runs))
+    converted: dict[int, str] = {}
+    for last in range(first + 1, len(runs)):
+        value = _applied(literal, [run_type for _, run_type in runs[first : last + 1]], unified)
+        if value is not None:
+            converted.update(dict.fromkeys(runs[last][0], value))
+    return converted
 
 
 def _from_unified(value: str, unified: BQType, own: BQType) -> str | None:

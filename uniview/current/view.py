@@ -45,7 +45,7 @@ from uniview.core.render import render
 from uniview.core.resolve import convert, null_of
 from uniview.core.schema import TableVersion
 from uniview.core.types import Array, BQType, Scalar, Struct
-from uniview.current.conversions import among, converted_default, converted_value
+from uniview.current.conversions import among, converted_defaults, converted_value
 from uniview.current.order import (
     ORDER_COLUMNS,
     database_key,
@@ -315,10 +315,8 @@ def _defaults_case(versions: Sequence[TableVersion], lives: Sequence[Sequence[in
         literal, own, _ = _added_default(versions[life[0]], name)
         if literal is not None:
             value = literal if own == bq_type else convert(literal, own, bq_type)
-            whens.extend(
-                f"WHEN {number} THEN {converted_default(literal, versions, name, bq_type, life[0], number) or value}"
-                for number in life
-            )
+            converted = converted_defaults(literal, versions, name, bq_type, life[0])
+            whens.extend(f"WHEN {number} THEN {converted.get(number, value)}" for number in life)
     return f"CASE _uniview_newest {' '.join(whens)} END" if whens else null_of(bq_type)
 
 
