@@ -30,6 +30,10 @@ by uniview.
 10. The Storage Write API takes an AppendRows request of up to 10 MB, as BigQuery's does
     (https://cloud.google.com/bigquery/quotas#write-api-limits); the emulator's gRPC server kept gRPC's default
     of 4 MB, so a batch of large lines failed its connector write.
+11. Two jobs that create, replace, alter or drop one table or view at once both succeed on BigQuery, the later
+    one's definition kept.  The emulator's catalog records the definition with INSERT OR REPLACE in each job's
+    own DuckDB transaction, and the later of two that overlap failed with "Duplicate key ... violates primary
+    key constraint".  Here the DDL statements on one name run one at a time.
 
 One change is for speed alone: the emulator lists a dataset's tables and views (`database.objects`) for every
 table a statement names, with DuckDB's duckdb_tables() and duckdb_views(), which load the whole DuckLake catalog
@@ -37,12 +41,16 @@ table a statement names, with DuckDB's duckdb_tables() and duckdb_views(), which
 Here the same listing is read from the catalog's metadata tables.  Likewise a table's columns (which of them are NOT NULL,
 whether it has the ingestion-time column), which the emulator read from duckdb_columns() for every table a statement
 names and for each table of an INFORMATION_SCHEMA read, are read from the catalog's metadata when the name is a table of
-a project's DuckLake catalog (a view, a result table or a temporary table is left to duckdb_columns()).
+a project's DuckLake catalog (a view, a result table or a temporary table is left to duckdb_columns()).  A statement
+names a table several times (its check, its types, its ingestion-time column, its destination): the listing and the
+columns of a DuckLake catalog's table are read once per catalog snapshot (uniview.local.bigquery_emulator_memo), and
+read again as soon as any connection commits a change to the catalog.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import datetime
 import functools
 import json
@@ -68,6 +76,7 @@ from sqlglot import exp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: the emulator's venv has no uniview
 from uniview.local.bigquery_emulator_json import json_query, json_query_array, json_value
+from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, CatalogSnapshot, SnapshotMemo
 
 _MICROS_BITS = 20
 
@@ -143,6 +152,18 @@ def _execute(*args: Any, **kwargs: Any) -> Any:
 
 
 _MUTATIONS = (exp.Insert, exp.Update, exp.Delete, exp.Merge)
+_DDL = (exp.Create, exp.Drop, exp.Alter)
+_ddl_locks: dict[tuple[str, ...], threading.RLock] = {}
+_ddl_locks_guard = threading.Lock()
+
+
+def _one_ddl_at_a_time(tree: Any, context: Any) -> contextlib.AbstractContextManager[Any]:
+    """Held while a DDL statement outside a script's transaction runs: one at a time per table or view name."""
+    if not isinstance(tree, _DDL) or getattr(_in_transaction, "open", False):
+        return contextlib.nullcontext()
+    key = tuple(part.casefold() for part in query._target(tree, context))
+    with _ddl_locks_guard:
+        return _ddl_locks.setdefault(key, threading.RLock())
 
 
 def _run(cur: Any, tree: Any, *args: Any) -> Any:
@@ -157,7 +178,8 @@ def _run(cur: Any, tree: Any, *args: Any) -> Any:
             raise BigQueryError(
                 "invalidQuery", f"Transaction is aborted due to concurrent update against table {table}."
             ) from error
-    result = _emulator_run(cur, tree, *args)
+    with _one_ddl_at_a_time(tree, args[0]):
+        result = _emulator_run(cur, tree, *args)
     if isinstance(tree, exp.Transaction):
         _in_transaction.open, _in_transaction.mutated = True, ""
     elif isinstance(tree, exp.Rollback):
@@ -293,8 +315,71 @@ END"""
 _emulator_connect = database._connect.__wrapped__  # uncached: the emulator's reset() clears the cache below
 
 
+def _snapshot(catalog: str) -> int | None:
+    """The latest snapshot id of a project's DuckLake catalog; None for any other catalog."""
+    if catalog not in database._attached:  # the exact name of an attached project, as duckdb_tables() compares it
+        return None
+    try:
+        return database.fetch(f"SELECT max(snapshot_id) FROM {_metadata(catalog)}.ducklake_snapshot")[0][0]
+    except duckdb.CatalogException:
+        return None
+
+
+def _metadata(catalog: str) -> str:
+    return database.quote(f"__ducklake_metadata_{catalog}")
+
+
+#: A DuckLake catalog at its latest snapshot, read from its metadata tables (the objects of no ended snapshot are the
+#: current ones): the snapshot id; each schema's tables (with the estimated row count duckdb_tables() gives: the
+#: catalog's record count) and views, in name order; each table's top-level columns and whether each takes NULL, as
+#: duckdb_columns() gives them.  One query, so all of one snapshot.
+_CATALOG = f"""
+SELECT 0 AS part, NULL AS schema_name, NULL AS name, NULL AS detail, max(snapshot_id) AS number
+FROM {{metadata}}.ducklake_snapshot
+UNION ALL
+SELECT {LISTING}, s.schema_name, t.table_name, 'TABLE', coalesce(stats.record_count, 0)
+FROM {{metadata}}.ducklake_table AS t
+JOIN {{metadata}}.ducklake_schema AS s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL
+LEFT JOIN {{metadata}}.ducklake_table_stats AS stats ON stats.table_id = t.table_id
+WHERE t.end_snapshot IS NULL
+UNION ALL
+SELECT {LISTING}, s.schema_name, v.view_name, 'VIEW', 0
+FROM {{metadata}}.ducklake_view AS v
+JOIN {{metadata}}.ducklake_schema AS s ON s.schema_id = v.schema_id AND s.end_snapshot IS NULL
+WHERE v.end_snapshot IS NULL
+UNION ALL
+SELECT {COLUMN}, s.schema_name, t.table_name, c.column_name, CAST(c.nulls_allowed AS BIGINT)
+FROM {{metadata}}.ducklake_column AS c
+JOIN {{metadata}}.ducklake_table AS t ON t.table_id = c.table_id AND t.end_snapshot IS NULL
+JOIN {{metadata}}.ducklake_schema AS s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL
+WHERE c.end_snapshot IS NULL AND c.parent_column IS NULL
+ORDER BY part, schema_name, name
+"""
+
+
+def _load(catalog: str) -> tuple[int, list[Any]]:
+    """A project's DuckLake catalog: its snapshot id and the rows of _CATALOG at it."""
+    (_, _, _, _, snapshot), *rows = database.fetch(_CATALOG.format(metadata=_metadata(catalog)))
+    return snapshot, rows
+
+
+#: The catalogs' listings and columns, read once per snapshot (new with every connection: a reset catalog's
+#: snapshot ids start again).
+_memo = SnapshotMemo(_snapshot, _load)
+
+
+def _catalog(catalog: str) -> CatalogSnapshot | None:
+    """A project's DuckLake catalog as it is now; None for any other catalog (or one not attached yet)."""
+    try:
+        return _memo.catalog(catalog)
+    except duckdb.CatalogException:
+        return None
+
+
 @functools.cache
 def _connect() -> Any:
+    global _memo
+    _memo = SnapshotMemo(_snapshot, _load)
     connection = _emulator_connect()
     connection.execute(_PARSE_JSON)
     for name, function, returns in _JSON_FUNCTIONS.values():  # NULL in, NULL out: they return NULL too
@@ -303,41 +388,16 @@ def _connect() -> Any:
 
 
 _emulator_objects = database.objects
-#: A dataset's tables (with the estimated row count duckdb_tables() gives: the catalog's record count) and views,
-#: read from its DuckLake catalog's metadata tables: the objects of no ended snapshot are the current ones.
-_LISTING = """
-SELECT t.table_name, 'TABLE', coalesce(stats.record_count, 0)
-FROM {metadata}.ducklake_table AS t
-JOIN {metadata}.ducklake_schema AS s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL
-LEFT JOIN {metadata}.ducklake_table_stats AS stats ON stats.table_id = t.table_id
-WHERE t.end_snapshot IS NULL AND s.schema_name = $1 AND t.table_name = coalesce($2, t.table_name)
-UNION ALL
-SELECT v.view_name, 'VIEW', 0
-FROM {metadata}.ducklake_view AS v
-JOIN {metadata}.ducklake_schema AS s ON s.schema_id = v.schema_id AND s.end_snapshot IS NULL
-WHERE v.end_snapshot IS NULL AND s.schema_name = $1 AND v.view_name = coalesce($2, v.view_name)
-ORDER BY 1
-"""
 
 
 def _objects(project_id: str, dataset_id: str, table_id: str | None = None) -> list[tuple[str, str, int]]:
     """The emulator's listing of a dataset's tables and views, the same rows its duckdb_tables() and
-    duckdb_views() query gives, read from the catalog's metadata (about 4 ms, not 60-130 ms)."""
-    metadata = database.quote(f"__ducklake_metadata_{project_id}")
-    try:
-        return database.fetch(_LISTING.format(metadata=metadata), [dataset_id, table_id])
-    except duckdb.CatalogException:  # the project's catalog is not attached yet
+    duckdb_views() query gives, read from the catalog's metadata (about 1 ms when the catalog did not change since
+    it was last read, 5-10 ms otherwise, not duckdb_tables()' 60-130 ms)."""
+    state = _catalog(project_id)
+    if state is None:
         return _emulator_objects(project_id, dataset_id, table_id)
-
-
-#: A DuckLake table's top-level columns and whether each takes NULL, as duckdb_columns() gives them for the table.
-_COLUMNS = """
-SELECT c.column_name, c.nulls_allowed
-FROM {metadata}.ducklake_column AS c
-JOIN {metadata}.ducklake_table AS t ON t.table_id = c.table_id AND t.end_snapshot IS NULL
-JOIN {metadata}.ducklake_schema AS s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL
-WHERE c.end_snapshot IS NULL AND c.parent_column IS NULL AND s.schema_name = $1 AND t.table_name = $2
-"""
+    return state.listing(dataset_id, table_id)
 
 
 def _table_columns(catalog: str, schema: str, table: str) -> dict[str, bool] | None:
@@ -346,15 +406,8 @@ def _table_columns(catalog: str, schema: str, table: str) -> dict[str, bool] | N
     temporary or a missing table), left to duckdb_columns()."""
     if catalog == _RESULTS_DATABASE:
         return _result_columns(schema, table)
-    if catalog not in database._attached:  # the exact name of an attached project, as duckdb_columns() compares it
-        return None
-    try:
-        rows = database.fetch(
-            _COLUMNS.format(metadata=database.quote(f"__ducklake_metadata_{catalog}")), [schema, table]
-        )
-    except duckdb.CatalogException:
-        return None
-    return dict(rows) or None  # a table has at least one column
+    state = _catalog(catalog)
+    return None if state is None else state.columns(schema, table)
 
 
 #: The emulator's own database, whose schema _results holds the tables of query results.
@@ -377,20 +430,32 @@ _emulator_columns = tables.columns
 
 def _columns(project_id: str, dataset_id: str, table_id: str) -> list[Any]:
     """The emulator's tables.columns(), the NOT NULL columns read from the catalog's metadata when it is a table's."""
-    found = _table_columns(*tables.physical(project_id, dataset_id, table_id))
+    catalog, schema, table = tables.physical(project_id, dataset_id, table_id)
+    state = None if catalog == _RESULTS_DATABASE else _catalog(catalog)
+    found = _table_columns(catalog, schema, table) if state is None else state.columns(schema, table)
     if found is None:
         return _emulator_columns(project_id, dataset_id, table_id)
     required = {name for name, nullable in found.items() if not nullable}
+    shape = (
+        _shape(project_id, dataset_id, table_id)
+        if state is None
+        else _memo.derived(catalog, state, ("shape", schema, table), lambda: _shape(project_id, dataset_id, table_id))
+    )
+    return [
+        types.field(column, kind, column in required)
+        for column, kind in shape
+        if column != tables.INGESTION_TIME or dataset_id == tables.RESULTS
+    ]
+
+
+def _shape(project_id: str, dataset_id: str, table_id: str) -> tuple[tuple[str, Any], ...]:
+    """A table's columns and their DuckDB types, as a query of it gives them."""
     with database.cursor() as cur:
         try:
             relation = cur.sql(f"SELECT * FROM {tables.name(project_id, dataset_id, table_id)} LIMIT 0")
         except duckdb.CatalogException:
             raise not_found("Table", names.label(project_id, dataset_id, table_id)) from None
-        return [
-            types.field(column, kind, column in required)
-            for column, kind in zip(relation.columns, relation.types, strict=True)
-            if column != tables.INGESTION_TIME or dataset_id == tables.RESULTS
-        ]
+        return tuple(zip(relation.columns, relation.types, strict=True))
 
 
 _emulator_hidden = partitions._hidden
