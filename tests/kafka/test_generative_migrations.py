@@ -86,7 +86,12 @@ STEPS = int(os.environ.get("UNIVIEW_GEN_STEPS", "1"))
 DATABASE = {MARIADB: "genmy", POSTGRES: "genpg"}
 PREFIX = {MARIADB: "genmaria", POSTGRES: "genpg"}
 #: Rules of defects still open: off unless UNIVIEW_GEN_OPEN_DEFECTS names them.
-OPEN_DEFECTS: dict[str, str] = {}
+OPEN_DEFECTS: dict[str, str] = {
+    "toast_key_change": "a primary-key UPDATE of a row whose value PostgreSQL keeps out of line (TOAST): the UPDATE "
+    "does not log the unchanged value, Debezium sends its placeholder for the new key, which has no earlier change "
+    "to carry it from, so <table>_current shows NULL (named in _cdc_unavailable) where the source has the value "
+    "(found by seed 700; docs/current-state.md#values-the-source-did-not-send-_cdc_unavailable)",
+}
 #: The kinds of default whose value in rows older than the column uniview cannot know, per source
 #: (docs/sink.md#declared-defaults): those rows show NULL, the column named in their `_cdc_unavailable`.
 #: PostgreSQL's "zero date" is 0001-01-01, a date like any other.
@@ -420,6 +425,8 @@ class Migrations(RuleBasedStateMachine):
         self.columns: list[Column] = []
         self.next_id = 1
         self.ids: list[int] = []
+        #: The rows whose `doc` was given a value PostgreSQL keeps out of line (TOAST), while they live.
+        self.toasted: set[int] = set()
         self.names = iter(range(1, 1_000_000))
         self.touches = iter(range(-1, -1_000_000, -1))  # values no drawn write gives c0: each touch changes the row
         #: Per source, {key: {column: kind of default}}: the cells of rows older than a column added with a default
@@ -726,6 +733,7 @@ class Migrations(RuleBasedStateMachine):
     def truncate(self) -> None:
         self.apply(Change("truncate", ddl(f"TRUNCATE TABLE {self.table}"), truncate=True))
         self.ids.clear()
+        self.toasted.clear()
         for rows in self.unknown.values():
             rows.clear()
         for database in DATABASE.values():
@@ -767,17 +775,27 @@ class Migrations(RuleBasedStateMachine):
         row = data.draw(st.sampled_from(self.ids), label="row")
         self.apply(Change("delete", ddl(f"DELETE FROM {self.table} WHERE id = {row}")))
         self.ids.remove(row)
+        self.toasted.discard(row)
         self.written(row, dict.fromkeys(DIALECTS, 1))
         self.check()
 
-    @precondition(lambda self: bool(self.ids))
+    def key_changes(self) -> list[int]:
+        """The rows whose key may change: those without a TOASTed value unless its open defect is named."""
+        if open_defects_enabled("toast_key_change"):
+            return self.ids
+        return [row for row in self.ids if row not in self.toasted]
+
+    @precondition(lambda self: bool(self.key_changes()))
     @rule(data=st.data())
     def update_key(self, data) -> None:
-        row = data.draw(st.sampled_from(self.ids), label="row")
+        row = data.draw(st.sampled_from(self.key_changes()), label="row")
         self.apply(
             Change("key", ddl(f"UPDATE {self.table} SET id = {self.next_id} WHERE id = {row}"), events_per_row=2)
         )
         self.ids[self.ids.index(row)] = self.next_id
+        if row in self.toasted:
+            self.toasted.remove(row)
+            self.toasted.add(self.next_id)
         self.written(row, dict.fromkeys(DIALECTS, 1))  # its new key's row is sent whole
         self.next_id += 1
         self.check()
@@ -791,6 +809,7 @@ class Migrations(RuleBasedStateMachine):
         big = {MARIADB: f"REPEAT('t', {BIG})", POSTGRES: f"repeat('t', {BIG})"}
         set_big = {d: [f"UPDATE {self.table} SET doc = {big[d]} WHERE id = {row}"] for d in DIALECTS}
         self.written(row, self.apply(Change("big", set_big)))
+        self.toasted.add(row)
         beside = f"UPDATE {self.table} SET c0 = {next(self.touches)} WHERE id = {row}"
         self.written(row, self.apply(Change("beside big", ddl(beside))))
         self.check()
