@@ -158,6 +158,16 @@ def step_record(project: str, control: str, key: BatchKey, step: str, detail: st
     )
 
 
+def step_recorded_once(project: str, control: str, key: BatchKey, step: str, detail: str) -> str:
+    """One script that records a step of a batch with `detail` unless an earlier attempt recorded it, and reads the
+    recorded detail back: a replay gets what the first attempt recorded."""
+    return (
+        f"IF NOT EXISTS ({step_query(project, control, key, step)}) THEN\n"
+        f"  {step_record(project, control, key, step, detail)};\n"
+        f"END IF;\n{step_query(project, control, key, step)}"
+    )
+
+
 def part_script(
     project: str, control: str, key: BatchKey, number: int, part: Sequence[Insert], guard: str | None = None
 ) -> str:

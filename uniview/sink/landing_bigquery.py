@@ -49,8 +49,7 @@ from uniview.sink.bigquery_promotion import (
     part_script,
     quarantine_inserts,
     route_inserts,
-    step_query,
-    step_record,
+    step_recorded_once,
 )
 from uniview.sink.bigquery_typing import STAGED_ROUTE, keys_query, too_wide, typing_scripts
 from uniview.sink.failpoints import reach
@@ -384,24 +383,18 @@ class BigQueryLanding(Landing):
     def _planned_creations(self, batch: TypedBatch, counts: BatchCounts) -> list[Notification]:
         """The version tables this batch creates, as recorded by its first attempt (a replay finds the
         tables already there but must still announce them)."""
-        recorded = self._rows(
-            f"read the plan of {batch.key.label}", step_query(self.project, self.control_dataset, batch.key, "plan")
-        )
-        if recorded:
-            return [Notification.from_record(n) for n in json.loads(recorded[0][0])]
         written = {name for name, rows in counts.written.items() if rows}
         created = [
             Notification(r.dataset, r.table, r.version)
             for r in batch.routes
             if not r.exists and f"{r.dataset}.{r.table_name}" in written
         ]
-        self._script(
+        plan = json.dumps([n.as_record() for n in created])
+        recorded = self._rows(
             f"record the plan of {batch.key.label}",
-            step_record(
-                self.project, self.control_dataset, batch.key, "plan", json.dumps([n.as_record() for n in created])
-            ),
+            step_recorded_once(self.project, self.control_dataset, batch.key, "plan", plan),
         )
-        return created
+        return [Notification.from_record(n) for n in json.loads(recorded[0][0])]
 
     def _create_tables(
         self, batch: TypedBatch, route_rows: Mapping[int, int], quarantined: set[str]
