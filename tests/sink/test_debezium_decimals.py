@@ -2,7 +2,8 @@
 base64, and its scale) lands with every digit: MariaDB's and PostgreSQL's `decimal(38,10)` hold 38 significant
 digits, more than the 28 of Python's default decimal context (found by the generative test, seeds 502 and 503:
 9999999999999999999999999999.9999999999 was rounded to 1E+28, past the column's 28 integer digits, and
-quarantined)."""
+quarantined).  It is written in plain digits, as the source writes it: Python's str(Decimal) writes
+-0.0000000001 as -1E-10, and a decimal that lands as STRING (an unconstrained numeric) would show that text."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def test_every_digit_of_a_decimal_lands(precision, scale, text):
     unscaled = int(Decimal(text).scaleb(scale, context=None if len(text) < 28 else _wide()))
     value = landed(decimal_field(precision, scale), encoded(unscaled))
     assert Decimal(value) == Decimal(text) and Decimal(value).as_tuple() == Decimal(text).as_tuple()
+    assert "E" not in value.upper()
 
 
 def test_a_variable_scale_decimal_lands_with_every_digit():
@@ -62,3 +64,20 @@ def _wide():
     from decimal import Context
 
     return Context(prec=100)
+
+
+@pytest.mark.parametrize(
+    ("scale", "unscaled", "text"),
+    [
+        (7, 1, "0.0000001"),
+        (10, -12, "-0.0000000012"),
+        (3, 0, "0.000"),
+        (8, 10, "0.00000010"),
+        (0, 10**30, "1" + "0" * 30),
+    ],
+)
+def test_a_variable_scale_decimal_is_written_as_postgresql_writes_it(scale, unscaled, text):
+    """An unconstrained `numeric` lands as STRING: its text is PostgreSQL's (`SELECT 0.0000001::numeric` gives
+    0.0000001), never the exponent form of Python's str(Decimal) (1E-7), and keeps the trailing zeros of its scale."""
+    field = {"type": "struct", "name": "io.debezium.data.VariableScaleDecimal", "fields": []}
+    assert landed(field, {"scale": scale, "value": encoded(unscaled)}) == text

@@ -170,7 +170,8 @@ def _decimal_value(encoded: str, scale: int) -> str:
     unscaled = int.from_bytes(base64.b64decode(encoded), "big", signed=True)
     # built from its digits, exactly: Decimal arithmetic (scaleb) rounds to the context's 28 significant digits, so a
     # decimal(38,10) holding 9999999999999999999999999999.9999999999 became 1.000000000000000000000000000E+28
-    return str(Decimal((int(unscaled < 0), tuple(map(int, str(abs(unscaled)))), -scale)))
+    # written out as PostgreSQL writes a numeric (0.0000001, not str()'s 1E-7), every digit of the scale kept
+    return format(Decimal((int(unscaled < 0), tuple(map(int, str(abs(unscaled)))), -scale)), "f")
 
 
 def field_type(field: dict) -> tuple[str, Callable[[Any], Any]]:
