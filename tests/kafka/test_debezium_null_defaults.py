@@ -1,0 +1,54 @@
+"""A NULL written to a column declared with a DEFAULT reaches Kafka as null through Debezium's PostgreSQL connector
+and the Connect worker uniview runs: Kafka Connect's JsonConverter writes the column's default in place of a null
+unless `replace.null.with.default` is false (found by the generative test, seed 901: `UPDATE t SET c2 = NULL` on a
+column declared `DEFAULT 7` arrived as 7, and `<table>_current` showed 7 where both sources held NULL)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
+kafka = pytest.importorskip("kafka", reason="kafka-python is not installed")
+
+pytestmark = pytest.mark.timeout(600)
+DATABASE = "nulldefaults"
+
+
+def change_events(bootstrap: str, topic: str, count: int) -> list[dict]:
+    """The first `count` change events of `topic` (their payloads), waiting up to two minutes for them."""
+    consumer = kafka.KafkaConsumer(
+        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=120_000
+    )
+    events = []
+    try:
+        for message in consumer:
+            if message.value:  # a tombstone has none
+                events.append(json.loads(message.value)["payload"])
+            if len(events) == count:
+                break
+    finally:
+        consumer.close()
+    return events
+
+
+def test_a_null_written_to_a_column_with_a_default_arrives_as_null(postgres_server, kafka_connect):
+    from cdc_e2e_support import connectors_added
+
+    from uniview.local.kafka import postgres_connector
+
+    with psycopg.connect(postgres_server.dsn(), autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {DATABASE}")
+    with psycopg.connect(postgres_server.dsn(DATABASE), autocommit=True) as connection:
+        connection.execute("CREATE TABLE t (id int PRIMARY KEY, c bigint DEFAULT 7, s text DEFAULT 'x')")
+        connection.execute("INSERT INTO t (id) VALUES (1)")
+    connector = postgres_connector(DATABASE, postgres_server.host, postgres_server.port, DATABASE, "postgres")
+    with connectors_added(kafka_connect, [connector]):
+        with psycopg.connect(postgres_server.dsn(DATABASE), autocommit=True) as connection:
+            connection.execute("UPDATE t SET c = NULL, s = NULL WHERE id = 1")
+            connection.execute("INSERT INTO t VALUES (2, NULL, NULL)")
+        snapshot, update, insert = change_events(kafka_connect.bootstrap, f"{DATABASE}.public.t", 3)
+    assert (snapshot["op"], snapshot["after"]) == ("r", {"id": 1, "c": 7, "s": "x"})
+    assert (update["op"], update["after"]) == ("u", {"id": 1, "c": None, "s": None})
+    assert (insert["op"], insert["after"]) == ("c", {"id": 2, "c": None, "s": None})
