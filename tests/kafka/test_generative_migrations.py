@@ -91,10 +91,6 @@ OPEN_DEFECTS: dict[str, str] = {
     "does not log the unchanged value, Debezium sends its placeholder for the new key, which has no earlier change "
     "to carry it from, so <table>_current shows NULL (named in _cdc_unavailable) where the source has the value "
     "(found by seed 700; docs/current-state.md#values-the-source-did-not-send-_cdc_unavailable)",
-    "readd_earlier_shape": "a DROP and ADD of a column whose life began with a DEFAULT and later changed type, when "
-    "the table's shape after the ADD is one an earlier version had: the same version table again, so the rows older "
-    "than the ADD show the default of that life's first version, not the re-added column's NULL (found by seed 900; "
-    "docs/current-state.md#each-kind-of-ddl-and-storage-behaviour)",
 }
 #: The kinds of default whose value in rows older than the column uniview cannot know, per source
 #: (docs/sink.md#declared-defaults): those rows show NULL, the column named in their `_cdc_unavailable`.
@@ -410,8 +406,6 @@ class Column:
     type_name: str
     #: MariaDB's DEFAULT clause of the column (" DEFAULT 7", or "").
     default: str = ""
-    #: Whether the column changed type since it was added (or added again) with a DEFAULT.
-    retyped_with_default: bool = False
 
 
 TABLES = iter(range(1, 1_000_000))
@@ -681,9 +675,6 @@ class Migrations(RuleBasedStateMachine):
         column = self.pick_column(data)
         if data.draw(st.booleans(), label="same type"):
             type_name = column.type_name
-        if column.retyped_with_default and not open_defects_enabled("readd_earlier_shape"):
-            self.drop(column)  # its ADD may give an earlier version's shape again: an open defect
-            return
         self.apply(Change(f"drop {column.name}", ddl(f"ALTER TABLE {self.table} DROP COLUMN {column.name}")))
         self.column_gone(column.name)
         if write_between:
@@ -695,7 +686,7 @@ class Migrations(RuleBasedStateMachine):
                 {d: [f"ALTER TABLE {self.table} ADD COLUMN {column.name} {new_type.ddl[d]}"] for d in DIALECTS},
             )
         )
-        column.type_name, column.default, column.retyped_with_default = type_name, "", False
+        column.type_name, column.default = type_name, ""
         self.write_after_ddl()
 
     @precondition(lambda self: len(self.columns) > 2)
@@ -732,7 +723,6 @@ class Migrations(RuleBasedStateMachine):
             ],
         }
         self.apply(Change(f"type {column.name} {column.type_name} -> {target.name}", sql))
-        column.retyped_with_default = column.retyped_with_default or column.default != ""
         column.type_name = target.name
         if target.name == "wide_decimal":
             self.bignumeric.add(column.name)

@@ -89,6 +89,10 @@ STATE_FORMAT = 2
 #: Temporary tables of one refresh (BigQuery script and DuckDB session temporaries, read unqualified).
 WINDOW = "_uniview_window"
 FACTS = "_uniview_facts"
+#: Aliases of the rows of the key state, of `<family>_current` and of the window: named apart from every source
+#: column, which in GoogleSQL would be read first (a family with a column `c` made `c._cdc_database` a field
+#: access on that column).
+STATE_ROW, SHOWN_ROW, WINDOW_ROW = "_uniview_state_row", "_uniview_shown_row", "_uniview_window_row"
 REDO = "_uniview_redo"
 KEYS = "_uniview_keys"
 SCOPE = "_uniview_scope"
@@ -152,6 +156,8 @@ class CurrentTablePlan:
     rules: CurrentRules
     version_number: str
     state_hash: str
+    #: The version's number as text of a fixed width (it sorts like the number), for uniview.current.older_rows.
+    version_text: str = "NULL"
     #: The dataset of the version tables (the sink's ledger names it); None: any.
     source_dataset: str | None = None
     #: The key columns BigQuery can cluster by (at most three, in key order), quoted.
@@ -268,7 +274,9 @@ class CurrentTablePlan:
         listed = ", ".join(columns)
         sources = [f"SELECT {listed} FROM {WINDOW}"]
         if with_state:
-            sources.insert(0, f"SELECT {listed} FROM {self.keys_table} AS s WHERE {self._key_in_window('s')}")
+            sources.insert(
+                0, f"SELECT {listed} FROM {self.keys_table} AS {STATE_ROW} WHERE {self._key_in_window(STATE_ROW)}"
+            )
         plain = columns[: len(self.columns) + 2]
         return render(
             "current_table_keys.sql.j2",
@@ -279,11 +287,18 @@ class CurrentTablePlan:
             sources=sources,
         )
 
+    @property
+    def facts_columns(self) -> tuple[str, ...]:
+        """The facts table's columns, in order (`_uniview_min` when the older rows depend on the version entered)."""
+        spans = ("_uniview_min",) if self.rules.entered else ()
+        return ("_uniview_db", self.version_column, "_uniview_max", "_uniview_truncate", "_uniview_watermark", *spans)
+
     def facts_select(self, with_facts: bool) -> str:
         return render(
             "current_table_facts.sql.j2",
             version=self.version_column,
             facts=self.facts_table if with_facts else None,
+            spans=bool(self.rules.entered),
             operation=identifier(layout.OPERATION),
             ingested=identifier(layout.INGESTED_AT),
             window=WINDOW,
@@ -296,6 +311,8 @@ class CurrentTablePlan:
             version=self.version_column,
             version_number=self.version_number,
             gone=self.rules.gone,
+            entered=self.rules.entered,
+            version_text=self.version_text,
             facts=facts,
         )
 
@@ -308,6 +325,7 @@ class CurrentTablePlan:
             facts=self.facts_table,
             version=self.version_column,
             operation=identifier(layout.OPERATION),
+            spans=bool(self.rules.entered),
         )
 
     def present_select(self, keys: str) -> str:
@@ -326,9 +344,9 @@ class CurrentTablePlan:
         one key)."""
         database, *key = self.partition
         own = f"{alias}._uniview_db" if state else database_key(f"{alias}.{database}")
-        tests = [f"w._uniview_db = {own}"]
-        tests += [f"w.{column} IS NOT DISTINCT FROM {alias}.{column}" for column in key]
-        exists = f"EXISTS (SELECT 1 FROM {WINDOW} AS w WHERE {' AND '.join(tests)})"
+        tests = [f"{WINDOW_ROW}._uniview_db = {own}"]
+        tests += [f"{WINDOW_ROW}.{column} IS NOT DISTINCT FROM {alias}.{column}" for column in key]
+        exists = f"EXISTS (SELECT 1 FROM {WINDOW} AS {WINDOW_ROW} WHERE {' AND '.join(tests)})"
         return " AND ".join((*self._cluster_filter(alias, state), exists))
 
     def _cluster_filter(self, alias: str, state: bool) -> tuple[str, ...]:
@@ -379,11 +397,14 @@ class CurrentTablePlan:
                 "delete",
                 self.table,
                 condition=" AND ".join(
-                    (*self._cluster_filter("c", state=False)[:1], f"{database_key('c.' + database)} IN ({redo})")
+                    (
+                        *self._cluster_filter(SHOWN_ROW, state=False)[:1],
+                        f"{database_key(f'{SHOWN_ROW}.{database}')} IN ({redo})",
+                    )
                 ),
-                alias="c",
+                alias=SHOWN_ROW,
             ),
-            Statement("delete", self.table, condition=self._key_in_window("c", state=False), alias="c"),
+            Statement("delete", self.table, condition=self._key_in_window(SHOWN_ROW, state=False), alias=SHOWN_ROW),
             Statement("insert", self.table, self.present_select(SCOPE), columns=self.columns, typed=True),
             *self._record_statements(batches),
             *(Statement("drop", name) for name in TEMPORARY),
@@ -426,14 +447,14 @@ class CurrentTablePlan:
             Statement("temp", FACTS, self.facts_select(with_facts=True)),
             Statement("temp", REDO, self.redo_select()),
             Statement("temp", KEYS, self.keys_select(with_state=True)),
-            Statement("delete", self.keys_table, condition=self._key_in_window("s"), alias="s"),
+            Statement("delete", self.keys_table, condition=self._key_in_window(STATE_ROW), alias=STATE_ROW),
             Statement("insert", self.keys_table, f"SELECT {state} FROM {KEYS}", columns=self.state_columns),
             Statement("delete", self.facts_table, condition="TRUE"),
             Statement(
                 "insert",
                 self.facts_table,
                 f"SELECT * FROM {FACTS}",
-                columns=("_uniview_db", self.version_column, "_uniview_max", "_uniview_truncate", "_uniview_watermark"),
+                columns=self.facts_columns,
             ),
         )
 
@@ -471,6 +492,8 @@ def current_table_plan(
         "version_column": version_column,
         "carried": carried,
     }
+    if rules.entered:  # the facts keep each version's oldest change too (uniview.current.older_rows)
+        shape["spans"] = True
     state_hash = hashlib.sha256(json.dumps(shape, sort_keys=True).encode("utf-8")).hexdigest()
     quoted = version_column if version_column == identifier(version_column) else identifier(version_column)
     return CurrentTablePlan(
@@ -483,6 +506,7 @@ def current_table_plan(
         carried=carried,
         rules=rules,
         version_number=rules.version_number(versions, quoted),
+        version_text=rules.version_number(versions, quoted, len(str(len(versions)))),
         state_hash=state_hash,
         source_dataset=source_dataset,
         cluster_key=clusterable_key(primary_key, columns),

@@ -15,8 +15,8 @@ always gives the same rows.  NULL keys are one key.  On top of that latest chang
 - the row is read as of its database's newest version (the version of the database's latest
   change): a column that version lacks is NULL, and a column some version lacks shows, in rows
   older than the database's last change in a version without it (the column was added, or dropped
-  and added again, after the row was written), the default recorded by the version that added the
-  column (the first of its life that the newest version is in), as a typed literal of a constant
+  and added again, after the row was written), the default recorded by the version the database
+  entered the column's life at (uniview.current.older_rows), as a typed literal of a constant
   (uniview.core.default_literals); NULL when it declares none, and NULL with the column named in
   `_cdc_unavailable` when the default is not known (computed when a row is written, or no value of
   the column: uniview.sink.default_values); a column that moved behind a
@@ -32,20 +32,17 @@ version must record the same one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from uniview.core import landing_layout as layout
-from uniview.core.default_literals import default_literal, default_text
 from uniview.core.errors import PlanError
 from uniview.core.identifiers import identifier, identifier_path, string_literal, validate_table
 from uniview.core.render import render
-from uniview.core.resolve import convert, null_of
 from uniview.core.schema import TableVersion
 from uniview.core.types import Array, BQType, Scalar, Struct
-from uniview.current.conversions import among, converted_defaults, converted_value
+from uniview.current.conversions import among, converted_value
+from uniview.current.older_rows import of_newest, older_rows
 from uniview.current.order import (
     ORDER_COLUMNS,
     database_key,
@@ -98,6 +95,10 @@ class CurrentRules:
     outputs: tuple[str, ...]
     #: (_uniview_gone_N, a condition on `_uniview_version` true for the versions lacking the column).
     gone: tuple[tuple[str, str], ...]
+    #: (_uniview_entered_N[_L], an aggregate over the database's version spans (`_uniview_version`,
+    #: `_uniview_min`, `_uniview_max`) joined with its gone points): the version it entered a column's life at,
+    #: for the columns whose older rows depend on it (uniview.current.older_rows).
+    entered: tuple[tuple[str, str], ...]
     #: (_uniview_carried_N, the column, the condition that the row did not send it).
     carried: tuple[tuple[str, str, str], ...]
     #: (_cdc_database, key columns...), quoted.
@@ -137,6 +138,7 @@ def current_rules(
     keys = {name.lower() for name in primary_key}
     outputs: list[str] = []
     gone: list[tuple[str, str]] = []
+    entered: list[tuple[str, str]] = []
     carried: list[tuple[str, str, str]] = []
     unknown: list[str] = []
     for number, (name, bq_type) in enumerate(columns.items()):
@@ -153,15 +155,15 @@ def current_rules(
             if len(has) < len(versions) or len(lives) > 1:
                 column_gone = _gone_windows(number, len(versions), lives)
                 gone.extend(column_gone)
-                gone_name = _gone_of_newest(column_gone, lives)
-                older = _defaults_case(versions, lives, name, bq_type)
-                newest_unknown = _unknown_default(versions, lives, name)
-                if newest_unknown:  # named in the row's _cdc_unavailable: its NULL is not the source's value
+                gone_name = of_newest([g for g, _ in column_gone], lives)
+                older = older_rows(versions, lives, name, bq_type, [g for g, _ in column_gone])
+                entered.extend(older.entered)
+                if older.unknown:  # named in the row's _cdc_unavailable: its NULL is not the source's value
                     older_row = f"NOT (_uniview_place > {gone_name} OR {gone_name} IS NULL)"
-                    unknown.append(f"IF({among('_uniview_newest', newest_unknown)} AND {older_row}, ',{name}', '')")
+                    unknown.append(f"IF({older.unknown} AND {older_row}, ',{name}', '')")
                 value = (
                     f"IF({among('_uniview_newest', has)} OR _uniview_newest IS NULL, "
-                    f"IF(_uniview_place > {gone_name} OR {gone_name} IS NULL, {value}, {older}), NULL)"
+                    f"IF(_uniview_place > {gone_name} OR {gone_name} IS NULL, {value}, {older.value}), NULL)"
                 )
         outputs.append(value if value == identifier(name) else f"{value} AS {identifier(name)}")
     if unknown and layout.UNAVAILABLE in spelled:
@@ -171,6 +173,7 @@ def current_rules(
     return CurrentRules(
         tuple(outputs),
         tuple(gone),
+        tuple(entered),
         tuple(carried),
         (identifier(layout.DATABASE), *key),
         tuple(newest_first_order()),
@@ -202,6 +205,7 @@ def current_view_body(
         version_text=rules.version_number(versions, identifier(version_column), digits),
         operation=identifier(layout.OPERATION),
         gone=rules.gone,
+        entered=rules.entered,
         carried=[
             (name, f"IF({unavailable}, NULL, STRUCT({identifier(column)} AS v))")
             for name, column, unavailable in rules.carried
@@ -246,15 +250,6 @@ def _gone_windows(number: int, count: int, lives: Sequence[Sequence[int]]) -> li
     ]
 
 
-def _gone_of_newest(gone: Sequence[tuple[str, str]], lives: Sequence[Sequence[int]]) -> str:
-    """The gone point of the life the database's newest version is in (the last life when it is unknown)."""
-    if len(gone) == 1:
-        return gone[0][0]
-    pairs = zip(gone, lives, strict=True)
-    whens = " ".join(f"WHEN {among('_uniview_newest', life)} THEN {name}" for (name, _), life in pairs)
-    return f"(CASE {whens} ELSE {gone[-1][0]} END)"
-
-
 def _unavailable_test(versions: Sequence[TableVersion], name: str, unavailable: str, version_column: str) -> str:
     """The row did not send column `name`: its `_cdc_unavailable` names the column as the row's version table
     stores it (a renamed column by its old name, in the changes written before the rename)."""
@@ -277,60 +272,12 @@ def _unavailable_test(versions: Sequence[TableVersion], name: str, unavailable: 
     return "(" + " OR ".join(tests) + ")"
 
 
-def _unknown_default(versions: Sequence[TableVersion], lives: Sequence[Sequence[int]], name: str) -> list[int]:
-    """The versions with column `name` whose value in rows older than the column cannot be known: those of a life
-    (`_lives`) whose first version, the one that added the column, gives no default it can know (`_added_default`)."""
-    return [number for life in lives if _added_default(versions[life[0]], name)[2] for number in life]
-
-
-def _added_default(adding: TableVersion, name: str) -> tuple[str | None, BQType, bool]:
-    """The default of column `name` in `adding` (the version that added it) as a typed literal of its own type (None
-    when it declares none or the default is unknown), that type, and whether the default is unknown: NOT NULL
-    without a default the stream carried (a volatile default such as now()), or a default no literal can write."""
-    recorded = {n.lower(): text for n, text in adding.defaults}
-    own = _own_type(adding, name)
-    if name.lower() not in recorded:
-        return None, own, name.lower() in {n.lower() for n in adding.not_null}
-    literal = _literal(json.loads(recorded[name.lower()]), own)
-    return literal, own, literal is None
-
-
 def _with_unknown(unavailable: str, marks: Sequence[str]) -> str:
     """`_cdc_unavailable` with the names of the columns whose default is unknown in this row appended (each
     mark is ',name' or '')."""
     names = f"CONCAT({', '.join(marks)})" if len(marks) > 1 else marks[0]
     extra = f"SPLIT(SUBSTR({names}, 2), ',')"
     return f"IF({names} = '', {unavailable}, IF({unavailable} IS NULL, {extra}, ARRAY_CONCAT({unavailable}, {extra})))"
-
-
-def _defaults_case(versions: Sequence[TableVersion], lives: Sequence[Sequence[int]], name: str, bq_type: BQType) -> str:
-    """What a row older than column `name` shows: the default declared by the version that added the column (the
-    first version of the life, `_lives`, the database's newest version `_uniview_newest` is in), cast to the
-    column's unified type; NULL where it declares none or it cannot be written as a literal.  The source filled
-    the older rows when the column was added: a later version's default (a type change that restates the column
-    with another default, or none) does not change them, but a type change converts them as it converts every
-    value (uniview.current.conversions: `tinyint(1) DEFAULT 0` then `MODIFY int` shows 0, not FALSE)."""
-    whens: list[str] = []
-    for life in lives:
-        literal, own, _ = _added_default(versions[life[0]], name)
-        if literal is not None:
-            value = literal if own == bq_type else convert(literal, own, bq_type)
-            converted = converted_defaults(literal, versions, name, bq_type, life[0])
-            whens.extend(f"WHEN {number} THEN {converted.get(number, value)}" for number in life)
-    return f"CASE _uniview_newest {' '.join(whens)} END" if whens else null_of(bq_type)
-
-
-def _own_type(version: TableVersion, name: str) -> BQType:
-    """Column `name`'s type in `version` (which has it)."""
-    return next(c.type.base() for c in version.columns if c.name.lower() == name.lower())
-
-
-def _literal(value: Any, bq_type: BQType) -> str | None:
-    """A recorded default (as JSON gives it: the sink's canonical text, null when unknown, or what a version
-    landed before the sink converted defaults recorded) as a typed literal of its column's type, a constant
-    no query fails on (uniview.core.default_literals); None when it is unknown."""
-    text = default_text(value)
-    return None if text is None else default_literal(text, bq_type)
 
 
 def _has(version: TableVersion, name: str) -> bool:
