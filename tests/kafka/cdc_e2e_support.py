@@ -443,7 +443,8 @@ def unknown_accepted(
     where `current` (the view's rows; `unavailable`, each one's `_cdc_unavailable`) shows it as uniview shows a
     value it cannot know: NULL with the column named in `_cdc_unavailable` (how "named": a default computed by
     the source, docs/current-state.md), or NULL (how "null": a default the stream does not carry, so nothing
-    tells it from none).  Every other cell stays as the source has it: an unchanged TOASTed value named in
+    tells it from none), or whatever the view shows (how "any": a default the connector declares wrongly,
+    docs/sources.md).  Every other cell stays as the source has it: an unchanged TOASTed value named in
     `_cdc_unavailable` must still show the value the key sent before."""
     shown = {row[0]: (row, names or ()) for row, names in zip(current, unavailable, strict=True)}
     lowered = [column.lower() for column in columns]
@@ -454,7 +455,9 @@ def unknown_accepted(
         named = {name.lower() for name in names}
         for column, how in cells.get(int(row[0]), {}).items() if view else ():
             at = lowered.index(column.lower()) if column.lower() in lowered else None
-            if at is not None and view[at] is None and (how == "null" or column.lower() in named):
+            if at is not None and how == "any":
+                values[at] = view[at]
+            elif at is not None and view[at] is None and (how == "null" or column.lower() in named):
                 values[at] = None
         accepted.append(tuple(values))
     return accepted

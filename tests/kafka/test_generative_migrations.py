@@ -100,6 +100,11 @@ UNKNOWN_DEFAULTS = {MARIADB: {"zero_date", "now", "expression"}, POSTGRES: {"now
 #: expression, PostgreSQL's cannot read one): the stream tells such a column from one without a default in no
 #: way, so the live path shows NULL in the older rows without naming the column (docs/current-state.md).
 DROPPED_BY_CONNECTORS = {"expression"}
+#: (source, type, kind of default) that Debezium's connector sends another default for: PostgreSQL stores
+#: `boolean DEFAULT 1::boolean` as `(1)::boolean`, which the PostgreSQL connector reads with Java's
+#: Boolean.parseBoolean, so the stream declares `false` (pinned by tests/kafka/test_debezium_null_defaults.py;
+#: docs/sources.md).  Rows older than such a column show what the stream declared, whatever the source holds.
+MISREAD_BY_CONNECTORS = {(POSTGRES, "boolean", "number")}
 #: MySQL's types whose values pymysql reads as text when they are no date (the zero date `0000-00-00`).
 FIELD_TYPE = pymysql.constants.FIELD_TYPE
 ZERO_DATES = {FIELD_TYPE.DATE, FIELD_TYPE.NEWDATE, FIELD_TYPE.DATETIME, FIELD_TYPE.TIMESTAMP}
@@ -400,6 +405,12 @@ def seeded(label: str, values) -> list:
     return random.Random(f"{SEED}:{label}").sample(values, len(values))
 
 
+def _how_unknown(kind: str) -> str:
+    """How the live path shows a cell whose default uniview cannot know (tests/kafka/cdc_e2e_support.py's
+    unknown_accepted)."""
+    return "any" if kind == "misread" else "null" if kind in DROPPED_BY_CONNECTORS else "named"
+
+
 @dataclass
 class Column:
     name: str
@@ -463,13 +474,14 @@ class Migrations(RuleBasedStateMachine):
 
     # -- the cells whose value uniview cannot know ---------------------------------------------------------------
     def unknown_cells(self, database: str, table: str) -> dict[int, dict[str, str]]:
-        """The live path's cells of `database` that may show as unknown: NULL named in `_cdc_unavailable`, or NULL
-        alone for a default the connectors drop (DROPPED_BY_CONNECTORS)."""
+        """The live path's cells of `database` that may show as unknown: NULL named in `_cdc_unavailable`, NULL
+        alone for a default the connectors drop (DROPPED_BY_CONNECTORS), or any value for a default a connector
+        misreads (MISREAD_BY_CONNECTORS)."""
         dialect = MARIADB if database == DATABASE[MARIADB] else POSTGRES
         if table != self.table:
             return {}
         return {
-            key: {column: "null" if kind in DROPPED_BY_CONNECTORS else "named" for column, kind in cells.items()}
+            key: {column: _how_unknown(kind) for column, kind in cells.items()}
             for key, cells in self.unknown[dialect].items()
         }
 
@@ -631,9 +643,10 @@ class Migrations(RuleBasedStateMachine):
             )
         )
         for dialect in accepted:
-            if kind in UNKNOWN_DEFAULTS[dialect]:  # the rows already there hold a value uniview cannot know
+            misread = (dialect, type_name, kind) in MISREAD_BY_CONNECTORS
+            if kind in UNKNOWN_DEFAULTS[dialect] or misread:  # the rows already there hold a value uniview cannot know
                 for row in self.ids:
-                    self.unknown[dialect].setdefault(row, {})[name] = kind
+                    self.unknown[dialect].setdefault(row, {})[name] = "misread" if misread else kind
         column = Column(name, type_name, default[MARIADB])
         if type_name == "wide_decimal":
             self.bignumeric.add(name)
