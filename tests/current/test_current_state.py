@@ -266,3 +266,20 @@ def test_an_unknown_default_stays_unknown_after_a_type_change_restates_the_colum
         ("db1", 2, datetime(2024, 5, 1, 10, tzinfo=UTC), 1, None),
         ("db1", 3, datetime(2024, 5, 2, 10, tzinfo=UTC), 2, None),
     ]
+
+
+@pytest.mark.parametrize("mode", ["view", "table"])
+def test_a_source_column_named_like_the_current_states_own_columns_is_one_clear_error(tmp_path, mode):
+    """`<table>_current` computes `_uniview_place`, `_uniview_gone_N`, ...: a source column of that prefix would
+    be read in their place.  The refresh says so for that family, and still keeps its unified view."""
+    path = tmp_path / "w.duckdb"
+    versions = {"t_v_a": [("id", "INT64"), ("_uniview_place", "STRING")]}
+    land(path, versions, [("t_v_a", "db1", "INSERT", {"id": 1, "_uniview_place": "x"}, None)])
+    arguments = ["refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", "t", "--current", mode]
+    result = CliRunner().invoke(main, arguments)
+    assert result.exit_code == 1
+    assert "column '_uniview_place' starts with _uniview_, which t_current uses" in " ".join(result.output.split())
+    with duckdb.connect(str(path), read_only=True) as connection:
+        assert connection.execute("SELECT id, _uniview_place FROM cdc_unified.t_unified").fetchall() == [(1, "x")]
+        tables = connection.execute("SELECT table_name FROM information_schema.tables WHERE table_name = 't_current'")
+        assert tables.fetchall() == []

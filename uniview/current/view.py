@@ -55,6 +55,9 @@ from uniview.current.order import (
 _UNPARTITIONABLE = ("FLOAT64", "JSON", "GEOGRAPHY")
 #: Types whose value a source can leave out of a change (PostgreSQL's TOAST: text, bytea, json, arrays, composites).
 _CARRIED = ("STRING", "BYTES", "JSON")
+#: The prefix of the columns `<table>_current` computes (`_uniview_place`, `_uniview_gone_N`, ...) and of its
+#: statements' aliases: no source column may have it.
+INTERNAL_PREFIX = "_uniview_"
 #: The unified view's column naming each row's version table when --current is on and --source-column is not.
 VERSION_COLUMN = "_cdc_version_table"
 
@@ -132,6 +135,12 @@ def current_rules(
         raise PlanError(
             f"family {family!r}: a current view needs the CDC columns {', '.join(missing)}, which no "
             "version has; run `uniview migrate-landing` on tables landed by an older uniview"
+        )
+    internal = [name for name in columns if name.lower().startswith(INTERNAL_PREFIX)]
+    if internal:
+        raise PlanError(
+            f"family {family!r}: column {internal[0]!r} starts with {INTERNAL_PREFIX}, which {family}_current "
+            "uses for the columns it computes; rename it in the source, or leave --current off"
         )
     key = [_key_column(family, spelled, columns, name) for name in primary_key]
     oldest_first = oldest_first_order()
