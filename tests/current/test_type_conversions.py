@@ -92,6 +92,17 @@ def test_boolean_to_int_is_one_and_zero(tmp_path, policy, mode):
     assert shown == ["1", "0", None, "7"]  # BOOL with INT64 unifies to STRING in both policies
 
 
+@pytest.mark.parametrize(("policy", "mode"), MODES)
+def test_a_decimal_to_text_keeps_every_digit_of_its_scale(tmp_path, policy, mode):
+    """PostgreSQL's `numeric(12,2)` -> `numeric` (Debezium: a STRING of its exact text) or `text`, and MariaDB's
+    `decimal(12,2)` -> `varchar`, write 1.50, 10.00, -0.01: the scale's digits, not BigQuery's CAST's 1.5."""
+    path = tmp_path / "w.duckdb"
+    old = [Decimal("1.5"), Decimal("10"), Decimal("-0.01"), None, Decimal("9999999999.99"), Decimal("0")]
+    changed(path, "NUMERIC(12, 2)", "STRING", old, "0.00000010")
+    shown = [c for _, c in current(path, policy, mode)]
+    assert shown == ["1.50", "10.00", "-0.01", None, "9999999999.99", "0.00", "0.00000010"]
+
+
 def test_text_to_a_shorter_varchar_keeps_its_first_characters_where_the_versions_record_the_length():
     """PostgreSQL's text::varchar(20) cuts a longer text (MariaDB refuses the change); versions that declare the
     length (BigQuery's STRING(20), or a description's `varchar(20)` where DuckDB's VARCHAR keeps none) show the
@@ -174,6 +185,8 @@ def test_the_current_table_converts_its_stored_rows_when_a_new_version_brings_th
         ("BOOL", "false", "INT64", {"widen": "0", "uniview": "0"}),
         # ADD COLUMN c datetime DEFAULT '2024-06-30 12:00:00', MODIFY c date: the older rows hold the date
         ("DATETIME", "2024-06-30 12:00:00", "DATE", {"widen": datetime(2024, 6, 30), "uniview": "2024-06-30"}),
+        # ADD COLUMN c numeric(12,2) DEFAULT 1.5, ALTER COLUMN c TYPE numeric: the older rows hold 1.50
+        ("NUMERIC(12, 2)", "1.5", "STRING", {"widen": "1.50", "uniview": "1.50"}),
     ],
 )
 def test_the_default_rows_older_than_the_column_show_is_converted_by_a_later_type_change(

@@ -1,6 +1,6 @@
 """ZetaSQL's reference implementation computes `<table>_current` after a value-converting type change as DuckDB
 does, and the analyzer accepts the conversions: datetime -> date, double or a wide decimal -> a narrower decimal,
-boolean -> int, text -> a shorter varchar, and two changes in a row (tests/current/test_type_conversions.py holds
+boolean -> int, a decimal -> text, text -> a shorter varchar, and two changes in a row (tests/current/test_type_conversions.py holds
 the values the sources show)."""
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ CASES = {
         [[Decimal("99999999999999999999999999999.999999999"), Decimal("-1.005")], [Decimal("1.25")]],
     ),
     "boolean to int": (["BOOL", "INT64"], [[True, False, None], [7]]),
+    "decimal to text": (
+        ["NUMERIC(12, 2)", "STRING"],
+        [[Decimal("1.5"), Decimal("10"), Decimal("-0.01"), Decimal("9999999999.99"), None], ["0.00000010"]],
+    ),
     "datetime to date to datetime": (
         ["DATETIME", "DATE", "DATETIME"],
         [[datetime(2024, 6, 30, 12, 0)], [date(2020, 1, 1)], [datetime(2021, 5, 6, 7, 8, 9)]],

@@ -14,6 +14,8 @@ checked on MariaDB 10.11 (strict mode) and PostgreSQL 15 (docs/current-state.md#
 - STRING(n) or STRING -> STRING(m), m < n: the first m characters (PostgreSQL's cast truncates; MariaDB refuses
   the change when a value is longer);
 - BOOL -> INT64: 1 and 0;
+- a decimal of a declared scale -> STRING (PostgreSQL's `numeric(12,2)` -> `numeric` or `text`, MariaDB's
+  `decimal(12,2)` -> `varchar`): its text with every digit of the scale, 1.50;
 - a change that keeps the value (INT64 -> NUMERIC, DATE -> DATETIME, a wider decimal, to STRING): the value.
 
 Any other change (one a source refuses for the values it cannot convert, or converts in its own way) leaves the
@@ -161,8 +163,24 @@ def _step(expression: str, before: BQType, after: BQType) -> tuple[str, bool] | 
     if pair in _KEEPING:
         return f"CAST({expression} AS {after.base().sql()})", False
     if after.name == "STRING":
-        return convert(expression, before.base(), STRING), False
+        return _to_text(expression, before, after)
     return None
+
+
+def _to_text(expression: str, before: Scalar, after: Scalar) -> tuple[str, bool]:
+    """A value as the text the sources make of it: a decimal of a declared scale keeps every digit of that scale
+    (PostgreSQL's `numeric(12,2)` -> `numeric` or `text`, MariaDB's `decimal(12,2)` -> `varchar`: 1.50, not the
+    1.5 of BigQuery's CAST), zeros appended to the CAST's text, cut to `after`'s length (PostgreSQL's cast to
+    varchar(n) cuts); any other value as the unified view's CAST writes it."""
+    text = convert(expression, before.base(), STRING)
+    scale = decimal_parameters(before)[1] if before.name in _DECIMALS and before.params else 0
+    if scale:  # REPEAT's count is never negative (a CAST's text has no more digits than the scale)
+        decimals = f"IF(STRPOS({text}, '.') = 0, 0, LENGTH({text}) - STRPOS({text}, '.'))"
+        point = f"IF(STRPOS({text}, '.') = 0, '.', '')"
+        text = f"CONCAT({text}, {point}, REPEAT('0', GREATEST(0, {scale} - {decimals})))"
+    if scale and after.params:
+        text = f"SUBSTR({text}, 1, {after.params[0]})"
+    return text, bool(scale)
 
 
 def _to_decimal(expression: str, before: Scalar, after: Scalar) -> tuple[str, bool]:
