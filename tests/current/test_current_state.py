@@ -21,15 +21,22 @@ from uniview.warehouse.url import duckdb_url
 
 
 def land(
-    path, versions: dict[str, list[tuple[str, str]]], changes: list[tuple], key=("id",), defaults=None, not_null=None
+    path,
+    versions: dict[str, list[tuple[str, str]]],
+    changes: list[tuple],
+    key=("id",),
+    defaults=None,
+    not_null=None,
+    after: int = 0,
 ) -> None:
     """`versions`: {table: [(column, BigQuery type)]} in creation order; `changes`: (table, database,
     operation, {column: value}, unavailable columns or None), in log order (their position is their index);
-    `defaults`: {table: {column: declared default}}."""
+    `defaults`: {table: {column: declared default}}.  With `after`, the version tables exist and the changes
+    follow `after` changes landed before."""
     with duckdb.connect(str(path)) as connection:
         connection.execute("SET TimeZone='UTC'")
         connection.execute("CREATE SCHEMA IF NOT EXISTS cdc")
-        for table, columns in versions.items():
+        for table, columns in versions.items() if not after else ():
             every = columns + list(CDC_COLUMNS)
             connection.execute(
                 f"CREATE TABLE cdc.{table} ({', '.join(f'{c} {duckdb_type(parse_type(t))}' for c, t in every)})"
@@ -38,7 +45,7 @@ def land(
             required = (not_null or {}).get(table, ())
             description = version_description("t", columns, key, declared, required).replace("'", "''")
             connection.execute(f"COMMENT ON TABLE cdc.{table} IS '{description}'")
-        for number, (table, database, operation, values, unavailable) in enumerate(changes):
+        for number, (table, database, operation, values, unavailable) in enumerate(changes, after):
             position = f"mysql-bin.000001:{1000 + number}"
             row = {
                 **values,
