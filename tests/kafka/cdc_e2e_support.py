@@ -466,11 +466,12 @@ def unknown_accepted(
 def as_shown(expected: Sequence[tuple], current: Sequence[tuple]) -> list[tuple]:
     """`expected` (the source's rows, the key first) with each whole number or boolean written as its text where
     `current` (the view's rows) shows that cell as text: a column whose versions the views unify to STRING (BOOL
-    and INT64 after `boolean` -> `int`, docs/generator.md) shows a number as CAST(x AS STRING) does."""
+    and INT64 after `boolean` -> `int`, docs/generator.md) shows a number as CAST(x AS STRING) does, and a
+    PostgreSQL numeric without a scale as its exact text."""
     shown = {row[0]: row for row in current}
     return [
         tuple(
-            _as_text(value) if isinstance(view, str) and not isinstance(value, str) else value
+            _as_text(value, view) if isinstance(view, str) and not isinstance(value, str) else value
             for value, view in zip(row, shown[row[0]], strict=True)
         )
         if row[0] in shown
@@ -510,7 +511,9 @@ def _as_double(value: Any) -> Any:
     return value
 
 
-def _as_text(value: Any) -> Any:
+def _as_text(value: Any, view: str) -> Any:
+    if isinstance(value, Decimal) and value.is_finite() and format(value, "f") == view:
+        return view  # PostgreSQL's numeric without a scale: a STRING of its exact text (docs/sink.md)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():

@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import math
 import os
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -66,6 +67,20 @@ TYPES: tuple[SourceType, ...] = (
         "wide_decimal",
         {MARIADB: "decimal(38,10)", POSTGRES: "numeric(38,10)"},
         ("9999999999999999999999999999.9999999999", "-0.0000000001"),
+    ),
+    SourceType(
+        # PostgreSQL's numeric without precision or scale (Debezium's VariableScaleDecimal: a STRING of its exact
+        # text, docs/sink.md), and a MariaDB decimal BigQuery's NUMERIC holds exactly
+        "free_numeric",
+        {MARIADB: "decimal(29,9)", POSTGRES: "numeric"},
+        (
+            "0.00000010",
+            "-12345678901234567890.123456789",
+            {MARIADB: "99999999999999999999.999999999", POSTGRES: "1e100"},
+            {MARIADB: "-0.000000001", POSTGRES: "0.1234567890123456789012345678901234567890123"},
+            {MARIADB: "0", POSTGRES: "-0.000"},
+        ),
+        {"literal": same("2.50"), "string": same("'-0.125'")},
     ),
     SourceType(
         "double",
@@ -135,6 +150,30 @@ TYPES: tuple[SourceType, ...] = (
         {MARIADB: "json", POSTGRES: "jsonb"},
         ("'{}'", "'[1, 2.5, \"a\"]'", _q(json.dumps({"k": UNICODE, "n": None, "deep": {"x": [1]}})), "'not json'"),
     ),
+    SourceType(
+        # MySQL's unsigned BIGINT (Debezium's precise mode: a decimal) and PostgreSQL's numeric of its range
+        "ubigint",
+        {MARIADB: "bigint unsigned", POSTGRES: "numeric(20,0)"},
+        ("18446744073709551615", "9223372036854775808", "0", "-1", "18446744073709551616"),
+        {"literal": same("18446744073709551615"), "string": same("'42'")},
+    ),
+    SourceType(
+        # a fixed-length text: PostgreSQL pads it with spaces, MariaDB drops trailing spaces when it reads it
+        "char",
+        same("char(5)"),
+        ("''", "'ab'", "'abcde'", _q("a  "), _q("ü✓"), "'abcdef'"),
+        {"literal": same("'x'")},
+    ),
+    SourceType(
+        "uuid",
+        {MARIADB: "char(36)", POSTGRES: "uuid"},
+        (
+            "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'",
+            "'00000000-0000-0000-0000-000000000000'",
+            {MARIADB: "'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'", POSTGRES: "'{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}'"},
+        ),
+        {"expression": {MARIADB: "(uuid())", POSTGRES: "gen_random_uuid()"}},
+    ),
 )
 TYPES_BY_NAME = {source_type.name: source_type for source_type in TYPES}
 #: Type changes: widening, narrowing, and ones few values survive.
@@ -142,6 +181,7 @@ TYPE_CHANGES = (
     ("int", "bigint"),
     ("smallint", "int"),
     ("decimal", "wide_decimal"),
+    ("decimal", "free_numeric"),
     ("real", "double"),
     ("varchar", "text"),
     ("bigint", "int"),
@@ -223,6 +263,8 @@ def comparable(value: Any) -> Any:
         return (dt.datetime.min + value).time() if in_a_day else OutsideBigQuery(value)
     if isinstance(value, memoryview | bytearray):
         return bytes(value)
+    if isinstance(value, uuid.UUID):  # PostgreSQL's uuid: Debezium sends its text
+        return str(value)
     if isinstance(value, dict | list):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, str) and value[:1] in "{[":
