@@ -129,19 +129,7 @@ def current_rules(
     """The rules of `<family>_current` over the unified columns (name -> type, in order)."""
     validate_table(current_view_name(family), "view")
     spelled = {name.lower(): name for name in columns}
-    required = [layout.DATABASE, layout.OPERATION, *ORDER_COLUMNS]
-    missing = [name for name in required if name not in spelled]
-    if missing:
-        raise PlanError(
-            f"family {family!r}: a current view needs the CDC columns {', '.join(missing)}, which no "
-            "version has; run `uniview migrate-landing` on tables landed by an older uniview"
-        )
-    internal = [name for name in columns if name.lower().startswith(INTERNAL_PREFIX)]
-    if internal:
-        raise PlanError(
-            f"family {family!r}: column {internal[0]!r} starts with {INTERNAL_PREFIX}, which {family}_current "
-            "uses for the columns it computes; rename it in the source, or leave --current off"
-        )
+    _check_columns(family, columns, spelled)
     key = [_key_column(family, spelled, columns, name) for name in primary_key]
     oldest_first = oldest_first_order()
     keys = {name.lower() for name in primary_key}
@@ -158,22 +146,12 @@ def current_rules(
                 unavailable = _unavailable_test(versions, name, spelled[layout.UNAVAILABLE], version_column)
                 carried.append((carried_name, name, unavailable))
                 value = carried_value(carried_name)
-            value = converted_value(value, versions, name, bq_type)
-            has = [n for n, version in enumerate(versions) if _has(version, name)]
-            lives = _lives(versions, has, name)
-            if len(has) < len(versions) or len(lives) > 1:
-                column_gone = _gone_windows(number, len(versions), lives)
-                gone.extend(column_gone)
-                gone_name = of_newest([g for g, _ in column_gone], lives)
-                older = older_rows(versions, lives, name, bq_type, [g for g, _ in column_gone])
-                entered.extend(older.entered)
-                if older.unknown:  # named in the row's _cdc_unavailable: its NULL is not the source's value
-                    older_row = f"NOT (_uniview_place > {gone_name} OR {gone_name} IS NULL)"
-                    unknown.append(f"IF({older.unknown} AND {older_row}, ',{name}', '')")
-                value = (
-                    f"IF({among('_uniview_newest', has)} OR _uniview_newest IS NULL, "
-                    f"IF(_uniview_place > {gone_name} OR {gone_name} IS NULL, {value}, {older.value}), NULL)"
-                )
+            value, column_gone, column_entered, mark = _as_of_newest(
+                converted_value(value, versions, name, bq_type), versions, number, name, bq_type
+            )
+            gone.extend(column_gone)
+            entered.extend(column_entered)
+            unknown.extend([mark] if mark else [])
         outputs.append(value if value == identifier(name) else f"{value} AS {identifier(name)}")
     if unknown and layout.UNAVAILABLE in spelled:
         at = list(columns).index(spelled[layout.UNAVAILABLE])
@@ -188,6 +166,49 @@ def current_rules(
         tuple(newest_first_order()),
         tuple(oldest_first),
     )
+
+
+def _check_columns(family: str, columns: dict[str, BQType], spelled: dict[str, str]) -> None:
+    """PlanError when a CDC column the view needs is in no version, or a source column has the prefix of the
+    view's own columns."""
+    required = [layout.DATABASE, layout.OPERATION, *ORDER_COLUMNS]
+    missing = [name for name in required if name not in spelled]
+    if missing:
+        raise PlanError(
+            f"family {family!r}: a current view needs the CDC columns {', '.join(missing)}, which no "
+            "version has; run `uniview migrate-landing` on tables landed by an older uniview"
+        )
+    internal = [name for name in columns if name.lower().startswith(INTERNAL_PREFIX)]
+    if internal:
+        raise PlanError(
+            f"family {family!r}: column {internal[0]!r} starts with {INTERNAL_PREFIX}, which {family}_current "
+            "uses for the columns it computes; rename it in the source, or leave --current off"
+        )
+
+
+def _as_of_newest(
+    value: str, versions: Sequence[TableVersion], number: int, name: str, bq_type: BQType
+) -> tuple[str, list[tuple[str, str]], tuple[tuple[str, str], ...], str | None]:
+    """Column `name`'s select item `value` read as of the database's newest version: NULL when that version
+    lacks it, what rows older than the column show (uniview.current.older_rows) in those rows; with the gone
+    points and entered versions it needs, and the mark naming it in `_cdc_unavailable` where its value is not
+    known (None: never)."""
+    has = [n for n, version in enumerate(versions) if _has(version, name)]
+    lives = _lives(versions, has, name)
+    if len(has) == len(versions) and len(lives) == 1:
+        return value, [], (), None
+    gone = _gone_windows(number, len(versions), lives)
+    gone_name = of_newest([g for g, _ in gone], lives)
+    older = older_rows(versions, lives, name, bq_type, [g for g, _ in gone])
+    mark = None
+    if older.unknown:  # named in the row's _cdc_unavailable: its NULL is not the source's value
+        older_row = f"NOT (_uniview_place > {gone_name} OR {gone_name} IS NULL)"
+        mark = f"IF({older.unknown} AND {older_row}, ',{name}', '')"
+    value = (
+        f"IF({among('_uniview_newest', has)} OR _uniview_newest IS NULL, "
+        f"IF(_uniview_place > {gone_name} OR {gone_name} IS NULL, {value}, {older.value}), NULL)"
+    )
+    return value, gone, older.entered, mark
 
 
 def current_view_body(
