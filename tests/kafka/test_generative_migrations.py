@@ -438,6 +438,8 @@ class Migrations(RuleBasedStateMachine):
         self.ids: list[int] = []
         #: The rows whose `doc` was given a value PostgreSQL keeps out of line (TOAST), while they live.
         self.toasted: set[int] = set()
+        #: Whether the PostgreSQL table's replica identity is FULL (`replica_identity_full`).
+        self.identity_full = False
         self.names = iter(range(1, 1_000_000))
         self.touches = iter(range(-1, -1_000_000, -1))  # values no drawn write gives c0: each touch changes the row
         #: Per source, {key: {column: kind of default}}: the cells of rows older than a column added with a default
@@ -793,10 +795,19 @@ class Migrations(RuleBasedStateMachine):
         self.check()
 
     def key_changes(self) -> list[int]:
-        """The rows whose key may change: those without a TOASTed value unless its open defect is named."""
-        if open_defects_enabled("toast_key_change"):
+        """The rows whose key may change: those without a TOASTed value unless its open defect is named or the
+        PostgreSQL table's replica identity is FULL (the connector then sends the value in the create)."""
+        if open_defects_enabled("toast_key_change") or self.identity_full:
             return self.ids
         return [row for row in self.ids if row not in self.toasted]
+
+    @precondition(lambda self: not self.identity_full)
+    @rule()
+    def replica_identity_full(self) -> None:
+        """PostgreSQL's `REPLICA IDENTITY FULL` (docs/sources.md): the WAL holds the whole old row, and an UPDATE
+        of the key sends an unchanged TOASTed value itself."""
+        self.apply(Change("identity full", {POSTGRES: [f"ALTER TABLE {self.table} REPLICA IDENTITY FULL"]}))
+        self.identity_full = True
 
     @precondition(lambda self: bool(self.key_changes()))
     @rule(data=st.data())
