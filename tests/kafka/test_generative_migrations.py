@@ -102,7 +102,7 @@ UNKNOWN_DEFAULTS = {MARIADB: {"zero_date", "now", "expression"}, POSTGRES: {"now
 DROPPED_BY_CONNECTORS = {"expression"}
 #: (source, type, kind of default) that Debezium's connector sends another default for: PostgreSQL stores
 #: `boolean DEFAULT 1::boolean` as `(1)::boolean`, which the PostgreSQL connector reads with Java's
-#: Boolean.parseBoolean, so the stream declares `false` (pinned by tests/kafka/test_debezium_null_defaults.py;
+#: Boolean.parseBoolean, so the stream declares `false` (pinned by tests/kafka/test_debezium_connector_behaviour.py;
 #: docs/sources.md).  Rows older than such a column show what the stream declared, whatever the source holds.
 MISREAD_BY_CONNECTORS = {(POSTGRES, "boolean", "number")}
 #: MySQL's types whose values pymysql reads as text when they are no date (the zero date `0000-00-00`).
