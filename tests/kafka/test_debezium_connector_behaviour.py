@@ -10,6 +10,7 @@ the table's replica identity is FULL."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -116,3 +117,37 @@ def test_a_key_update_of_a_row_with_an_unchanged_toasted_value(postgres_server, 
     assert (snapshot["op"], delete["op"], create["op"]) == ("r", "d", "c")
     assert create["after"]["id"] == 2
     assert create["after"]["doc"] == (text if identity == "FULL" else "__debezium_unavailable_value")
+
+
+def test_the_postgresql_connector_sends_a_numeric_at_its_shortest_scale_and_nan_as_null(postgres_server, kafka_connect):
+    """PostgreSQL's `numeric` without a scale keeps the scale each value was written with (1.50) and holds NaN
+    and (since 14) ±Infinity.  The connector's precise decimal mode (`decimal.handling.mode=precise`,
+    docs/sources.md) sends a VariableScaleDecimal whose trailing fractional zeros are dropped (1.50 as 1.5 at
+    scale 1), in the snapshot and the stream alike, and null for the special values: `<table>_current` shows
+    the same number at its shortest scale, and NULL for those (the generative test compares such a column as
+    numbers)."""
+    from cdc_e2e_support import connectors_added
+
+    from uniview.local.kafka import postgres_connector
+
+    database = "numericspecials"
+    with psycopg.connect(postgres_server.dsn(), autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {database}")
+    with psycopg.connect(postgres_server.dsn(database), autocommit=True) as connection:
+        connection.execute("CREATE TABLE t (id int PRIMARY KEY, n numeric)")
+        connection.execute("INSERT INTO t VALUES (1, 'NaN'), (2, 'Infinity'), (3, '-Infinity'), (4, 0.00000010)")
+    connector = postgres_connector(database, postgres_server.host, postgres_server.port, database, "postgres")
+    with connectors_added(kafka_connect, [connector]):
+        with psycopg.connect(postgres_server.dsn(database), autocommit=True) as connection:
+            connection.execute("INSERT INTO t VALUES (5, 'NaN'), (6, 0.00000010), (7, 1.50)")
+        events = change_events(kafka_connect.bootstrap, f"{database}.public.t", 7)
+    values = {event["after"]["id"]: (event["op"], event["after"]["n"]) for event in events}
+    assert {key: values[key] for key in (1, 2, 3, 5)} == {
+        1: ("r", None),
+        2: ("r", None),
+        3: ("r", None),
+        5: ("c", None),
+    }
+    shortest = {"scale": 7, "value": base64.b64encode(bytes([1])).decode()}  # 1 at scale 7: 0.0000001
+    assert (values[4], values[6]) == (("r", shortest), ("c", shortest))
+    assert values[7] == ("c", {"scale": 1, "value": base64.b64encode(bytes([15])).decode()})  # 1.50 as 1.5
