@@ -157,7 +157,7 @@ class CurrentTablePlan:
     version_number: str
     state_hash: str
     #: The version's number as text of a fixed width (it sorts like the number), for uniview.current.older_rows.
-    version_text: str = "NULL"
+    version_text: str
     #: The dataset of the version tables (the sink's ledger names it); None: any.
     source_dataset: str | None = None
     #: The key columns BigQuery can cluster by (at most three, in key order), quoted.
