@@ -78,7 +78,7 @@ def test_columns_added_with_defaults_of_every_type_dropped_and_added_back(zetasq
     assert (
         "CASE _uniview_newest WHEN 1 THEN" in body
         and "ARRAY_CONCAT(_cdc_unavailable, SPLIT(" in body
-        and "LAST_VALUE(IF('doc' IN UNNEST(_cdc_unavailable)" in body
+        and "LAST_VALUE(IF(('doc' IN UNNEST(_cdc_unavailable) AND _cdc_operation IS DISTINCT FROM 'INSERT')" in body
     )
     check_family(zetasql, planned)
 
@@ -186,4 +186,18 @@ def test_the_evaluated_bigquery_sql_shows_the_default_a_column_was_added_with(ze
         ("db3", "1", "9", "x"),
         ("db3", "2", "9", "t"),
         ("db3", "3", "4", "u"),
+    ]
+
+
+def test_the_evaluated_bigquery_sql_never_carries_a_value_from_another_row_of_the_key(zetasql, tmp_path):
+    """A create that names a column in `_cdc_unavailable` (a primary-key UPDATE's) sent NULL: the key's rows
+    before it (before a TRUNCATE, or a delete that carried the value) are another row's (the same changes as
+    tests/current/test_current_state.py's, where DuckDB shows the same rows)."""
+    warehouse = tmp_path / "w.duckdb"
+    current_state.land(warehouse, {"t_v_a": current_state.V1}, current_state.ANOTHER_ROW_OF_THE_KEY)
+    columns = "_cdc_database, id, name, doc, _cdc_unavailable[SAFE_OFFSET(0)]"
+    assert evaluated_current(zetasql, warehouse, columns, table="t") == [
+        ("db1", "2", "a", None, "doc"),
+        ("db2", "4", "b2", None, "doc"),
+        ("db3", "5", "c2", "kept", "doc"),
     ]

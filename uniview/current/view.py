@@ -102,7 +102,7 @@ class CurrentRules:
     #: `_uniview_min`, `_uniview_max`) joined with its gone points): the version it entered a column's life at,
     #: for the columns whose older rows depend on it (uniview.current.older_rows).
     entered: tuple[tuple[str, str], ...]
-    #: (_uniview_carried_N, the column, the condition that the row did not send it).
+    #: (_uniview_carried_N, the column, the condition that the row did not send it and is no create).
     carried: tuple[tuple[str, str, str], ...]
     #: (_cdc_database, key columns...), quoted.
     partition: tuple[str, ...]
@@ -143,7 +143,7 @@ def current_rules(
         if not name.lower().startswith(layout.CDC_PREFIX) and name.lower() not in keys and name != version_column:
             if layout.UNAVAILABLE in spelled and _can_be_left_out(bq_type):
                 carried_name = f"_uniview_carried_{number}"
-                unavailable = _unavailable_test(versions, name, spelled[layout.UNAVAILABLE], version_column)
+                unavailable = _not_sent(_unavailable_test(versions, name, spelled[layout.UNAVAILABLE], version_column))
                 carried.append((carried_name, name, unavailable))
                 value = carried_value(carried_name)
             value, column_gone, column_entered, mark = _as_of_newest(
@@ -300,6 +300,13 @@ def _unavailable_test(versions: Sequence[TableVersion], name: str, unavailable: 
         for old, tables in renamed.items()
     ]
     return "(" + " OR ".join(tests) + ")"
+
+
+def _not_sent(unavailable: str) -> str:
+    """The row did not send the column and carries the value of its key's change before it: a create starts a new
+    row, so a create that names the column sent NULL (a primary-key UPDATE's create, whose key may have held
+    another row before a TRUNCATE or a delete: that row's value is never carried into this one)."""
+    return f"({unavailable} AND {identifier(layout.OPERATION)} IS DISTINCT FROM 'INSERT')"
 
 
 def _with_unknown(unavailable: str, marks: Sequence[str]) -> str:
