@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from uniview.core.errors import UniviewError
 from uniview.local.java_stack import broker_classpath
@@ -253,7 +254,7 @@ def count_change_events(bootstrap: str, topic_prefixes: Sequence[str]) -> int:
     """Messages with a value (tombstones not counted) in the Debezium table topics `<prefix>.<schema>.<table>`."""
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=1000, auto_offset_reset="earliest")
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
     try:
         topics = [t for t in consumer.topics() if t.split(".")[0] in topic_prefixes and t.count(".") == 2]
         partitions = [TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()]
@@ -261,9 +262,21 @@ def count_change_events(bootstrap: str, topic_prefixes: Sequence[str]) -> int:
             return 0
         consumer.assign(partitions)
         consumer.seek_to_beginning(*partitions)
-        return sum(1 for message in consumer if message.value is not None)
+        return _values_up_to(consumer, consumer.end_offsets(partitions))
     finally:
         consumer.close()
+
+
+def _values_up_to(consumer: Any, ends: dict[Any, int]) -> int:
+    """The messages with a value an assigned `consumer` reads until its position reaches `ends` ({partition: the
+    offset after its last message when counting began}) in every partition, or a second passes without one."""
+    count = 0
+    while any(consumer.position(partition) < end for partition, end in ends.items()):
+        batch = consumer.poll(timeout_ms=1000)
+        if not batch:
+            break
+        count += sum(1 for messages in batch.values() for message in messages if message.value is not None)
+    return count
 
 
 def wait_for_change_events(bootstrap: str, topic_prefixes: Sequence[str], count: int, timeout: float = 90.0) -> int:

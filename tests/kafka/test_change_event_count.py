@@ -1,0 +1,34 @@
+"""How the local tools count Debezium change events on a real broker (uniview.local.kafka): the values in the
+table topics `<prefix>.<schema>.<table>` of the given prefixes, tombstones and every other topic left out,
+read up to the partitions' ends as they were when counting began."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from uniview.core.errors import UniviewError
+from uniview.local.kafka import count_change_events, wait_for_change_events
+
+
+def test_values_in_the_table_topics_of_the_prefixes_are_counted(kafka_bootstrap, producer):
+    prefix, other = f"count{uuid.uuid4().hex[:8]}", f"other{uuid.uuid4().hex[:8]}"
+    sent = [
+        (f"{prefix}.shop.customer", b'{"op": "c"}'),
+        (f"{prefix}.shop.customer", b'{"op": "d"}'),
+        (f"{prefix}.shop.customer", None),  # the delete's tombstone
+        (f"{prefix}.shop.orders", b'{"op": "c"}'),
+        (f"{prefix}.shop2.orders", b'{"op": "u"}'),
+        (prefix, b'{"ddl": "ALTER TABLE ..."}'),  # the schema-change topic
+        (f"{prefix}.shop", b'{"op": "c"}'),  # not a table topic
+        (f"{other}.shop.customer", b'{"op": "c"}'),  # another prefix
+    ]
+    for topic, value in sent:
+        producer.send(topic, key=b"k", value=value)
+    producer.flush()
+    assert wait_for_change_events(kafka_bootstrap, [prefix], 4, timeout=60) == 4
+    assert count_change_events(kafka_bootstrap, [prefix, other]) == 5
+    assert count_change_events(kafka_bootstrap, [f"none{uuid.uuid4().hex[:8]}"]) == 0
+    with pytest.raises(UniviewError, match="only 4 of 5 change events reached Kafka"):
+        wait_for_change_events(kafka_bootstrap, [prefix], 5, timeout=1)
