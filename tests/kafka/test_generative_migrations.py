@@ -109,7 +109,6 @@ MISREAD_BY_CONNECTORS = {(POSTGRES, "boolean", "number")}
 #: (pinned by tests/kafka/test_debezium_connector_behaviour.py; docs/sources.md).  Rows older than such a column
 #: show NULL, as for a column without a default.
 UNDECLARED_DEFAULTS = {(POSTGRES, "free_numeric")}
-DROPPED = "undeclared"
 #: MySQL's types whose values pymysql reads as text when they are no date (the zero date `0000-00-00`).
 FIELD_TYPE = pymysql.constants.FIELD_TYPE
 ZERO_DATES = {FIELD_TYPE.DATE, FIELD_TYPE.NEWDATE, FIELD_TYPE.DATETIME, FIELD_TYPE.TIMESTAMP}
@@ -416,7 +415,7 @@ def seeded(label: str, values) -> list:
 def _how_unknown(kind: str) -> str:
     """How the live path shows a cell whose default uniview cannot know (tests/kafka/cdc_e2e_support.py's
     unknown_accepted)."""
-    return "any" if kind == "misread" else "null" if kind in DROPPED_BY_CONNECTORS or kind == DROPPED else "named"
+    return "any" if kind == "misread" else "null" if kind in DROPPED_BY_CONNECTORS or kind == "undeclared" else "named"
 
 
 @dataclass
@@ -657,7 +656,7 @@ class Migrations(RuleBasedStateMachine):
             undeclared = (dialect, type_name) in UNDECLARED_DEFAULTS and kind not in ("none", "null")
             if kind in UNKNOWN_DEFAULTS[dialect] or misread or undeclared:  # rows already there: a value uniview
                 for row in self.ids:  # cannot know
-                    marked = "misread" if misread else DROPPED if undeclared else kind
+                    marked = "misread" if misread else "undeclared" if undeclared else kind
                     self.unknown[dialect].setdefault(row, {})[name] = marked
         column = Column(name, type_name, default[MARIADB])
         if type_name == "wide_decimal":
