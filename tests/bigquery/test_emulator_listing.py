@@ -1,7 +1,8 @@
 """The emulator's listing of a dataset's tables and views, as uniview's shim reads it from the DuckLake catalog's
 metadata, gives exactly the rows of the emulator's own duckdb_tables()/duckdb_views() query: on a catalog with
 created, filled, partly deleted, replaced and dropped tables, views, a dropped dataset and a dataset of the same
-table names, for every dataset and every name (and a missing one)."""
+table names, for every dataset and every name (and a missing one).  Whether a dataset exists is the emulator's
+duckdb_schemas() answer too."""
 
 from __future__ import annotations
 
@@ -46,13 +47,18 @@ COMPARE = textwrap.dedent(
         for dataset in ("first", "second", "dropped", "absent")
         for name in names
     ]
-    print(json.dumps(answers))
+    schemas = ["first", "second", "dropped", "absent", "FIRST", "main", "information_schema", "pg_catalog"]
+    found = [[name, shim["_emulator_dataset_exists"](project, name), shim["datasets"].exists(project, name)]
+             for name in schemas]
+    print(json.dumps([answers, found]))
     """
 )
 
 
 def test_the_shims_listing_is_the_emulators(tmp_path):
-    answers = compared_answers(tmp_path, STATEMENTS, COMPARE)
+    answers, schemas = compared_answers(tmp_path, STATEMENTS, COMPARE)
+    assert [s for s in schemas if s[1] != s[2]] == []
+    assert [name for name, emulator, _ in schemas if emulator] == ["first", "second", "main"]
     assert [a for a in answers if a[2] != a[3]] == []
     listed = {(dataset, name): emulator for dataset, name, emulator, _ in answers}
     assert listed[("first", None)] == [

@@ -9,6 +9,9 @@ first reads the catalog's latest snapshot id (one small query, several times che
 the catalog kept for that id is the answer, else the whole catalog is read again, with its snapshot id, in one query.
 An answer derived from the catalog by another read (a table's column types) is kept with it only when the latest
 snapshot id is still the catalog's after that read: no commit came between.
+
+The emulator's own records are kept here too (bigquery_emulator_records): its jobs (JobRecords), and the resources
+of its datasets and tables, read once per write (WriteMemo).
 """
 
 from __future__ import annotations
@@ -20,24 +23,32 @@ from typing import Any, TypeVar
 Answer = TypeVar("Answer")
 #: A table or view as the emulator lists it: name, "TABLE" or "VIEW", the catalog's record count (0 for a view).
 Entry = tuple[str, str, int]
-#: A row of a catalog's reading: (LISTING, schema, name, kind, rows) or (COLUMN, schema, table, column, nullable).
-Row = tuple[int, str, str, str, int]
-LISTING, COLUMN = 1, 2
+#: A row of a catalog's reading: (LISTING, schema, name, kind, rows), (COLUMN, schema, table, column, nullable) or
+#: (SCHEMA, schema, None, None, 0).
+Row = tuple[int, str, str | None, str | None, int]
+LISTING, COLUMN, SCHEMA = 1, 2, 3
 
 
 class CatalogSnapshot:
-    """A catalog's tables and views per schema, and each table's columns, at one snapshot."""
+    """A catalog's schemas, its tables and views per schema, and each table's columns, at one snapshot."""
 
     def __init__(self, snapshot: int, rows: Iterable[Row]) -> None:
         self.snapshot = snapshot
         self._listing: dict[str, list[Entry]] = {}
         self._columns: dict[tuple[str, str], dict[str, bool]] = {}
+        self._schemas: set[str] = set()
         self.derived: dict[Hashable, Any] = {}
         for part, schema, name, detail, number in rows:  # listing rows in name order
-            if part == LISTING:
-                self._listing.setdefault(schema, []).append((name, detail, number))
+            if part == SCHEMA:
+                self._schemas.add(schema)
+            elif part == LISTING:
+                self._listing.setdefault(schema, []).append((str(name), str(detail), number))
             else:
-                self._columns.setdefault((schema, name), {})[detail] = bool(number)
+                self._columns.setdefault((schema, str(name)), {})[str(detail)] = bool(number)
+
+    def has_schema(self, schema: str) -> bool:
+        """Whether the catalog has the schema (of that exact name)."""
+        return schema in self._schemas
 
     def listing(self, schema: str, name: str | None = None) -> list[Entry]:
         """The schema's tables and views in name order (only `name`, when given)."""
@@ -86,3 +97,87 @@ class SnapshotMemo:
             with self._lock:
                 state.derived[key] = answer
         return answer
+
+
+class WriteMemo:
+    """Answers kept until the next write: `get(key, compute)` keeps `compute()`'s answer when no write was reported
+    (`written()`, called once a write has committed) while it was computed, and `written()` forgets every answer."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._writes = 0
+        self._kept: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable, compute: Callable[[], Answer]) -> Answer:
+        with self._lock:
+            if key in self._kept:
+                return self._kept[key]
+            writes = self._writes
+        answer = compute()
+        with self._lock:
+            if self._writes == writes:
+                self._kept[key] = answer
+        return answer
+
+    def written(self) -> None:
+        with self._lock:
+            self._writes += 1
+            self._kept.clear()
+
+
+#: A job as the emulator's emulator.jobs table holds it: project, job id, parent job id, state, creation time in
+#: milliseconds, the job's resource as JSON text.
+JobRow = tuple[str, str, str | None, str, int, str]
+
+
+class JobRecords:
+    """The emulator's jobs, kept in this process: the queries of local_bigquery.jobs.store over a dict."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rows: dict[tuple[str, str], JobRow] = {}
+
+    def save(self, row: JobRow) -> None:
+        """INSERT OR REPLACE by (project, job id)."""
+        with self._lock:
+            self._rows[row[0], row[1]] = row
+
+    def load(self, project: str, job_id: str) -> str | None:
+        """The job's resource, None when there is none."""
+        with self._lock:
+            row = self._rows.get((project, job_id))
+        return None if row is None else row[5]
+
+    def list_(
+        self,
+        project: str,
+        states: list[str] | None = None,
+        parent: str | None = None,
+        min_creation_time: int | None = None,
+        max_creation_time: int | None = None,
+    ) -> list[str]:
+        """The resources of the project's jobs with `parent` as their parent (None: the jobs that have none), in one
+        of `states` (None: any), created within the bounds given (both included), the newest first, then by id."""
+        with self._lock:
+            rows = [row for (kept, _), row in self._rows.items() if kept == project]
+        chosen = [
+            row
+            for row in rows
+            if row[2] == parent
+            and (states is None or row[3] in states)
+            and (min_creation_time is None or row[4] >= min_creation_time)
+            and (max_creation_time is None or row[4] <= max_creation_time)
+        ]
+        return [row[5] for row in sorted(chosen, key=lambda row: (-row[4], row[1]))]
+
+    def delete(self, project: str, job_id: str) -> None:
+        """The job and its children."""
+        with self._lock:
+            for key, row in list(self._rows.items()):
+                if row[0] == project and job_id in (row[1], row[2]):
+                    del self._rows[key]
+
+    def rows(self) -> list[JobRow]:
+        """Every job kept."""
+        with self._lock:
+            return list(self._rows.values())

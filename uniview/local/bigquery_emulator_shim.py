@@ -44,7 +44,9 @@ names and for each table of an INFORMATION_SCHEMA read, are read from the catalo
 a project's DuckLake catalog (a view, a result table or a temporary table is left to duckdb_columns()).  A statement
 names a table several times (its check, its types, its ingestion-time column, its destination): the listing and the
 columns of a DuckLake catalog's table are read once per catalog snapshot (uniview.local.bigquery_emulator_memo), and
-read again as soon as any connection commits a change to the catalog.
+read again as soon as any connection commits a change to the catalog.  The emulator's own records (its jobs, the
+resources of its datasets and tables, the listing of a query's result table) are kept in its process, for speed too
+(uniview.local.bigquery_emulator_records).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ from typing import Any
 import duckdb
 import grpc
 import sqlglot
-from local_bigquery.catalog import names, tabledata, tables
+from local_bigquery.catalog import datasets, names, tabledata, tables
 from local_bigquery.engine import database, types
 from local_bigquery.errors import BigQueryError, not_found
 from local_bigquery.grpc import server as grpc_server
@@ -75,8 +77,9 @@ from local_bigquery.sql.rules.typing import kind
 from sqlglot import exp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: the emulator's venv has no uniview
+from uniview.local import bigquery_emulator_records as records
 from uniview.local.bigquery_emulator_json import json_query, json_query_array, json_value
-from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, CatalogSnapshot, SnapshotMemo
+from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, SCHEMA, CatalogSnapshot, SnapshotMemo
 
 _MICROS_BITS = 20
 
@@ -332,7 +335,7 @@ def _metadata(catalog: str) -> str:
 #: A DuckLake catalog at its latest snapshot, read from its metadata tables (the objects of no ended snapshot are the
 #: current ones): the snapshot id; each schema's tables (with the estimated row count duckdb_tables() gives: the
 #: catalog's record count) and views, in name order; each table's top-level columns and whether each takes NULL, as
-#: duckdb_columns() gives them.  One query, so all of one snapshot.
+#: duckdb_columns() gives them; its schemas.  One query, so all of one snapshot.
 _CATALOG = f"""
 SELECT 0 AS part, NULL AS schema_name, NULL AS name, NULL AS detail, max(snapshot_id) AS number
 FROM {{metadata}}.ducklake_snapshot
@@ -353,6 +356,10 @@ FROM {{metadata}}.ducklake_column AS c
 JOIN {{metadata}}.ducklake_table AS t ON t.table_id = c.table_id AND t.end_snapshot IS NULL
 JOIN {{metadata}}.ducklake_schema AS s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL
 WHERE c.end_snapshot IS NULL AND c.parent_column IS NULL
+UNION ALL
+SELECT {SCHEMA}, s.schema_name, NULL, NULL, 0
+FROM {{metadata}}.ducklake_schema AS s
+WHERE s.end_snapshot IS NULL
 ORDER BY part, schema_name, name
 """
 
@@ -388,12 +395,22 @@ def _connect() -> Any:
 
 
 _emulator_objects = database.objects
+_emulator_dataset_exists = datasets.exists
+
+
+def _dataset_exists(project_id: str, dataset_id: str) -> bool:
+    """datasets.exists(), which asks DuckDB's duckdb_schemas(): a schema of a project's DuckLake catalog is found in
+    the catalog's metadata; any other name is left to the emulator."""
+    state = _catalog(project_id)
+    return (state is not None and state.has_schema(dataset_id)) or _emulator_dataset_exists(project_id, dataset_id)
 
 
 def _objects(project_id: str, dataset_id: str, table_id: str | None = None) -> list[tuple[str, str, int]]:
     """The emulator's listing of a dataset's tables and views, the same rows its duckdb_tables() and
     duckdb_views() query gives, read from the catalog's metadata (about 1 ms when the catalog did not change since
     it was last read, 5-10 ms otherwise, not duckdb_tables()' 60-130 ms)."""
+    if project_id == _RESULTS_DATABASE and dataset_id == tables.RESULTS and table_id is not None:
+        return records.result_listing(table_id)
     state = _catalog(project_id)
     if state is None:
         return _emulator_objects(project_id, dataset_id, table_id)
@@ -411,7 +428,7 @@ def _table_columns(catalog: str, schema: str, table: str) -> dict[str, bool] | N
 
 
 #: The emulator's own database, whose schema _results holds the tables of query results.
-_RESULTS_DATABASE = "emulator"
+_RESULTS_DATABASE = records.RESULTS_DATABASE
 
 
 def _result_columns(schema: str, table: str) -> dict[str, bool] | None:
@@ -475,6 +492,7 @@ NODE_RULES.append(_string_bytes)
 STATEMENT_RULES.insert(0, _struct_field_names)
 database._connect = _connect
 database.objects = _objects
+datasets.exists = _dataset_exists
 tables.columns = tabledata.columns = _columns
 partitions._hidden = _hidden
 query._execute = _execute
@@ -485,6 +503,7 @@ grpc_server.start = _start
 write._insert = _insert
 write.commit = _all_or_fail(write.commit)
 write.flush = _all_or_fail(write.flush)
+records.install()
 
 if __name__ == "__main__":
     from local_bigquery.cli import main  # imported after the patches: the gRPC server binds write.* on import
