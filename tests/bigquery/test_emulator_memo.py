@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import threading
 
 import pytest
 from emulator_shim_support import compared_answers
@@ -77,6 +78,26 @@ def test_an_answer_derived_from_a_catalog_is_kept_only_when_no_commit_came():
     memo.derived("p", state, "other", shape_during_a_commit)
     memo.derived("p", state, "other", catalog.shape)
     assert catalog.derived == 3  # read again: the first answer was not kept
+
+
+def test_within_a_pin_a_catalog_is_read_once_and_a_commit_is_seen_after_it():
+    catalog, latest_reads = Catalog(), []
+    memo = SnapshotMemo(lambda name: latest_reads.append(name) or catalog.latest(name), catalog.load)
+    with memo.pinned():
+        first = memo.catalog("p")
+        catalog.snapshot, catalog.tables = 2, ["orders", "added"]  # committed while the statement is translated
+        with memo.pinned():  # a pin further in changes nothing
+            assert memo.catalog("p") is first
+        assert memo.catalog("p") is first
+        seen_by_another_thread: list = []
+        reader = threading.Thread(target=lambda: seen_by_another_thread.append(memo.catalog("p")))
+        reader.start()
+        reader.join(10)
+        assert seen_by_another_thread[0].listing("first", "added") != []
+        assert memo.catalog("q") is memo.catalog("q")  # each catalog is pinned at its first read
+    assert latest_reads == ["p", "p", "q"]  # this thread's first read of each catalog, and the other thread's
+    state = memo.catalog("p")
+    assert state is not None and state.snapshot == 2
 
 
 def test_a_catalog_without_snapshots_is_not_kept():

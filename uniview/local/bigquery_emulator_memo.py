@@ -16,8 +16,9 @@ of its datasets and tables, read once per write (WriteMemo).
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, TypeVar
 
 Answer = TypeVar("Answer")
@@ -69,9 +70,33 @@ class SnapshotMemo:
         self._load = load
         self._lock = threading.Lock()
         self._kept: dict[str, CatalogSnapshot] = {}
+        self._pins = threading.local()
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Within it, this thread's reads of a catalog all give the first one's answer, with no query: one
+        statement's translation names its tables several times, and sees one snapshot of each catalog."""
+        if getattr(self._pins, "states", None) is not None:  # already pinned further out
+            yield
+            return
+        self._pins.states = {}
+        try:
+            yield
+        finally:
+            self._pins.states = None
 
     def catalog(self, catalog: str) -> CatalogSnapshot | None:
-        """The catalog as it is now; None for a catalog that is not DuckLake's."""
+        """The catalog as it is now (as it was at the first read within `pinned()`); None for a catalog that is not
+        DuckLake's."""
+        pinned: dict[str, CatalogSnapshot] | None = getattr(self._pins, "states", None)
+        if pinned is not None and catalog in pinned:
+            return pinned[catalog]
+        state = self._read(catalog)
+        if pinned is not None and state is not None:
+            pinned[catalog] = state
+        return state
+
+    def _read(self, catalog: str) -> CatalogSnapshot | None:
         latest = self._latest(catalog)
         if latest is None:
             return None

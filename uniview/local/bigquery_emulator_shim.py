@@ -72,6 +72,7 @@ from local_bigquery.grpc import server as grpc_server
 from local_bigquery.grpc import write
 from local_bigquery.grpc.read import StorageError
 from local_bigquery.jobs import merge, query
+from local_bigquery.sql import translate
 from local_bigquery.sql.rules import NODE_RULES, STATEMENT_RULES, partitions
 from local_bigquery.sql.rules.typing import kind
 from sqlglot import exp
@@ -394,6 +395,15 @@ def _connect() -> Any:
     return connection
 
 
+_emulator_translate = translate.translate
+
+
+def _translate(tree: Any, context: Any) -> Any:
+    """translate.translate(), with each project's catalog read once for the statement (SnapshotMemo.pinned)."""
+    with _memo.pinned():
+        return _emulator_translate(tree, context)
+
+
 _emulator_objects = database.objects
 _emulator_dataset_exists = datasets.exists
 
@@ -504,6 +514,9 @@ write._insert = _insert
 write.commit = _all_or_fail(write.commit)
 write.flush = _all_or_fail(write.flush)
 records.install()
+for _module in list(sys.modules.values()):  # every module that imported translate() by name
+    if getattr(_module, "translate", None) is _emulator_translate:
+        _module.translate = _translate
 
 if __name__ == "__main__":
     from local_bigquery.cli import main  # imported after the patches: the gRPC server binds write.* on import
