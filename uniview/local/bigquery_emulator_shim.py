@@ -516,7 +516,7 @@ write.flush = _all_or_fail(write.flush)
 records.install()
 for _module in list(sys.modules.values()):  # every module that imported translate() by name
     if getattr(_module, "translate", None) is _emulator_translate:
-        _module.translate = _translate
+        vars(_module)["translate"] = _translate
 
 if __name__ == "__main__":
     from local_bigquery.cli import main  # imported after the patches: the gRPC server binds write.* on import
