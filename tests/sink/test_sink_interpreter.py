@@ -1,6 +1,6 @@
 """`uniview sink --format debezium` run as the README runs it: `.venv/bin/uniview` from a folder outside the
 checkout, nothing activated.  Spark's Python workers (which run the Debezium conversion) use the interpreter
-uniview runs in, unless the user chose another with PYSPARK_PYTHON."""
+uniview runs in, unless the user chose another with PYSPARK_PYTHON, and are forked by uniview's daemon module."""
 
 from __future__ import annotations
 
@@ -51,4 +51,4 @@ def test_the_users_pyspark_python_is_kept(tmp_path):
     wrapper.chmod(0o755)
     done = run_from_elsewhere(tmp_path, PYSPARK_PYTHON=str(wrapper))
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "pyspark.daemon" in used.read_text() or "pyspark.worker" in used.read_text()
+    assert "-m uniview.local.spark_daemon" in used.read_text()  # the daemon of a session uniview starts itself

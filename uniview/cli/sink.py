@@ -249,6 +249,7 @@ def local_session_settings(master: str) -> dict[str, str]:
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": str(_local_cores(master)),
+        "spark.python.daemon.module": "uniview.local.spark_daemon",
     }
 
 
