@@ -73,18 +73,15 @@ def _jobs_table_filled(tree: exp.Expression, context: Any) -> exp.Expression:
     return tree
 
 
+_emulator_list_resources = metadata.list_
 _emulator_save_resource = metadata.save
 _emulator_delete_resource = metadata.delete
 
 
 def _list_resources(model: Any, *keys: str) -> list[Any]:
-    """metadata.list_: the resources of a kind under `keys`, their JSON text read once per write."""
-    kind = metadata.KINDS[model]
-    where = metadata._where(kind, len(keys))
-    found = resources.get(
-        (kind, keys), lambda: database.fetch(f"SELECT resource FROM emulator.{kind} WHERE {where}", list(keys))
-    )
-    return [model.model_validate_json(resource) for (resource,) in found]
+    """metadata.list_: the resources of a kind under `keys`, read once per write; each caller gets its own copies."""
+    found = resources.get((model, keys), lambda: _emulator_list_resources(model, *keys))
+    return [resource.model_copy(deep=True) for resource in found]
 
 
 def _save_resource(resource: Any, *keys: str) -> Any:
@@ -115,6 +112,6 @@ def result_listing(table_id: str) -> list[tuple[str, str, int]]:
 def install() -> None:
     """Patch the emulator's modules to keep its records here."""
     store.save, store.load, store.list_ = _save_job, _load_job, _list_jobs
-    store.delete = lambda project_id, job_id: jobs.delete(project_id, job_id)
+    store.delete = jobs.delete
     metadata.list_, metadata.save, metadata.delete = _list_resources, _save_resource, _delete_resource
     STATEMENT_RULES.insert(0, _jobs_table_filled)
