@@ -394,15 +394,17 @@ def envelope_sink(tmp_path_factory):
     from uniview.cli.sink import local_session_settings
     from uniview.local.processes import use_this_python_for_spark_workers
 
+    existing = pyspark_sql.SparkSession.getActiveSession()  # another module's session (tests/sink's), kept running
     builder = pyspark_sql.SparkSession.builder.master("local[1]").appName("uniview-envelope")
     for key, value in local_session_settings("local[1]").items():
         builder = builder.config(key, value)
-    spark = builder.config("spark.driver.memory", "768m").getOrCreate()
+    spark = existing or builder.config("spark.driver.memory", "768m").getOrCreate()
     use_this_python_for_spark_workers(spark.sparkContext)
     try:
         yield EnvelopeSink(tmp_path_factory.mktemp("envelope"), current_modes()[1], EnvelopeLog(DATABASE[MARIADB]))
     finally:
-        spark.stop()
+        if existing is None:
+            spark.stop()
 
 
 def seeded(label: str, values) -> list:
