@@ -212,7 +212,8 @@ def _run_with_session(options: SinkOptions, master: str | None, jars: Sequence[s
 
     from uniview.sink.job import run
 
-    existing = SparkSession.getActiveSession()
+    # the thread's active session, else the process's (a caller's session, seen from another thread): kept running
+    existing = SparkSession.getActiveSession() or SparkSession._instantiatedSession
     spark = existing or _new_session(master, jars)
     try:
         return run(spark, options)
