@@ -13,7 +13,9 @@ run's summary gives their sum.
 The longest test files are collected first (SLOWEST_FIRST): pytest-xdist's `--dist loadfile` hands files to
 the test processes in collection order, so a long file started last would keep one process running alone.
 The end-to-end CDC files (SHARED_STACK) go to one test process together (SharedStackScheduling): they share its
-Kafka broker, Kafka Connect worker, BigQuery emulator and database servers, which start once."""
+Kafka broker, Kafka Connect worker, BigQuery emulator and database servers, which start once.
+A test process holds at most one local SparkSession (`spark`), whichever file asks for it first: Spark's JVM reads
+the connector's jar only when it starts, so a session started without it would fail the connector's tests later."""
 
 from __future__ import annotations
 
@@ -91,6 +93,30 @@ def pytest_xdist_make_scheduler(config, log):
             return SHARED_STACK[0] if scope in SHARED_STACK else scope
 
     return SharedStackScheduling(config, log)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The test process's local[2] session, with the settings `uniview sink` gives a session it starts itself,
+    and the real spark-bigquery-connector when scripts/setup-bigquery-connector.sh has resolved it; stopped at
+    the end of the run."""
+    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is not installed")
+    from uniview.cli.sink import local_session_settings
+    from uniview.local.bigquery_connector import find_connector
+    from uniview.local.processes import use_this_python_for_spark_workers
+
+    settings = {**local_session_settings("local[2]"), "spark.driver.memory": "1g"}
+    connector = find_connector()
+    for key, value in (connector.spark_settings() if connector else {}).items():
+        settings[key] = f"{settings[key]} {value}" if key.endswith("extraJavaOptions") and key in settings else value
+    builder = pyspark_sql.SparkSession.builder.master("local[2]").appName("uniview-tests")
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    use_this_python_for_spark_workers(session.sparkContext)
+    yield session
+    session.stop()
 
 
 @pytest.hookimpl(optionalhook=True)

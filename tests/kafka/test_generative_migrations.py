@@ -387,24 +387,10 @@ def generative_stack(sources, kafka_connect, connector_emulator_env, tmp_path_fa
 
 
 @pytest.fixture(scope="module")
-def envelope_sink(tmp_path_factory):
-    """A local Spark session in this process (which `uniview sink` then uses) and the envelope path's sink, whose
-    `<table>_current` is the other kind than the live DuckDB's."""
-    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is not installed")
-    from uniview.cli.sink import local_session_settings
-    from uniview.local.processes import use_this_python_for_spark_workers
-
-    existing = pyspark_sql.SparkSession.getActiveSession()  # another module's session (tests/sink's), kept running
-    builder = pyspark_sql.SparkSession.builder.master("local[1]").appName("uniview-envelope")
-    for key, value in local_session_settings("local[1]").items():
-        builder = builder.config(key, value)
-    spark = existing or builder.config("spark.driver.memory", "768m").getOrCreate()
-    use_this_python_for_spark_workers(spark.sparkContext)
-    try:
-        yield EnvelopeSink(tmp_path_factory.mktemp("envelope"), current_modes()[1], EnvelopeLog(DATABASE[MARIADB]))
-    finally:
-        if existing is None:
-            spark.stop()
+def envelope_sink(spark, tmp_path_factory):
+    """The envelope path's sink, which `uniview sink` runs in the test process's Spark session (tests/conftest.py),
+    and whose `<table>_current` is the other kind than the live DuckDB's."""
+    return EnvelopeSink(tmp_path_factory.mktemp("envelope"), current_modes()[1], EnvelopeLog(DATABASE[MARIADB]))
 
 
 def seeded(label: str, values) -> list:
