@@ -4,7 +4,6 @@ over unavailable changes, columns dropped, added and added back with declared de
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sys
@@ -97,14 +96,7 @@ def test_a_family_read_through_renames(zetasql):
 
 
 # --- ZetaSQL's evaluator runs the BigQuery SQL of the views over the rows the sink landed in DuckDB --------------
-
-_SINK_FIXTURES = importlib.util.spec_from_file_location(
-    "sink_fixtures", Path(__file__).parents[1] / "sink" / "conftest.py"
-)
-assert _SINK_FIXTURES is not None and _SINK_FIXTURES.loader is not None
-_sink_fixtures = importlib.util.module_from_spec(_SINK_FIXTURES)
-_SINK_FIXTURES.loader.exec_module(_sink_fixtures)
-spark = _sink_fixtures.spark
+# (the SparkSession, `spark`, is the test process's: tests/conftest.py)
 
 
 def bigquery_literal(value: Any, bq_type: BQType) -> str:
