@@ -113,13 +113,24 @@ def test_unknown_types_warn_once():
     assert plan.warnings == ["column 'a': unknown source type 'uuid': landed as STRING"]
 
 
-def test_new_versions_are_ordered_by_their_first_timestamp():
+def test_new_versions_are_ordered_by_their_first_timestamp_then_their_first_log_position():
     from datetime import datetime
 
     early, late, undated = key(pairs=[["a", "int"]]), key(pairs=[["b", "int"]]), key(pairs=[["c", "int"]])
-    seen = {late: datetime(2024, 5, 2, tzinfo=UTC), early: datetime(2024, 5, 1, tzinfo=UTC), undated: None}
+    seen = {
+        late: (datetime(2024, 5, 2, tzinfo=UTC), "00000000000000000001"),
+        early: (datetime(2024, 5, 1, tzinfo=UTC), "00000000000000000009"),
+        undated: (None, None),
+    }
     plan = plan_routes([undated, late, early], None, "uniview", no_tables, first_seen=seen)
     assert [route.columns[0].name for route in plan.routes] == ["a", "b", "c"]
+    # within one millisecond, the log position orders them, whatever their names
+    same_time = datetime(2024, 5, 1, tzinfo=UTC)
+    for first, second in ((early, late), (late, early)):
+        seen = {first: (same_time, "00000000000000000100"), second: (same_time, "00000000000000000102")}
+        plan = plan_routes([second, first], None, "uniview", no_tables, first_seen=seen)
+        column = {early: "a", late: "b"}
+        assert [route.columns[0].name for route in plan.routes] == [column[first], column[second]]
 
 
 def test_two_primary_keys_for_one_new_version_reject_both_and_an_existing_key_wins():

@@ -20,7 +20,6 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from py4j.protocol import Py4JError
 from pyspark.errors import AnalysisException, StreamingQueryException
@@ -37,7 +36,7 @@ from uniview.sink.frames import LINE_BYTES, ORIGINAL_LINE, bounded_lines, checke
 from uniview.sink.landing import BatchCounts, BatchKey, Landing, LineBatch
 from uniview.sink.notify import Notification, Notifier, describe_failure, make_notifier
 from uniview.sink.pending import FlushResult, flush
-from uniview.sink.routing import Lookup, RecordKey, RoutingPlan, plan_routes
+from uniview.sink.routing import FirstSeen, Lookup, RecordKey, RoutingPlan, plan_routes
 from uniview.sink.sources import KafkaInput, is_kafka, kafka_lines
 from uniview.sink.stop_signals import Interrupted, stop_requests
 from uniview.warehouse.url import WarehouseURL
@@ -420,7 +419,7 @@ class Sink:
             LineBatch(key, staged, rewritten, self._route, self.options.quarantine_dataset, self.notifier.enabled)
         )
 
-    def _route(self, keys: Mapping[RecordKey, datetime | None], lookup: Lookup) -> RoutingPlan:
+    def _route(self, keys: Mapping[RecordKey, FirstSeen], lookup: Lookup) -> RoutingPlan:
         """The routing of a batch whose landing reads its keys (LineBatch.route)."""
         plan = plan_routes(keys, self.options.dataset, self.options.quarantine_dataset, lookup, first_seen=keys)
         self._record_warnings(plan.warnings)

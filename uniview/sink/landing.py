@@ -13,7 +13,6 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from pyspark.sql import DataFrame
 
@@ -26,7 +25,7 @@ from uniview.sink.default_values import declared_defaults
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
-from uniview.sink.routing import KnownVersion, Lookup, RecordKey, RoutingPlan, VersionRoute
+from uniview.sink.routing import FirstSeen, KnownVersion, Lookup, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.versioning import SourceColumn
 
 #: The batch ledger of a landing that keeps one (DuckDB: schema main; BigQuery: the control dataset).
@@ -137,7 +136,7 @@ class BatchCounts:
 
 #: Plans the routes of a batch from its routing keys (each with its earliest timestamp) and the versions
 #: that exist (`lookup`): uniview.sink.routing.plan_routes with the run's options.
-Router = Callable[[Mapping[RecordKey, datetime | None], Lookup], RoutingPlan]
+Router = Callable[[Mapping[RecordKey, FirstSeen], Lookup], RoutingPlan]
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ from uniview.sink.landing import (
     known_version,
     source_schema_comment,
 )
-from uniview.sink.load_sql import decisions_json, key_of
+from uniview.sink.load_sql import decisions_json, first_seen_of, key_of
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
@@ -288,7 +288,7 @@ class BigQueryLanding(Landing):
             rows = self._rows(f"read the keys of {batch.key.label}", keys_query(lines, batch.rewritten))
         except NotFoundError:  # no line was staged
             return TypedBatch(batch.key, 0, [], [], batch.notify), Counter(), BatchCounts(), set()
-        plan = batch.route({key_of(row): row[-1] for row in rows}, self.known_versions)
+        plan = batch.route({key_of(row): first_seen_of(row) for row in rows}, self.known_versions)
         plan = reject_routes(plan, too_wide(plan.routes))
         chunks, scripts = typing_scripts(
             self.project,

@@ -43,6 +43,7 @@ from uniview.sink.load_sql import (
     decisions_json,
     decisions_table,
     envelopes,
+    first_seen_of,
     key_of,
     route_values,
     routed_lines,
@@ -53,7 +54,7 @@ from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.routing import KnownVersion, VersionRoute, distinct_shapes, redirected, route_shapes
-from uniview.warehouse.duckdb import record_created_tables_of
+from uniview.warehouse.duckdb import record_tables_created_in_order
 from uniview.warehouse.duckdb_connection import open_connection, qualified, scalar
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
 from uniview.warehouse.duckdb_connection import string_literal as literal
@@ -263,7 +264,7 @@ def _load(
     except BaseException:
         connection.execute("ROLLBACK")
         raise
-    record_created_tables_of(connection, {notification.dataset for notification in counts.created})
+    record_tables_created_in_order(connection, [(n.dataset, name) for n in counts.created if (name := n.table_name)])
     return counts
 
 
@@ -273,7 +274,7 @@ def _load_lines(
     """Route the batch's lines, write each route's rows and quarantine every line that cannot be written."""
     source = f"read_parquet({literal(files)})" if files else _NO_LINES
     lines = envelopes(source, batch.rewritten)
-    keys = {key_of(row): row[-1] for row in connection.execute(routing_keys(lines)).fetchall()}
+    keys = {key_of(row): first_seen_of(row) for row in connection.execute(routing_keys(lines)).fetchall()}
     plan = batch.route(keys, lambda tables: _known_versions(connection, tables))
     connection.execute(decisions_table(DECISIONS), [decisions_json(plan)])
     connection.execute(f"CREATE TEMPORARY TABLE {ROUTED} AS {routed_lines(lines, DECISIONS, batch.fallback_dataset)}")

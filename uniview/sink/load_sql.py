@@ -40,7 +40,7 @@ from uniview.sink.load_typing import (
     typed_column,
     value_texts,
 )
-from uniview.sink.routing import LandingColumn, RecordKey, RoutingPlan, VersionRoute
+from uniview.sink.routing import FirstSeen, LandingColumn, RecordKey, RoutingPlan, VersionRoute
 from uniview.sink.sequence import sequence_sql
 from uniview.sink.value_patterns import METADATA_TIMESTAMP
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
@@ -222,10 +222,11 @@ def _unavailable(column: str, dialect: LoadDialect = DUCKDB) -> str:
 
 
 def routing_keys(lines: str, dialect: LoadDialect = DUCKDB) -> str:
-    """The distinct routing keys of the records in `lines` (envelopes), each with its earliest timestamp."""
+    """The distinct routing keys of the records in `lines` (envelopes), each with its earliest timestamp and
+    earliest sequence (`first_seen_of`)."""
     keys = ", ".join(dialect.quote(name) for name in KEY_COLUMNS)
     grouped = "ALL" if dialect is DUCKDB else ", ".join(str(number + 1) for number in range(len(KEY_COLUMNS)))
-    return f"SELECT {keys}, min(_cdc_timestamp) FROM ({lines}) WHERE _reason IS NULL GROUP BY {grouped}"
+    return f"SELECT {keys}, min(_cdc_timestamp), min(_cdc_sequence) FROM ({lines}) WHERE _reason IS NULL GROUP BY {grouped}"
 
 
 def decisions_json(plan: RoutingPlan) -> str:
@@ -435,3 +436,8 @@ def route_values(route: VersionRoute) -> str:
 def key_of(row: Sequence) -> RecordKey:
     """A routing key from a `routing_keys` row."""
     return RecordKey(*row[: len(KEY_COLUMNS)])
+
+
+def first_seen_of(row: Sequence) -> FirstSeen:
+    """When the batch first saw a `routing_keys` row's key."""
+    return row[len(KEY_COLUMNS)], row[len(KEY_COLUMNS) + 1]

@@ -48,6 +48,12 @@ class RecordKey:
     primary_key_text: str | None = None
 
 
+#: When a batch first saw a routing key: the earliest `_cdc_timestamp` of its records, then their earliest
+#: `_cdc_sequence` (None when absent). The sequence orders the changes of one source database within one
+#: millisecond: a rename and the writes around it often share one.
+FirstSeen = tuple[datetime | None, str | None]
+
+
 @dataclass(frozen=True)
 class LandingColumn:
     """One source column of a version table: name, declared source type (if known), BigQuery type."""
@@ -190,12 +196,13 @@ def plan_routes(
     dataset: str | None,
     fallback_dataset: str,
     lookup: Lookup,
-    first_seen: Mapping[RecordKey, datetime | None] | None = None,
+    first_seen: Mapping[RecordKey, FirstSeen] | None = None,
 ) -> RoutingPlan:
     """Resolve every key.  `dataset` overrides the records' database_name; records without a
     usable dataset are rejected into `fallback_dataset`.  `lookup` answers which version tables
     exist, as {(dataset, version table name): KnownVersion}.  Routes are ordered by the earliest
-    `first_seen` time of their keys (the order new tables are created in), then by name."""
+    `first_seen` of their keys (time, then log position: the order new tables are created in, which orders a
+    family's versions), then by name."""
     plan = RoutingPlan()
     groups: dict[tuple[str, str, str], list[_Candidate]] = defaultdict(list)
     for key in sorted(set(keys), key=_sort_key):
@@ -219,7 +226,7 @@ def plan_routes(
 
 
 def _case_twins(
-    groups: Mapping[tuple[str, str, str], list[_Candidate]], first_seen: Mapping[RecordKey, datetime | None]
+    groups: Mapping[tuple[str, str, str], list[_Candidate]], first_seen: Mapping[RecordKey, FirstSeen]
 ) -> dict[tuple[str, str, str], str]:
     """{group: the table name it yields to} for the groups whose table name differs only in case from another
     one in the same dataset: the spelling seen first (then the first in order) lands, the others do not."""
@@ -235,9 +242,12 @@ def _case_twins(
     return twins
 
 
-def _earliest(candidates: list[_Candidate], first_seen: Mapping[RecordKey, datetime | None]) -> tuple[int, float]:
-    times = [seen.timestamp() for c in candidates if (seen := first_seen.get(c.key)) is not None]
-    return (0, min(times)) if times else (1, 0.0)
+def _earliest(candidates: list[_Candidate], first_seen: Mapping[RecordKey, FirstSeen]) -> tuple[int, float, str]:
+    """The candidates' first change as a sort key: the earliest time, then the earliest log position at that time
+    (undated ones last)."""
+    seen = [first_seen.get(c.key, (None, None)) for c in candidates]
+    dated = [(time.timestamp(), sequence or "") for time, sequence in seen if time is not None]
+    return (0, *min(dated)) if dated else (1, 0.0, "")
 
 
 def _sort_key(key: RecordKey) -> tuple[str, ...]:

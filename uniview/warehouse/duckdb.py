@@ -47,6 +47,7 @@ __all__ = [
     "column_types",
     "record_created_tables",
     "record_created_tables_of",
+    "record_tables_created_in_order",
     "view_comment",
 ]
 
@@ -381,6 +382,22 @@ def record_created_tables_of(
         _write_ledger(connection, changes)
         recorded = _recorded_tables(connection, wanted)
     return recorded
+
+
+def record_tables_created_in_order(connection: duckdb.DuckDBPyConnection, created: Sequence[tuple[str, str]]) -> None:
+    """record_created_tables_of after a transaction that created the tables `created` ((dataset, table), in the order
+    it created them): they are recorded in that order, after the datasets' tables not recorded yet.  The catalog's
+    table_oid does not keep it: DuckDB numbers a transaction's new tables in name order when it commits."""
+    new = set(created)
+    datasets = {dataset for dataset, _ in created}
+    listed = [(schema, name) for schema, name in _catalog_tables(connection) if schema in datasets]
+    tables = {
+        dataset: [name for schema, name in listed if schema == dataset and (schema, name) not in new]
+        for dataset in datasets
+    }
+    for dataset, name in created:
+        tables[dataset].append(name)
+    record_created_tables_of(connection, datasets, tables)
 
 
 def _catalog_tables(connection: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
