@@ -445,7 +445,7 @@ def test_bigquery_routing_and_typing_statements_are_analyzed(zetasql):
     lines = envelopes("`uniview`.`staged`", False, BIGQUERY)
     keys = zetasql.analyze(routing_keys(lines, BIGQUERY), c)
     assert keys.error is None, keys.error
-    assert keys.types == [Scalar("STRING")] * len(KEY_COLUMNS) + [Scalar("TIMESTAMP")]
+    assert keys.types == [Scalar("STRING")] * len(KEY_COLUMNS) + [Scalar("TIMESTAMP"), Scalar("STRING")]  # first seen
     decisions = bigquery_decisions("'[]'")
     routed = f"({routed_lines(lines, decisions, 'quarantine', BIGQUERY)})"
     columns = _columns(MANY)
