@@ -687,6 +687,11 @@ class Migrations(RuleBasedStateMachine):
         column = self.pick_column(data)
         if data.draw(st.booleans(), label="same type"):
             type_name = column.type_name
+        if not write_between and self.sources.declared(self.table)[-1].name == column.name:
+            # the last column dropped and added again with nothing written between is, in the stream, a type change or
+            # no change at all: undecidable, the older rows show the old values (docs/current-state.md), so a write
+            # goes between, as the docs advise (seed 5002: older rows showed the first life's DEFAULT, the source NULL)
+            write_between = True
         self.apply(Change(f"drop {column.name}", ddl(f"ALTER TABLE {self.table} DROP COLUMN {column.name}")))
         self.column_gone(column.name)
         if write_between:
