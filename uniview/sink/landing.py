@@ -134,7 +134,7 @@ class BatchCounts:
         )
 
 
-#: Plans the routes of a batch from its routing keys (each with its earliest timestamp) and the versions
+#: Plans the routes of a batch from its routing keys (each with when the batch first saw it) and the versions
 #: that exist (`lookup`): uniview.sink.routing.plan_routes with the run's options.
 Router = Callable[[Mapping[RecordKey, FirstSeen], Lookup], RoutingPlan]
 

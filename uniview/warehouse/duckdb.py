@@ -389,15 +389,13 @@ def record_tables_created_in_order(connection: duckdb.DuckDBPyConnection, create
     it created them): they are recorded in that order, after the datasets' tables not recorded yet.  The catalog's
     table_oid does not keep it: DuckDB numbers a transaction's new tables in name order when it commits."""
     new = set(created)
-    datasets = {dataset for dataset, _ in created}
-    listed = [(schema, name) for schema, name in _catalog_tables(connection) if schema in datasets]
-    tables = {
-        dataset: [name for schema, name in listed if schema == dataset and (schema, name) not in new]
-        for dataset in datasets
-    }
+    tables: dict[str, list[str]] = {dataset: [] for dataset, _ in created}
+    for schema, name in _catalog_tables(connection):  # one pass, however many datasets the batch created tables in
+        if schema in tables and (schema, name) not in new:
+            tables[schema].append(name)
     for dataset, name in created:
         tables[dataset].append(name)
-    record_created_tables_of(connection, datasets, tables)
+    record_created_tables_of(connection, tables.keys(), tables)
 
 
 def _catalog_tables(connection: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
