@@ -3,17 +3,19 @@
 # against the live MariaDB, PostgreSQL, Kafka + Debezium, DuckDB and BigQuery emulator stack.
 #
 #   scripts/soak-migrations.sh [--seed N] [--seeds COUNT] [--steps N] [--examples N] [--open-defects LIST|all]
-#                              [--types LIST]
+#                              [--types LIST] [--current view|table]
 #
 # --seed is the first seed (default 0), --seeds how many consecutive seeds (default 10), --steps the steps of each
 # example (default 20), --examples the examples (tables) per seed (default 5), --types the types ADD COLUMN draws
-# (comma-separated names of tests/kafka/generative_support.py's TYPES; default all).  It prints, per seed, the migrations
+# (comma-separated names of tests/kafka/generative_support.py's TYPES; default all), --current the one mode of
+# <table>_current both warehouses keep (default: a view on one, a table on the other, swapped on odd seeds).  It prints, per seed, the migrations
 # and writes drawn (every "drawn:" line of the log, shrinking's included) and the differences found, then the totals; a failing seed's minimal steps are printed as SQL in
 # its log (soak-<seed>.log in $SOAK_LOGS, default /tmp/uniview-soak).  Exit code 1 when any seed found a difference.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 first=0 seeds=10 steps=20 examples=5 open="${UNIVIEW_GEN_OPEN_DEFECTS:-}" types="${UNIVIEW_GEN_TYPES:-}"
+current="${UNIVIEW_GEN_CURRENT:-}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --seed) first=$2; shift 2 ;;
@@ -22,6 +24,7 @@ while [ $# -gt 0 ]; do
     --examples) examples=$2; shift 2 ;;
     --open-defects) open=$2; shift 2 ;;
     --types) types=$2; shift 2 ;;
+    --current) current=$2; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -30,7 +33,7 @@ mkdir -p "$logs"
 drawn_total=0 migrations_total=0 refused_total=0 failed=0
 for seed in $(seq "$first" $((first + seeds - 1))); do
   log="$logs/soak-$seed.log"
-  UNIVIEW_GEN_SEED=$seed UNIVIEW_GEN_STEPS=$steps UNIVIEW_GEN_EXAMPLES=$examples UNIVIEW_GEN_OPEN_DEFECTS=$open UNIVIEW_GEN_TYPES=$types \
+  UNIVIEW_GEN_SEED=$seed UNIVIEW_GEN_STEPS=$steps UNIVIEW_GEN_EXAMPLES=$examples UNIVIEW_GEN_OPEN_DEFECTS=$open UNIVIEW_GEN_TYPES=$types UNIVIEW_GEN_CURRENT=$current \
     .venv/bin/python -m pytest -p no:cacheprovider -q -s tests/kafka/test_generative_migrations.py >"$log" 2>&1
   status=$?
   drawn=$(grep -c '^drawn: ' "$log" || true)

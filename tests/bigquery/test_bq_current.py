@@ -94,3 +94,29 @@ def test_renames_read_from_the_ddl_table_and_defaults_on_the_emulator(bq_client,
         (2, "two", "closed", False, []),
     ]
     assert json.dumps(limited_warehouse.read_ddl_renames(dataset)) == json.dumps([["shop1", "02", ddl]])
+
+
+def test_a_key_change_shows_the_value_the_moved_row_held_on_the_emulator(bq_client, dataset, limited_warehouse):
+    """The recursive query that follows primary-key UPDATEs gives on the emulator the rows it gives on DuckDB
+    (tests/current/test_current_state.py) and in ZetaSQL's evaluator (tests/zetasql/test_zetasql_current_state.py)."""
+    import test_current_state as current_state
+
+    from uniview.core.landing_layout import CDC_COLUMNS
+    from uniview.core.version_description import version_description
+
+    columns = [*current_state.V1, *CDC_COLUMNS]
+    table = bigquery.Table(f"{bq_client.project}.{dataset}.t_v_a", schema=[field(c, t) for c, t in columns])
+    table.description = version_description("t", current_state.V1, ("id",))
+    bq_client.create_table(table)
+    rows = [
+        {c: v for c, v in row.items() if v is not None}
+        for _, row in current_state.change_rows(current_state.KEY_CHANGES)
+    ]
+    assert bq_client.insert_rows_json(table, rows) == []
+    [outcome] = refresh(limited_warehouse, RefreshRequest(dataset, ("t",), options=GeneratorOptions(current=True)))
+    assert outcome.error is None
+    found = bq_client.query(
+        f"SELECT _cdc_database, id, name, doc, _cdc_unavailable FROM `{dataset}_unified`.t_current"
+    ).result()
+    expected = [(*row[:-1], row[-1] or []) for row in current_state.KEY_CHANGES_CURRENT]  # BigQuery: no NULL array
+    assert sorted(tuple(row.values()) for row in found) == expected

@@ -158,13 +158,14 @@ def test_the_postgresql_connector_sends_a_numeric_at_its_shortest_scale_and_nan_
 @pytest.mark.parametrize("identity", ["DEFAULT", "FULL"])
 def test_a_key_update_of_a_row_with_an_unchanged_toasted_value(events, identity):
     """PostgreSQL logs no unchanged TOASTed value in an UPDATE's new row; an UPDATE of the primary key reaches
-    Kafka as a delete of the old key and a create of the new one.  Under REPLICA IDENTITY DEFAULT the create
-    carries Debezium's placeholder, which is why a key change of such a row is an open defect of
-    `<table>_current` (docs/current-state.md); under FULL the connector sends the value itself, which is the
-    way around it docs/sources.md gives."""
+    Kafka as a delete of the old key and a create of the new one, at one LSN.  Under REPLICA IDENTITY DEFAULT the
+    create carries Debezium's placeholder, so `<table>_current` shows the old key's value, found through the delete
+    at the create's place in the log (docs/current-state.md); under FULL the connector sends the value itself."""
     snapshot, delete, create = (event["payload"] for event in events[f"toast_{identity.lower()}"])
     assert (snapshot["op"], delete["op"], create["op"]) == ("r", "d", "c")
-    assert create["after"]["id"] == 2
+    assert (delete["before"]["id"], create["after"]["id"]) == (1, 2)
+    # one place in the log: `<table>_current` links the create to the delete by (database, _cdc_sequence)
+    assert delete["source"]["lsn"] == create["source"]["lsn"] is not None
     assert create["after"]["doc"] == (BIG if identity == "FULL" else "__debezium_unavailable_value")
 
 

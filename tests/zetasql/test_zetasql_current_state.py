@@ -77,7 +77,7 @@ def test_columns_added_with_defaults_of_every_type_dropped_and_added_back(zetasq
     assert (
         "CASE _uniview_newest WHEN 1 THEN" in body
         and "ARRAY_CONCAT(_cdc_unavailable, SPLIT(" in body
-        and "LAST_VALUE(IF(('doc' IN UNNEST(_cdc_unavailable) AND _cdc_operation IS DISTINCT FROM 'INSERT')" in body
+        and "LAST_VALUE(IF('doc' IN UNNEST(_cdc_unavailable) OR _uniview_moved IS NOT NULL, NULL" in body
     )
     check_family(zetasql, planned)
 
@@ -193,3 +193,25 @@ def test_the_evaluated_bigquery_sql_never_carries_a_value_from_another_row_of_th
         ("db2", "4", "b2", None, "doc"),
         ("db3", "5", "c2", "kept", "doc"),
     ]
+
+
+def test_the_evaluated_bigquery_sql_shows_the_value_a_row_moved_by_key_changes_held(zetasql, tmp_path, monkeypatch):
+    """A create at the place of one delete (a primary-key UPDATE) that left a value out shows the old key's row's,
+    through chains of key changes, up to the bound (the recursive query GoogleSQL runs; the same changes as
+    tests/current/test_current_state.py's, where DuckDB shows the same rows)."""
+    warehouse = tmp_path / "w.duckdb"
+    current_state.land(warehouse, {"t_v_a": current_state.V1}, current_state.KEY_CHANGES)
+    columns = "_cdc_database, id, name, doc, _cdc_unavailable[SAFE_OFFSET(0)]"
+    monkeypatch.setattr("uniview.current.view.LINK_DEPTH", 2)  # db1's chain of two is followed, no longer one
+    assert evaluated_current(zetasql, warehouse, columns, table="t") == [
+        ("db1", "3", "a3", "big", "doc"),
+        ("db2", "10", "n", None, "doc"),
+        ("db2", "4", "again", "new", None),
+        ("db2", "5", "d", "y", "doc"),
+        ("db2", "8", "h", None, "doc"),
+        ("db3", "12", "r", "r", "doc"),
+        ("db3", "3", "q", "q", "doc"),
+        ("db4", "3", "w", None, "doc"),
+    ]
+    monkeypatch.setattr("uniview.current.view.LINK_DEPTH", 1)
+    assert ("db1", "3", "a3", None, "doc") in evaluated_current(zetasql, warehouse, columns, table="t")

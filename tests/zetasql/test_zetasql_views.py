@@ -197,9 +197,9 @@ def test_current_view_with_a_compound_key_of_odd_names_and_a_reserved_family(zet
 def test_current_view_over_a_split_family(zetasql):
     versions = [
         keyed("wide", f"{n:03d}", n, [("id", "INT64")] + [(f"c{i}", "STRING") for i in range(12)], ("id",))
-        for n in range(30)
+        for n in range(60)
     ]
-    planned = plan(versions, current=True, max_view_chars=6_000)  # the current view reads only the top view
+    planned = plan(versions, current=True, max_view_chars=10_000)  # the current view reads only the top view
     assert len(planned.views) >= 3, "the family must be split for this test to mean anything"
     assert planned.current is not None
     check_family(zetasql, planned)

@@ -104,6 +104,8 @@ class CurrentRules:
     entered: tuple[tuple[str, str], ...]
     #: (_uniview_carried_N, the column, the condition that the row did not send it and is no create).
     carried: tuple[tuple[str, str, str], ...]
+    #: (_uniview_carried_N, the condition that the row names the column in `_cdc_unavailable`, a create included).
+    left_out: tuple[tuple[str, str], ...]
     #: (_cdc_database, key columns...), quoted.
     partition: tuple[str, ...]
     #: The newest change first, and the oldest first: the view's ordering.
@@ -137,14 +139,16 @@ def current_rules(
     gone: list[tuple[str, str]] = []
     entered: list[tuple[str, str]] = []
     carried: list[tuple[str, str, str]] = []
+    left_out: list[tuple[str, str]] = []
     unknown: list[str] = []
     for number, (name, bq_type) in enumerate(columns.items()):
         value = identifier(name)
         if not name.lower().startswith(layout.CDC_PREFIX) and name.lower() not in keys and name != version_column:
             if layout.UNAVAILABLE in spelled and _can_be_left_out(bq_type):
                 carried_name = f"_uniview_carried_{number}"
-                unavailable = _not_sent(_unavailable_test(versions, name, spelled[layout.UNAVAILABLE], version_column))
-                carried.append((carried_name, name, unavailable))
+                unavailable = _unavailable_test(versions, name, spelled[layout.UNAVAILABLE], version_column)
+                carried.append((carried_name, name, _not_sent(unavailable)))
+                left_out.append((carried_name, unavailable))
                 value = carried_value(carried_name)
             value, column_gone, column_entered, mark = _as_of_newest(
                 converted_value(value, versions, name, bq_type), versions, number, name, bq_type
@@ -162,6 +166,7 @@ def current_rules(
         tuple(gone),
         tuple(entered),
         tuple(carried),
+        tuple(left_out),
         (identifier(layout.DATABASE), *key),
         tuple(newest_first_order()),
         tuple(oldest_first),
@@ -236,11 +241,41 @@ def current_view_body(
         operation=identifier(layout.OPERATION),
         gone=rules.gone,
         entered=rules.entered,
-        carried=[
-            (name, f"IF({unavailable}, NULL, STRUCT({identifier(column)} AS v))")
-            for name, column, unavailable in rules.carried
-        ],
+        carried=[(name, _carried_struct(rules, name, column)) for name, column, _ in rules.carried],
+        links=_links(rules, spelled_unavailable(columns)),
     )
+
+
+#: How many key changes in a row a value left out of their creates is followed through (docs/current-state.md);
+#: BigQuery stops a recursive query at 500 iterations, with an error.
+LINK_DEPTH = 64
+
+
+def _carried_struct(rules: CurrentRules, name: str, column: str) -> str:
+    """The value a change gives its row's carry of column `column`: STRUCT(value AS v), or NULL when it did not
+    send it (it names the column in `_cdc_unavailable`) or is the delete of a key change (`_uniview_moved`: the
+    row goes on under the new key).  The view carries within a row, a create continuing the row a key change
+    moved (sql_templates/current_view.sql.j2)."""
+    left_out = dict(rules.left_out)[name]
+    return f"IF({left_out} OR _uniview_moved IS NOT NULL, NULL, STRUCT({identifier(column)} AS v))"
+
+
+def spelled_unavailable(columns: dict[str, BQType]) -> str | None:
+    """`_cdc_unavailable` as the unified columns spell it; None when no version has it."""
+    return next((name for name in columns if name.lower() == layout.UNAVAILABLE), None)
+
+
+def _links(rules: CurrentRules, unavailable: str | None) -> dict[str, object] | None:
+    """The template's facts for following key changes (sql_templates/current_view.sql.j2: `links`): None when no
+    column is carried."""
+    if not rules.carried or unavailable is None:
+        return None
+    return {
+        "key": rules.partition[1:],
+        "sequence": identifier(layout.SEQUENCE),
+        "unavailable": identifier(unavailable),
+        "depth": LINK_DEPTH,
+    }
 
 
 def _lives(versions: Sequence[TableVersion], has: Sequence[int], name: str) -> list[list[int]]:
