@@ -9,6 +9,10 @@ versions at different times.  Everything is drawn from one seeded `random.Random
 versions=RENAMED_AND_READDED)` goes on with a declared rename of a carried column (`RENAMES`) and a column
 dropped and added again with nothing written in between (appended last, as PostgreSQL does).
 
+A primary-key UPDATE lands as a delete of the old key and a create of the new one at one log position, the
+create leaving carried values out (PostgreSQL's unchanged TOASTed values) more often than not; one of the two
+is sometimes held back to the next step (another Kafka partition's batch), in either order.
+
 `_cdc_ingested_at` advances by two hours a step; some rows are stamped half an hour before the
 previous step's newest, as a landing that committed late would.  Each step is recorded as the sink
 records a batch, in its ledger (`main._uniview_batches`): the tables it wrote to and the exact range of
@@ -132,9 +136,16 @@ class History:
     """One family's landing tables in `path`, grown by `step()`, its versions taken in order from `versions`."""
 
     def __init__(
-        self, path: Path, seed: int, keys: int = 8, versions: tuple[Version, ...] = VERSIONS, move_chance: float = 0.2
+        self,
+        path: Path,
+        seed: int,
+        keys: int = 8,
+        versions: tuple[Version, ...] = VERSIONS,
+        move_chance: float = 0.2,
+        key_changes: float = 0.12,
     ) -> None:
         self.path = path
+        self.key_changes = key_changes  # per change, of a primary-key UPDATE instead (0: the maintenance path only)
         self.versions = versions
         self.move_chance = move_chance  # per step and database, of moving to the next version
         self.random = random.Random(seed)
@@ -147,6 +158,7 @@ class History:
         self.landed: list[tuple[str, dict[str, Any]]] = []  # (table, row) for duplicates
         self.unsequenced = 0
         self.newest_ingested = T0
+        self.held: list[tuple[str, dict[str, Any]]] = []  # half of a key change, landed with the next step
 
     # --------------------------------------------------------------- one step
 
@@ -155,13 +167,17 @@ class History:
         self.step_number += 1
         self._maybe_move_versions()
         now = T0 + dt.timedelta(hours=2 * self.step_number)
-        batch: list[tuple[str, dict[str, Any]]] = []
+        batch = [(table, {**row, "_cdc_ingested_at": now - dt.timedelta(seconds=1)}) for table, row in self.held]
+        self.held = []
         for number in range(self.random.randint(3, 14)):
             database = self.random.choice(DATABASES)
             stamp = now + dt.timedelta(seconds=number)
             if self.random.random() < 0.15 and self.step_number > 1:  # a landing that committed late
                 stamp = self.newest_ingested - dt.timedelta(minutes=30) + dt.timedelta(seconds=number)
-            batch.append(self._change(database, stamp))
+            if self.random.random() < self.key_changes:
+                batch.extend(self._key_change(database, stamp))
+            else:
+                batch.append(self._change(database, stamp))
         for database in DATABASES:
             if self.random.random() < 0.06:
                 batch.append(self._truncate(database, now + dt.timedelta(minutes=5)))
@@ -197,6 +213,27 @@ class History:
         row.update(self._cdc(database, operation, stamp))
         row["_cdc_unavailable"] = unavailable or None
         return version.table, row
+
+    def _key_change(self, database: str, stamp: dt.datetime) -> list[tuple[str, dict[str, Any]]]:
+        """A primary-key UPDATE: the old key's delete and the new key's create at one position; the half of it
+        held back, if any, lands with the next step."""
+        table, delete = self._change(database, stamp)
+        old, new = self.random.sample(range(self.keys), 2)
+        version = next(v for v in self.versions if v.table == table)
+        delete.update({"id": old, "_cdc_operation": "DELETE", "_cdc_unavailable": None})
+        delete.update(dict.fromkeys((c for c, _ in version.columns[1:] if c != "flag"), None))
+        create = {**delete, "id": new, "_cdc_operation": "INSERT"}
+        left_out = []
+        for column, bq_type in version.columns[1:]:
+            create[column] = self._value(column, bq_type)
+            if (bq_type == _STRING or bq_type.startswith("ARRAY")) and self.random.random() < 0.7:
+                left_out.append(column)
+                create[column] = None
+        create["_cdc_unavailable"] = left_out or None
+        halves = [(table, delete), (table, create)]
+        if self.random.random() < 0.3:
+            self.held.append(halves.pop(self.random.randrange(2)))
+        return halves
 
     def _truncate(self, database: str, stamp: dt.datetime) -> tuple[str, dict[str, Any]]:
         version = self.versions[self.version_of[database]]

@@ -409,3 +409,12 @@ def test_a_source_column_named_like_the_current_states_own_columns_is_one_clear_
         assert connection.execute("SELECT id, _uniview_place FROM cdc_unified.t_unified").fetchall() == [(1, "x")]
         tables = connection.execute("SELECT table_name FROM information_schema.tables WHERE table_name = 't_current'")
         assert tables.fetchall() == []
+
+
+def test_the_current_table_follows_a_key_change_as_the_view_does(tmp_path):
+    """`--current table` shows what the view shows after key changes, built whole or kept step by step, whatever
+    the order the changes arrive in: a maintenance whose changes hold a key change's create, a delete a create
+    waits for, or a change older than a key change of its key rebuilds the table (docs/current-state.md)."""
+    path = tmp_path / "w.duckdb"
+    land(path, {"t_v_a": V1}, KEY_CHANGES)
+    assert current(path, "id, name, doc, _cdc_unavailable", mode="table") == KEY_CHANGES_CURRENT

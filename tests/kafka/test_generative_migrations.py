@@ -86,13 +86,7 @@ STEPS = int(os.environ.get("UNIVIEW_GEN_STEPS", "1"))
 DATABASE = {MARIADB: "genmy", POSTGRES: "genpg"}
 PREFIX = {MARIADB: "genmaria", POSTGRES: "genpg"}
 #: Rules of defects still open: off unless UNIVIEW_GEN_OPEN_DEFECTS names them.
-OPEN_DEFECTS: dict[str, str] = {
-    "toast_key_change": "a primary-key UPDATE of a row whose value PostgreSQL keeps out of line (TOAST): the UPDATE "
-    "does not log the unchanged value, Debezium sends its placeholder for the new key; the current VIEW shows the "
-    "old key's value (found through the delete at the create's place in the log), the current TABLE still shows "
-    "NULL (named in _cdc_unavailable) where the source has the value (found by seed 700; drawn without this name "
-    "when UNIVIEW_GEN_CURRENT=view; docs/current-state.md#values-the-source-did-not-send-_cdc_unavailable)",
-}
+OPEN_DEFECTS: dict[str, str] = {}
 #: The kinds of default whose value in rows older than the column uniview cannot know, per source
 #: (docs/sink.md#declared-defaults): those rows show NULL, the column named in their `_cdc_unavailable`.
 #: PostgreSQL's "zero date" is 0001-01-01, a date like any other.
@@ -803,12 +797,9 @@ class Migrations(RuleBasedStateMachine):
         self.check()
 
     def key_changes(self) -> list[int]:
-        """The rows whose key may change: those without a TOASTed value unless the PostgreSQL table's replica
-        identity is FULL (the connector then sends the value in the create), no current table is compared (a view
-        follows the key change: docs/current-state.md), or the open defect of the table is named."""
-        if open_defects_enabled("toast_key_change") or self.identity_full or "table" not in current_modes():
-            return self.ids
-        return [row for row in self.ids if row not in self.toasted]
+        """The rows whose key may change: every row (a TOASTed value left out of the create is the moved row's:
+        docs/current-state.md#a-key-change-moves-the-row)."""
+        return self.ids
 
     @precondition(lambda self: not self.identity_full)
     @rule()

@@ -77,7 +77,7 @@ def test_columns_added_with_defaults_of_every_type_dropped_and_added_back(zetasq
     assert (
         "CASE _uniview_newest WHEN 1 THEN" in body
         and "ARRAY_CONCAT(_cdc_unavailable, SPLIT(" in body
-        and "LAST_VALUE(IF('doc' IN UNNEST(_cdc_unavailable) OR _uniview_moved IS NOT NULL, NULL" in body
+        and "LAST_VALUE(IF('doc' IN UNNEST(_cdc_unavailable), NULL, STRUCT(doc AS v))" in body
     )
     check_family(zetasql, planned)
 

@@ -77,7 +77,14 @@ from uniview.core.render import render
 from uniview.core.schema import TableVersion, version_table_prefix
 from uniview.core.types import BQType
 from uniview.current.order import database_key, ordering_key
-from uniview.current.view import CurrentRules, current_rules, current_view_name
+from uniview.current.view import (
+    CurrentRules,
+    carried_struct,
+    current_rules,
+    current_view_name,
+    link_facts,
+    spelled_unavailable,
+)
 
 #: How long a ledger row may take to commit after the `landed_at` it stamps: a maintenance reads the
 #: ledger's rows landed after the newest applied batch's `landed_at` less this (the ledger, not the data).
@@ -97,6 +104,11 @@ REDO = "_uniview_redo"
 KEYS = "_uniview_keys"
 SCOPE = "_uniview_scope"
 TEMPORARY = (WINDOW, FACTS, REDO, KEYS, SCOPE)
+#: The key state's facts about key changes, kept like carried columns (value, `_at`): the create of an unresolved
+#: key change the key's row rests on (`database/sequence`), and the key's newest delete a key change made.
+LINK_STATE = ("_uniview_link_pending", "_uniview_link_moved")
+#: The message of the check that stops a maintenance whose changes a key change makes the table rebuild for.
+RELINK = "uniview: a key change to follow; the current table is rebuilt"
 _DESCRIPTION = re.compile(
     r"uniview current table: state (?P<state>[0-9a-f]{64}) presentation (?P<present>[0-9a-f]{64})"
 )
@@ -108,10 +120,10 @@ class Statement:
     """One statement of a refresh.  `kind`: "temp" (CREATE OR REPLACE TEMP TABLE table AS select),
     "replace" (CREATE OR REPLACE TABLE table AS select, with `description`), "delete" (DELETE FROM
     table WHERE condition), "insert" (INSERT INTO table (columns) select), "drop" (DROP TABLE IF EXISTS
-    table, a temporary one).  `typed`: the select reads column types the translation to another engine
+    table, a temporary one), "assert" (stop the script with RELINK unless `select`, a count, is 0).  `typed`: the select reads column types the translation to another engine
     must know (uniview.warehouse.duckdb_sql); the others use only portable SQL and may qualify columns."""
 
-    kind: Literal["temp", "replace", "delete", "insert", "drop"]
+    kind: Literal["temp", "replace", "delete", "insert", "drop", "assert"]
     table: str
     select: str | None = None
     condition: str | None = None
@@ -137,6 +149,8 @@ class Statement:
             return f"DELETE FROM {self.table}{alias} WHERE {self.condition}"
         if self.kind == "insert":
             return f"INSERT INTO {self.table} ({', '.join(self.columns)})\n{self.select}"
+        if self.kind == "assert":
+            return f"ASSERT ({self.select}) = 0 AS {string_literal(RELINK)}"
         return f"DROP TABLE IF EXISTS {self.table}"
 
 
@@ -162,6 +176,8 @@ class CurrentTablePlan:
     source_dataset: str | None = None
     #: The key columns BigQuery can cluster by (at most three, in key order), quoted.
     cluster_key: tuple[str, ...] = ()
+    #: How key changes are followed (uniview.current.view.link_facts); None: no column is carried.
+    links: dict[str, object] | None = None
 
     # ------------------------------------------------------------------ names
 
@@ -259,13 +275,19 @@ class CurrentTablePlan:
     def window_select(self, window: str | None) -> str:
         """The changes the condition `window` selects (an SQL expression, BatchWindow.condition; None: every
         change)."""
+        left_out = dict(self.rules.left_out)
         return render(
             "current_table_window.sql.j2",
             unified=self.unified,
-            carried=self.rules.carried,
+            carried=[
+                (name, identifier(column), not_sent, left_out[name], carried_struct(self.rules, name, column))
+                for name, column, not_sent in self.rules.carried
+            ],
             database_key=database_key(),
             order=ordering_key(),
             window=window,
+            links=self.links,
+            operation=identifier(layout.OPERATION),
         )
 
     def keys_select(self, with_state: bool) -> str:
@@ -440,10 +462,41 @@ class CurrentTablePlan:
             Statement("insert", self.batches_table, applied_rows(batches), columns=APPLIED_COLUMNS),
         )
 
+    def relink_select(self) -> str:
+        """How many changes of the window make the table rebuild (docs/current-state.md#the-current-table): creates
+        that left a value out (a key change's), deletes at the place of a key change's create the key state
+        still waits for, and changes of a key older than the newest delete a key change made of it."""
+        assert self.links is not None
+        operation, sequence, unavailable = (
+            identifier(layout.OPERATION),
+            self.links["sequence"],
+            self.links["unavailable"],
+        )
+        key = self.partition[1:]
+        late = [f"{WINDOW_ROW}._uniview_db = {STATE_ROW}._uniview_db"]
+        late += [f"{WINDOW_ROW}.{column} IS NOT DISTINCT FROM {STATE_ROW}.{column}" for column in key]
+        late += [f"{WINDOW_ROW}._uniview_order < {STATE_ROW}._uniview_link_moved_at"]
+        return (
+            f"(SELECT COUNT(*) FROM {WINDOW} WHERE {operation} = 'INSERT' AND ARRAY_LENGTH({unavailable}) > 0)\n"
+            f"+ (SELECT COUNT(*) FROM {WINDOW} WHERE {operation} = 'DELETE' AND CONCAT(_uniview_db, '/', {sequence}) IN "
+            f"(SELECT _uniview_link_pending FROM {self.keys_table} WHERE _uniview_link_pending IS NOT NULL))\n"
+            f"+ (SELECT COUNT(*) FROM {self.keys_table} AS {STATE_ROW} WHERE "
+            + " AND ".join(
+                (
+                    f"{STATE_ROW}._uniview_link_moved_at IS NOT NULL",
+                    *self._cluster_filter(STATE_ROW, state=True),
+                    f"EXISTS (SELECT 1 FROM {WINDOW} AS {WINDOW_ROW} WHERE {' AND '.join(late)})",
+                )
+            )
+            + ")"
+        )
+
     def _merge_statements(self, window: str | None) -> tuple[Statement, ...]:
         state = ", ".join(self.state_columns)
+        relink = (Statement("assert", WINDOW, self.relink_select()),) if self.links else ()
         return (
             Statement("temp", WINDOW, self.window_select(window), typed=True),
+            *relink,
             Statement("temp", FACTS, self.facts_select(with_facts=True)),
             Statement("temp", REDO, self.redo_select()),
             Statement("temp", KEYS, self.keys_select(with_state=True)),
@@ -484,7 +537,8 @@ def current_table_plan(
     rules = current_rules(family, columns, primary_key, versions, version_column, carried_value=lambda name: name)
     for prefix in ("_uniview_current_keys_", "_uniview_current_facts_", "_uniview_current_batches_"):
         validate_table(f"{prefix}{family}_{'0' * 12}")
-    carried = tuple(name for name, _, _ in rules.carried)
+    links = link_facts(rules, spelled_unavailable(columns), moved=True)
+    carried = tuple(name for name, _, _ in rules.carried) + (LINK_STATE if links else ())
     shape = {
         "format": STATE_FORMAT,
         "columns": [[name, str(bq_type)] for name, bq_type in columns.items()],
@@ -510,6 +564,7 @@ def current_table_plan(
         state_hash=state_hash,
         source_dataset=source_dataset,
         cluster_key=clusterable_key(primary_key, columns),
+        links=links,
     )
 
 

@@ -241,8 +241,8 @@ def current_view_body(
         operation=identifier(layout.OPERATION),
         gone=rules.gone,
         entered=rules.entered,
-        carried=[(name, _carried_struct(rules, name, column)) for name, column, _ in rules.carried],
-        links=_links(rules, spelled_unavailable(columns)),
+        carried=[(name, carried_struct(rules, name, column)) for name, column, _ in rules.carried],
+        links=link_facts(rules, spelled_unavailable(columns)),
     )
 
 
@@ -251,13 +251,12 @@ def current_view_body(
 LINK_DEPTH = 64
 
 
-def _carried_struct(rules: CurrentRules, name: str, column: str) -> str:
+def carried_struct(rules: CurrentRules, name: str, column: str) -> str:
     """The value a change gives its row's carry of column `column`: STRUCT(value AS v), or NULL when it did not
-    send it (it names the column in `_cdc_unavailable`) or is the delete of a key change (`_uniview_moved`: the
-    row goes on under the new key).  The view carries within a row, a create continuing the row a key change
-    moved (sql_templates/current_view.sql.j2)."""
+    send it (it names the column in `_cdc_unavailable`).  The view carries within a row, a create continuing
+    the row a key change moved (sql_templates/current_lineage.sql.j2)."""
     left_out = dict(rules.left_out)[name]
-    return f"IF({left_out} OR _uniview_moved IS NOT NULL, NULL, STRUCT({identifier(column)} AS v))"
+    return f"IF({left_out}, NULL, STRUCT({identifier(column)} AS v))"
 
 
 def spelled_unavailable(columns: dict[str, BQType]) -> str | None:
@@ -265,16 +264,18 @@ def spelled_unavailable(columns: dict[str, BQType]) -> str | None:
     return next((name for name in columns if name.lower() == layout.UNAVAILABLE), None)
 
 
-def _links(rules: CurrentRules, unavailable: str | None) -> dict[str, object] | None:
-    """The template's facts for following key changes (sql_templates/current_view.sql.j2: `links`): None when no
-    column is carried."""
+def link_facts(rules: CurrentRules, unavailable: str | None, moved: bool = False) -> dict[str, object] | None:
+    """The template's facts for following key changes (sql_templates/current_lineage.sql.j2: `links`; `moved`:
+    mark each key change's delete): None when no column is carried."""
     if not rules.carried or unavailable is None:
         return None
     return {
+        "partition": rules.partition,
         "key": rules.partition[1:],
         "sequence": identifier(layout.SEQUENCE),
         "unavailable": identifier(unavailable),
         "depth": LINK_DEPTH,
+        "moved": moved,
     }
 
 

@@ -41,6 +41,7 @@ from google.api_core import exceptions as api_exceptions
 from uniview.core.errors import NotFoundError
 from uniview.core.identifiers import quote_path, string_literal
 from uniview.current.table import (
+    RELINK,
     Action,
     AppliedBatch,
     BatchWindow,
@@ -111,11 +112,14 @@ def maintain(warehouse: ScriptWarehouse, plan: CurrentTablePlan, rebuild: bool =
     """Run `plan`'s action as one script job, retried whole; what it did."""
     table = stored_table(warehouse, plan)
     action = _action(warehouse, plan, table, rebuild)
-    building = action in ("create", "rebuild")
-    window, batches = (None, build_batches(warehouse, plan)) if building else pending_window(warehouse, plan)
-    script = action_script(plan, action, table is not None and table.table_type == "VIEW", window, batches)
-    what = f"{action} {plan.dataset}.{plan.table_name}"
-    job_id, rows = warehouse.run_script_with_retry(what, script, plan.dataset, is_retryable, CONFLICT_RETRY_DEADLINE)
+    drop_view = table is not None and table.table_type == "VIEW"
+    try:
+        job_id, rows = _run_action(warehouse, plan, action, drop_view)
+    except Exception as error:  # the script's check stopped it, in its transaction: the table is rebuilt
+        if RELINK not in str(error):
+            raise
+        action = "rebuild"
+        job_id, rows = _run_action(warehouse, plan, action, drop_view)
     if action in ("create", "rebuild"):
         _drop_other_states(warehouse, plan)
     counts = rows[-1] if rows else {}
@@ -131,6 +135,17 @@ def maintain(warehouse: ScriptWarehouse, plan: CurrentTablePlan, rebuild: bool =
         result.rows,
     )
     return result
+
+
+def _run_action(
+    warehouse: ScriptWarehouse, plan: CurrentTablePlan, action: Action, drop_view: bool
+) -> tuple[str, list[dict[str, Any]]]:
+    """Run `action` as one script job, retried whole: its id and the rows of its last statement."""
+    building = action in ("create", "rebuild")
+    window, batches = (None, build_batches(warehouse, plan)) if building else pending_window(warehouse, plan)
+    script = action_script(plan, action, drop_view, window, batches)
+    what = f"{action} {plan.dataset}.{plan.table_name}"
+    return warehouse.run_script_with_retry(what, script, plan.dataset, is_retryable, CONFLICT_RETRY_DEADLINE)
 
 
 def _count(row: dict[str, Any], name: str) -> int:

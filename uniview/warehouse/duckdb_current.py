@@ -84,22 +84,11 @@ def maintain_current_table(
     """Run the plan's action in the open transaction of `connection` (the caller commits or rolls back)."""
     connection.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(plan.dataset)}")
     action = current_table_action(connection, plan, rebuild)
-    if action in ("create", "rebuild"):
-        _drop_view(connection, plan)
-    building = action in ("create", "rebuild")
-    window, batches = (None, _build_batches(connection, plan)) if building else pending_window(connection, plan)
-    changes = databases = 0
-    table_types = column_types(connection)  # one catalog read per schema, only if a statement is translated
-    for number, statement in enumerate(plan.statements(action, None if window is None else FLOOR, batches), start=1):
-        _reach(number)
-        sql = duckdb_statement(statement, table_types, plan.state_hash)
-        connection.execute(sql if window is None else with_floor(sql, window))
-        if statement.kind in _CREATES_OR_DROPS:  # the catalog changed: read it again when next asked
-            table_types = column_types(connection)
-        if statement.kind == "temp" and statement.table == WINDOW:
-            changes = _count(connection, WINDOW)
-        elif statement.kind == "temp" and statement.table == REDO:
-            databases = _count(connection, REDO)
+    try:
+        changes, databases = _run_action(connection, plan, action, column_types)
+    except _Relink as relink:  # nothing was written yet: the window's changes make the table rebuild
+        action = "rebuild"
+        changes, databases = _run_action(connection, plan, action, column_types, relink.reached + 1)
     if action in ("create", "rebuild"):
         _drop_other_states(connection, plan)
         databases = _count(connection, f"(SELECT DISTINCT _uniview_db FROM {_duckdb_name(plan.facts_table)})")
@@ -128,6 +117,8 @@ def duckdb_statement(statement: Statement, table_types: TableColumns, state_hash
     if statement.kind == "delete":
         return _portable(statement.sql)
     assert statement.select is not None
+    if statement.kind == "assert":  # the count the script stops on (maintain_current_table reads it)
+        return _portable(f"SELECT {statement.select}")
     select = _typed(statement.select, table_types, state_hash) if statement.typed else _portable(statement.select)
     if statement.kind == "temp":
         return f"CREATE OR REPLACE TEMP TABLE {table} AS\n{select}"
@@ -165,6 +156,45 @@ def _typed(select: str, table_types: TableColumns, state_hash: str | None) -> st
             _TRANSLATED.clear()
         _TRANSLATED[key] = to_duckdb(select, table_types)
     return _TRANSLATED[key]
+
+
+class _Relink(Exception):
+    """The window holds changes a key change makes the table rebuild for (the plan's "assert" statement, the
+    `reached`-th statement of the refresh)."""
+
+    def __init__(self, reached: int) -> None:
+        super().__init__(f"a key change to follow (statement {reached})")
+        self.reached = reached
+
+
+def _run_action(
+    connection: duckdb.DuckDBPyConnection,
+    plan: CurrentTablePlan,
+    action: Action,
+    column_types: Callable[[duckdb.DuckDBPyConnection], TableColumns],
+    first: int = 1,
+) -> tuple[int, int]:
+    """Run the statements of `action`, numbered from `first` (UNIVIEW_CURRENT_KILL_AT counts every statement of
+    the refresh): (changes read, databases presented again); _Relink before any write."""
+    if action in ("create", "rebuild"):
+        _drop_view(connection, plan)
+    building = action in ("create", "rebuild")
+    window, batches = (None, _build_batches(connection, plan)) if building else pending_window(connection, plan)
+    changes = databases = 0
+    table_types = column_types(connection)  # one catalog read per schema, only if a statement is translated
+    for number, statement in enumerate(plan.statements(action, None if window is None else FLOOR, batches), first):
+        _reach(number)
+        sql = duckdb_statement(statement, table_types, plan.state_hash)
+        found = connection.execute(sql if window is None else with_floor(sql, window))
+        if statement.kind == "assert" and found.fetchone() != (0,):
+            raise _Relink(number)
+        if statement.kind in _CREATES_OR_DROPS:  # the catalog changed: read it again when next asked
+            table_types = column_types(connection)
+        if statement.kind == "temp" and statement.table == WINDOW:
+            changes = _count(connection, WINDOW)
+        elif statement.kind == "temp" and statement.table == REDO:
+            databases = _count(connection, REDO)
+    return changes, databases
 
 
 _TRANSLATED: dict[tuple[str, str], str] = {}
