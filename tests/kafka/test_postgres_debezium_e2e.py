@@ -5,7 +5,8 @@ Function under functions-framework -> `<table>_unified` and `<table>_current`.
 
 The test drives the database step by step (DML, ADD COLUMN, a type change to bigint and then
 numeric(12,2), a dropped column, a second source database, a transaction over two tables, then what real
-tables and migrations do to the latest state: an UPDATE leaving TOASTed text and bytea unchanged, ADD COLUMN
+tables and migrations do to the latest state: an UPDATE leaving TOASTed text and bytea unchanged, two
+primary-key UPDATEs of that row (the bytea left out of their creates), ADD COLUMN
 ... DEFAULT, a column dropped and added again, a primary-key UPDATE, a composite key, TRUNCATE, a declared
 RENAME COLUMN, a `text` -> `varchar(3)` that cuts older values, and an incremental snapshot through Debezium's signal table while writes continue) and after
 every step waits until, per warehouse and source database, `<table>_current` equals `SELECT *` on the source
@@ -230,6 +231,16 @@ def latest_state_steps(stack, sinks, events) -> None:
             "UPDATE document SET title = 'third' WHERE id = 1",
         ],
         5,
+    )
+    # two primary-key UPDATEs of that row: each create leaves the TOASTed blob out, and the row moves with it
+    step(
+        stack,
+        sinks,
+        events,
+        "shop1",
+        "document",
+        ["UPDATE document SET id = 3 WHERE id = 1", "UPDATE document SET id = 4 WHERE id = 3"],
+        4,
     )
     # ADD COLUMN ... DEFAULT: every older row shows the default, as PostgreSQL does
     step(
