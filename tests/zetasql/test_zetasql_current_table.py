@@ -73,7 +73,7 @@ def test_the_scripts_of_a_renamed_carried_column_and_a_column_dropped_and_added_
     current = planned.current_table
     assert current is not None
     assert any(
-        "'name' IN UNNEST" in unavailable for _, column, unavailable in current.rules.carried if column == "title"
+        "'name' IN UNNEST" in unavailable for _, column, unavailable, _ in current.rules.carried if column == "title"
     )
     assert {name for name, _ in current.rules.gone} >= {"_uniview_gone_2_0", "_uniview_gone_2_1"}  # qty's two lives
     catalog = catalog_of(planned)

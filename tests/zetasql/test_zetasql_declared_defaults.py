@@ -243,7 +243,7 @@ def zetasql_table(zetasql, plan: FamilyPlan, columns: list[LandingColumn]) -> li
     }
     for name, _ in rules.gone:
         facts[name] = ("INT64", ["1", "1"])  # the newest place of a version lacking the column: the first row
-    for name, column, _ in rules.carried:
+    for name, column, *_ in rules.carried:
         facts[name] = (unified[column].sql(), ["NULL", "NULL"])
     missing = set(re.findall(r"\b_uniview_\w+", text)) - set(facts)
     assert not missing, f"facts the table keeps that this test does not give: {missing}"

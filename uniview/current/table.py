@@ -83,7 +83,6 @@ from uniview.current.view import (
     current_rules,
     current_view_name,
     link_facts,
-    spelled_unavailable,
 )
 
 #: How long a ledger row may take to commit after the `landed_at` it stamps: a maintenance reads the
@@ -275,13 +274,12 @@ class CurrentTablePlan:
     def window_select(self, window: str | None) -> str:
         """The changes the condition `window` selects (an SQL expression, BatchWindow.condition; None: every
         change)."""
-        left_out = dict(self.rules.left_out)
         return render(
             "current_table_window.sql.j2",
             unified=self.unified,
             carried=[
-                (name, identifier(column), not_sent, left_out[name], carried_struct(self.rules, name, column))
-                for name, column, not_sent in self.rules.carried
+                (name, identifier(column), not_sent, left_out, carried_struct(column, left_out))
+                for name, column, not_sent, left_out in self.rules.carried
             ],
             database_key=database_key(),
             order=ordering_key(),
@@ -537,8 +535,8 @@ def current_table_plan(
     rules = current_rules(family, columns, primary_key, versions, version_column, carried_value=lambda name: name)
     for prefix in ("_uniview_current_keys_", "_uniview_current_facts_", "_uniview_current_batches_"):
         validate_table(f"{prefix}{family}_{'0' * 12}")
-    links = link_facts(rules, spelled_unavailable(columns), moved=True)
-    carried = tuple(name for name, _, _ in rules.carried) + (LINK_STATE if links else ())
+    links = link_facts(rules, moved=True)
+    carried = tuple(name for name, *_ in rules.carried) + (LINK_STATE if links else ())
     shape = {
         "format": STATE_FORMAT,
         "columns": [[name, str(bq_type)] for name, bq_type in columns.items()],

@@ -102,15 +102,16 @@ class CurrentRules:
     #: `_uniview_min`, `_uniview_max`) joined with its gone points): the version it entered a column's life at,
     #: for the columns whose older rows depend on it (uniview.current.older_rows).
     entered: tuple[tuple[str, str], ...]
-    #: (_uniview_carried_N, the column, the condition that the row did not send it and is no create).
-    carried: tuple[tuple[str, str, str], ...]
-    #: (_uniview_carried_N, the condition that the row names the column in `_cdc_unavailable`, a create included).
-    left_out: tuple[tuple[str, str], ...]
+    #: (_uniview_carried_N, the column, the condition that the row did not send it and is no create, the condition
+    #: that the row names the column in `_cdc_unavailable`, a create included).
+    carried: tuple[tuple[str, str, str, str], ...]
     #: (_cdc_database, key columns...), quoted.
     partition: tuple[str, ...]
     #: The newest change first, and the oldest first: the view's ordering.
     newest_first: tuple[str, ...]
     oldest_first: tuple[str, ...]
+    #: `_cdc_unavailable`, quoted as the unified columns spell it; None when no version has it.
+    unavailable: str | None = None
 
     def version_number(self, versions: Sequence[TableVersion], version_table: str, digits: int = 0) -> str:
         """The place in the family of the version table named by the expression `version_table`; with `digits`,
@@ -138,8 +139,7 @@ def current_rules(
     outputs: list[str] = []
     gone: list[tuple[str, str]] = []
     entered: list[tuple[str, str]] = []
-    carried: list[tuple[str, str, str]] = []
-    left_out: list[tuple[str, str]] = []
+    carried: list[tuple[str, str, str, str]] = []
     unknown: list[str] = []
     for number, (name, bq_type) in enumerate(columns.items()):
         value = identifier(name)
@@ -147,8 +147,7 @@ def current_rules(
             if layout.UNAVAILABLE in spelled and _can_be_left_out(bq_type):
                 carried_name = f"_uniview_carried_{number}"
                 unavailable = _unavailable_test(versions, name, spelled[layout.UNAVAILABLE], version_column)
-                carried.append((carried_name, name, _not_sent(unavailable)))
-                left_out.append((carried_name, unavailable))
+                carried.append((carried_name, name, _not_sent(unavailable), unavailable))
                 value = carried_value(carried_name)
             value, column_gone, column_entered, mark = _as_of_newest(
                 converted_value(value, versions, name, bq_type), versions, number, name, bq_type
@@ -166,10 +165,10 @@ def current_rules(
         tuple(gone),
         tuple(entered),
         tuple(carried),
-        tuple(left_out),
         (identifier(layout.DATABASE), *key),
         tuple(newest_first_order()),
         tuple(oldest_first),
+        identifier(spelled[layout.UNAVAILABLE]) if layout.UNAVAILABLE in spelled else None,
     )
 
 
@@ -241,8 +240,8 @@ def current_view_body(
         operation=identifier(layout.OPERATION),
         gone=rules.gone,
         entered=rules.entered,
-        carried=[(name, carried_struct(rules, name, column)) for name, column, _ in rules.carried],
-        links=link_facts(rules, spelled_unavailable(columns)),
+        carried=[(name, carried_struct(column, left_out)) for name, column, _, left_out in rules.carried],
+        links=link_facts(rules),
     )
 
 
@@ -251,29 +250,23 @@ def current_view_body(
 LINK_DEPTH = 64
 
 
-def carried_struct(rules: CurrentRules, name: str, column: str) -> str:
+def carried_struct(column: str, left_out: str) -> str:
     """The value a change gives its row's carry of column `column`: STRUCT(value AS v), or NULL when it did not
-    send it (it names the column in `_cdc_unavailable`).  The view carries within a row, a create continuing
-    the row a key change moved (sql_templates/current_lineage.sql.j2)."""
-    left_out = dict(rules.left_out)[name]
+    send it (`left_out`: it names the column in `_cdc_unavailable`).  The view carries within a row, a create
+    continuing the row a key change moved (sql_templates/current_lineage.sql.j2)."""
     return f"IF({left_out}, NULL, STRUCT({identifier(column)} AS v))"
 
 
-def spelled_unavailable(columns: dict[str, BQType]) -> str | None:
-    """`_cdc_unavailable` as the unified columns spell it; None when no version has it."""
-    return next((name for name in columns if name.lower() == layout.UNAVAILABLE), None)
-
-
-def link_facts(rules: CurrentRules, unavailable: str | None, moved: bool = False) -> dict[str, object] | None:
+def link_facts(rules: CurrentRules, moved: bool = False) -> dict[str, object] | None:
     """The template's facts for following key changes (sql_templates/current_lineage.sql.j2: `links`; `moved`:
-    mark each key change's delete): None when no column is carried."""
-    if not rules.carried or unavailable is None:
+    mark each key change's delete): None when no column is carried (a carried column needs `_cdc_unavailable`)."""
+    if not rules.carried:
         return None
     return {
         "partition": rules.partition,
         "key": rules.partition[1:],
         "sequence": identifier(layout.SEQUENCE),
-        "unavailable": identifier(unavailable),
+        "unavailable": rules.unavailable,
         "depth": LINK_DEPTH,
         "moved": moved,
     }
