@@ -12,6 +12,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "current"))
 
 from scenario import EXPECTED, FAMILY, rows, tables
 
+from uniview.core.landing_layout import CDC_COLUMNS
+from uniview.core.version_description import version_description
 from uniview.ops.refresh import RefreshRequest, refresh
 from uniview.planning.plan import GeneratorOptions
 
@@ -20,6 +22,16 @@ def field(name, bq_type):
     if bq_type.startswith("ARRAY<"):
         return bigquery.SchemaField(name, bq_type[6:-1], mode="REPEATED")
     return bigquery.SchemaField(name, bq_type)
+
+
+def create_version(client, dataset, name, family, columns, values, defaults=None, not_null=()):
+    """A version table `dataset.name` of `family` with `columns` and the CDC columns, its description the sink's
+    (keyed by `id`), holding `values`."""
+    every = [*columns, *CDC_COLUMNS]
+    table = bigquery.Table(f"{client.project}.{dataset}.{name}", schema=[field(c, t) for c, t in every])
+    table.description = version_description(family, columns, ("id",), defaults, not_null)
+    client.create_table(table)
+    assert client.insert_rows_json(table, values) == []
 
 
 def load(client, dataset, only=None):
@@ -61,28 +73,22 @@ def test_renames_read_from_the_ddl_table_and_defaults_on_the_emulator(bq_client,
     version's column under the new name, the default in the row older than the column, no view for the table."""
     import json
 
-    from uniview.core.landing_layout import CDC_COLUMNS
-    from uniview.core.version_description import version_description
-
     def create(name, columns, values, defaults=None, not_null=()):
-        table = bigquery.Table(f"{bq_client.project}.{dataset}.{name}", schema=[field(c, t) for c, t in columns])
-        table.description = version_description("customer", columns[: -len(CDC_COLUMNS)], ("id",), defaults, not_null)
-        bq_client.create_table(table)
-        assert bq_client.insert_rows_json(table, values) == []
+        create_version(bq_client, dataset, name, "customer", columns, values, defaults, not_null)
 
     def cdc(sequence):
         return {"_cdc_operation": "INSERT", "_cdc_database": "shop1", "_cdc_sequence": sequence}
 
-    create("customer_v_a", [("id", "INT64"), ("memo", "STRING"), *CDC_COLUMNS], [{"id": 1, "memo": "one", **cdc("01")}])
+    create("customer_v_a", [("id", "INT64"), ("memo", "STRING")], [{"id": 1, "memo": "one", **cdc("01")}])
     create(
         "customer_v_b",
-        [("id", "INT64"), ("note", "STRING"), ("status", "STRING"), ("stamp", "TIMESTAMP"), *CDC_COLUMNS],
+        [("id", "INT64"), ("note", "STRING"), ("status", "STRING"), ("stamp", "TIMESTAMP")],
         [{"id": 2, "note": "two", "status": "closed", "stamp": "2024-05-01 10:00:00", **cdc("03")}],
         {"status": "open"},
         ("stamp",),  # NOT NULL DEFAULT now(): no default in the stream
     )
     ddl = "ALTER TABLE customer CHANGE memo note varchar(20), ADD COLUMN status text DEFAULT 'open'"
-    create("_uniview_ddl_v_x", [("ddl", "STRING"), *CDC_COLUMNS], [{"ddl": ddl, **cdc("02")}])
+    create("_uniview_ddl_v_x", [("ddl", "STRING")], [{"ddl": ddl, **cdc("02")}])
     request = RefreshRequest(dataset, None, options=GeneratorOptions(current=True))
     outcomes = refresh(limited_warehouse, request)
     assert [o.family for o in outcomes] == ["customer"] and outcomes[0].error is None
@@ -101,18 +107,11 @@ def test_a_key_change_shows_the_value_the_moved_row_held_on_the_emulator(bq_clie
     (tests/current/test_current_state.py) and in ZetaSQL's evaluator (tests/zetasql/test_zetasql_current_state.py)."""
     import test_current_state as current_state
 
-    from uniview.core.landing_layout import CDC_COLUMNS
-    from uniview.core.version_description import version_description
-
-    columns = [*current_state.V1, *CDC_COLUMNS]
-    table = bigquery.Table(f"{bq_client.project}.{dataset}.t_v_a", schema=[field(c, t) for c, t in columns])
-    table.description = version_description("t", current_state.V1, ("id",))
-    bq_client.create_table(table)
     rows = [
         {c: v for c, v in row.items() if v is not None}
         for _, row in current_state.change_rows(current_state.KEY_CHANGES)
     ]
-    assert bq_client.insert_rows_json(table, rows) == []
+    create_version(bq_client, dataset, "t_v_a", "t", current_state.V1, rows)
     [outcome] = refresh(limited_warehouse, RefreshRequest(dataset, ("t",), options=GeneratorOptions(current=True)))
     assert outcome.error is None
     found = bq_client.query(
