@@ -43,6 +43,7 @@ SLOWEST_FIRST = (
     "tests/kafka/test_mariadb_debezium_e2e.py",
     "tests/kafka/test_generative_migrations.py",
     "tests/sink/test_sink_bigquery_connector.py",
+    "tests/test_demo.py",
     "tests/bigquery/test_bq_consolidation.py",
     "tests/kafka/test_kafka_source.py",
     "tests/terraform/test_terraform_plan.py",

@@ -1,15 +1,26 @@
 """`uniview demo` end to end, as a user runs it: a subprocess, real Spark, emulator, function.
 
-Every source runs in one folder, one after the other, twice each, as a user runs the demo again:
-stream, stream, postgres, postgres, mysql, mysql.  Each run must work in the folder the one before
-left behind (the folder keeps the warehouses and the previous run's Kafka data and logs).
+Every source runs in one folder outside the checkout, one after the other, twice each, as a user runs the
+demo again: stream, stream, postgres, postgres, mysql, mysql.  Each run must work in the folder the one
+before left behind (the folder keeps the warehouses and the previous run's Kafka data and logs).  Each
+source runs once from the checkout (the README's editable install, `--workdir` given) and once from the
+wheel, as a user gets it: `python -m build`, `pip install 'dist/uniview-0.1.0-py3-none-any.whl[demo]'` into
+a new venv (pip's own cache makes it quick after the first time), run in the folder with the demo's default
+`--workdir`.  The wheel's first database demo resolves the Kafka stack's jars from Maven Central into a new
+cache folder (Maven's local repository spares the downloads), with the installed package, not the checkout's
+scripts.
+
+Slow (minutes: the build, the install and six demos), hence the `slow` mark; one venv serves the module.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import duckdb
@@ -17,30 +28,117 @@ import pytest
 
 pytest.importorskip("pyspark", reason="the demo needs the spark extra (pyspark)")
 
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
 
-def run_demo(workdir: Path, *options: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    """`uniview demo --workdir workdir [options]` with a bare environment; the jars' cache is the user's."""
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if built.returncode != 0 and "hatchling" in built.stderr and "Could not find a version" in built.stderr:
+        pytest.skip("the build backend (hatchling) cannot be fetched: no package index reachable")
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    (path,) = out.glob("uniview-*-py3-none-any.whl")
+    return path
+
+
+@pytest.fixture(scope="module")
+def venv(wheel, tmp_path_factory) -> Path:
+    """A new venv with the wheel and its demo extra installed by pip, as a user installs it."""
+    folder = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    installed = subprocess.run(
+        # pip's cache spares the downloads; --no-compile spares compiling pyspark's thousands of modules
+        [str(folder / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", f"{wheel}[demo]"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=environment,
+    )
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return folder
+
+
+@pytest.fixture(scope="module")
+def user_folder(tmp_path_factory) -> Path:
+    """Where the user runs the demo: outside the checkout, the demo's default --workdir inside it."""
+    folder = tmp_path_factory.mktemp("user")
+    assert ROOT not in folder.parents
+    return folder
+
+
+def from_checkout(folder: Path, *options: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    """The checkout's `uniview demo --workdir <folder>/.uniview-demo [options]` with a bare environment (HOME is
+    `folder`); the jars' cache is the user's."""
     from uniview.local.java_stack import cache_root
 
     uniview = Path(sys.executable).with_name("uniview")
     return subprocess.run(
-        [str(uniview), "demo", "--workdir", str(workdir), *options],
+        [str(uniview), "demo", "--workdir", str(folder / ".uniview-demo"), *options],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={"COLUMNS": "160", "PATH": "/usr/bin:/bin", "HOME": str(workdir), "UNIVIEW_CACHE": str(cache_root())},
+        env={"COLUMNS": "160", "PATH": "/usr/bin:/bin", "HOME": str(folder), "UNIVIEW_CACHE": str(cache_root())},
     )
 
 
+def in_venv(venv: Path, folder: Path, *command: str, timeout: float = 600, **env: str) -> subprocess.CompletedProcess:
+    """`command` from the wheel's venv, run in `folder` (the demo's default --workdir is under it)."""
+    environment = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(Path.home()), "COLUMNS": "160", **env}
+    return subprocess.run(
+        [str(venv / "bin" / command[0]), *command[1:]],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+    )
+
+
+def succeeded(completed: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert "Traceback" not in completed.stderr
+    return completed
+
+
+def test_the_wheel_carries_the_function_the_templates_and_the_logging_setup(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    templates = {f"uniview/sql_templates/{p.name}" for p in (ROOT / "sql_templates").glob("*.j2")}
+    assert templates and templates <= names
+    assert {"uniview/cloudfn/entry.py", "uniview/demo/log4j2.properties", "uniview/local/java_stack.py"} <= names
+    assert not any(name.startswith(("functions/", "scripts/", "tests/")) for name in names)
+
+
+@pytest.mark.timeout(1200)
+def test_the_installed_package_runs_from_the_venv_not_the_checkout(venv, user_folder):
+    probe = in_venv(
+        venv,
+        user_folder,
+        "python",
+        "-c",
+        "import uniview; from uniview.local.function_server import find_function_source as f; "
+        "print(uniview.__file__); print(f())",
+    )
+    assert probe.returncode == 0, probe.stderr
+    for path in probe.stdout.split():
+        assert Path(path).is_relative_to(venv), path
+
+
 @pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("demo")
-    return workdir, run_demo(workdir)
+def demo_run(user_folder):
+    return user_folder / ".uniview-demo", from_checkout(user_folder)
 
 
 def test_demo_succeeds_and_accounts_for_every_line(demo_run):
     _, completed = demo_run
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    succeeded(completed)
     match = re.search(r"uniview: read (\d+) = written (\d+) \+ quarantined (\d+)", completed.stdout)
     assert match and int(match[1]) == int(match[2]) + int(match[3]) and int(match[3]) == 4
     debezium = re.search(r"debezium: read (\d+) = written (\d+) \+ quarantined (\d+)", completed.stdout)
@@ -107,16 +205,20 @@ def stream_summary(stdout: str) -> tuple[str, ...]:
 
 
 @pytest.fixture(scope="module")
-def stream_again(demo_run):
+def stream_again(demo_run, venv, user_folder):
+    """The wheel's `uniview demo`, with its default --workdir: the folder the checkout's run left."""
     workdir, first = demo_run
     assert first.returncode == 0, "the first run failed; see test_demo_succeeds_and_accounts_for_every_line"
-    return workdir, run_demo(workdir)
+    return workdir, in_venv(venv, user_folder, "uniview", "demo", timeout=600)
 
 
-def test_the_stream_demo_runs_again_in_the_folder_it_left(stream_again, demo_run):
+@pytest.mark.timeout(900)
+def test_the_stream_demo_runs_again_from_the_wheel_in_the_folder_it_left(stream_again, demo_run):
     """The second run starts from nothing: the same counts, the same rows, not twice the rows."""
     workdir, completed = stream_again
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    succeeded(completed)
+    assert "Query it with:" in completed.stdout
+    assert "debezium: read 10 = written 10 + quarantined 0" in completed.stdout
     assert stream_summary(completed.stdout) == stream_summary(demo_run[1].stdout) != ()
     with duckdb.connect(str(workdir / "uniview-demo.duckdb"), read_only=True) as connection:
         assert connection.execute("SELECT count(*) FROM shop_unified.customer_unified").fetchone() == (80,)
@@ -124,8 +226,6 @@ def test_the_stream_demo_runs_again_in_the_folder_it_left(stream_again, demo_run
 
 def database_demo_skip(source: str) -> str | None:
     """Why `uniview demo --source <source>` cannot run here (a server binary or Maven is missing), or None."""
-    import shutil
-
     from uniview.local.mariadb import find_server
     from uniview.local.postgres import find_bin_dir
 
@@ -138,42 +238,47 @@ def database_demo_skip(source: str) -> str | None:
     return None
 
 
-def run_database_demo(workdir: Path, source: str) -> subprocess.CompletedProcess:
-    if reason := database_demo_skip(source):
+@pytest.fixture(scope="module")
+def new_cache(tmp_path_factory) -> Path:
+    """An empty cache folder for the wheel's first database demo, which must resolve the stack's jars into it."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def postgres_runs(stream_again, venv, user_folder, new_cache):
+    """The wheel's first (into a new jars' cache), then the checkout's."""
+    if reason := database_demo_skip("postgres"):
         pytest.skip(reason)
-    return run_demo(workdir, "--source", source, timeout=600)
+    options = ("demo", "--source", "postgres")
+    first = in_venv(venv, user_folder, "uniview", *options, UNIVIEW_CACHE=str(new_cache))
+    return first, from_checkout(user_folder, *options[1:], timeout=600)
 
 
 @pytest.fixture(scope="module")
-def postgres_runs(stream_again):
-    workdir, _ = stream_again
-    first = run_database_demo(workdir, "postgres")
-    return first, run_database_demo(workdir, "postgres")
-
-
-@pytest.fixture(scope="module")
-def mysql_runs(postgres_runs, stream_again):
-    workdir, _ = stream_again
-    first = run_database_demo(workdir, "mysql")
-    return first, run_database_demo(workdir, "mysql")
+def mysql_runs(postgres_runs, venv, user_folder):
+    """The checkout's first, then the wheel's."""
+    if reason := database_demo_skip("mysql"):
+        pytest.skip(reason)
+    first = from_checkout(user_folder, "--source", "mysql", timeout=600)
+    return first, in_venv(venv, user_folder, "uniview", "demo", "--source", "mysql")
 
 
 def assert_views_equal_the_source(completed: subprocess.CompletedProcess, steps: int) -> None:
     """After each step the demo compares both source tables (once shop2 has rows) with `customer_current`."""
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    assert "Traceback" not in completed.stderr
+    succeeded(completed)
     agreed = completed.stdout.count("customer_current equals the source table")
     assert agreed == 2 * steps - 1 and "differs" not in completed.stdout, completed.stdout[-3000:]
 
 
 @pytest.mark.timeout(1500)
-def test_the_postgres_demo_runs_after_the_stream_demo_and_again(postgres_runs, stream_again):
+def test_the_postgres_demo_runs_after_the_stream_demo_and_again(postgres_runs, stream_again, new_cache):
     """Twice in the folder the stream demo used: the second run finds the first one's Kafka data, offsets
     and checkpoint (another Kafka cluster, another database server) and must not reuse them."""
     workdir, _ = stream_again
     for completed in postgres_runs:
         assert_views_equal_the_source(completed, steps=4)
     assert (workdir / "uniview-demo.duckdb").is_file(), "the stream demo's warehouse is left as it was"
+    assert sorted(p.name for p in (new_cache / "kafka-stack").glob("*/*")) == ["broker", "spark"]
 
 
 @pytest.mark.timeout(1500)
@@ -188,14 +293,12 @@ def test_the_mysql_demo_runs_after_the_postgres_demo_and_again(mysql_runs, strea
 
 def test_the_setup_script_and_the_package_resolve_the_same_jars():
     """One owner of the Kafka stack's versions: scripts/setup-kafka-stack.sh runs uniview.local.java_stack."""
-    import shutil
-
     from uniview.local.java_stack import DEBEZIUM_VERSION, stack_folder
 
     cached = all((stack_folder() / name / ".complete").is_file() for name in ("broker", "spark"))
     if not cached and not (shutil.which("java") and shutil.which("mvn")):
         pytest.skip("java and mvn resolve the Kafka stack's jars: apt-get install openjdk-17-jre-headless maven")
-    script = Path(__file__).resolve().parents[1] / "scripts" / "setup-kafka-stack.sh"
+    script = ROOT / "scripts" / "setup-kafka-stack.sh"
     done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     folder = Path(done.stdout.splitlines()[-1])
