@@ -10,8 +10,9 @@ They also map Spark's classes from the class-data-sharing archive scripts/setup-
 In a parallel run (pytest-xdist, as scripts/test.sh runs the suite) each test
 process reports how many statements its ZetaSQL analyzer checked (tests/zetasql/conftest.py), and the
 run's summary gives their sum.
-The longest test files are collected first (SLOWEST_FIRST): pytest-xdist's `--dist loadfile` hands files to
-the test processes in collection order, so a long file started last would keep one process running alone.
+The longest test files are collected first (SLOWEST_FIRST), and `--dist loadfile` hands files to the test
+processes in collection order (SharedStackScheduling turns off pytest-xdist's reordering by number of tests), so
+no long file starts last and keeps one process running alone.
 The end-to-end CDC files (SHARED_STACK) go to one test process together (SharedStackScheduling): they share its
 Kafka broker, Kafka Connect worker, BigQuery emulator and database servers, which start once.
 A test process holds at most one local SparkSession (`spark`), whichever file asks for it first: Spark's JVM reads
@@ -37,18 +38,26 @@ sys.path.insert(0, str(Path(__file__).parent / "zetasql"))
 from analyzer import STATEMENTS_REPORTED  # noqa: E402
 from durations_record import register as register_durations  # noqa: E402
 
-#: The longest test files, longest first (measured with `--durations`); the others follow in their own order.
+#: The longest test files, longest first (the run's durations record, docs/testing.md); the others follow in their
+#: own order.  The SHARED_STACK files are one unit, placed by the first of them.
 SLOWEST_FIRST = (
     "tests/kafka/test_postgres_debezium_e2e.py",
     "tests/kafka/test_mariadb_debezium_e2e.py",
     "tests/kafka/test_generative_migrations.py",
-    "tests/sink/test_sink_bigquery_connector.py",
     "tests/test_demo.py",
-    "tests/bigquery/test_bq_consolidation.py",
-    "tests/kafka/test_kafka_source.py",
+    "tests/sink/test_sink_bigquery_connector.py",
     "tests/terraform/test_terraform_plan.py",
-    "tests/bigquery/test_bq_concurrency.py",
+    "tests/bigquery/test_bq_current_table.py",
+    "tests/kafka/test_kafka_source.py",
+    "tests/bigquery/test_bq_consolidation.py",
+    "tests/sink/test_sink_warehouses_agree.py",
+    "tests/current/test_current_table_random.py",
+    "tests/consolidation/test_consolidate_duckdb.py",
+    "tests/sink/test_sink_current_fresh.py",
+    "tests/sink/test_sink_streaming.py",
+    "tests/bigquery/test_bq_warehouse.py",
     "tests/terraform/test_terraform_monitoring.py",
+    "tests/bigquery/test_bq_concurrency.py",
 )
 
 #: The files run by one test process, sharing its Kafka + Connect stack (tests/kafka/conftest.py).
@@ -83,9 +92,12 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile`, with the SHARED_STACK files as one unit: one test process runs them all."""
+    """`--dist loadfile`, with the SHARED_STACK files as one unit: one test process runs them all.  The files are
+    handed out in collection order (SLOWEST_FIRST): pytest-xdist would otherwise reorder them by their number of
+    tests, and the long files, which hold few tests, would start last."""
     if config.getvalue("dist") != "loadfile":
         return None
+    config.option.loadscopereorder = False
     from xdist.scheduler import LoadFileScheduling
 
     class SharedStackScheduling(LoadFileScheduling):
