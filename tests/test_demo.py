@@ -249,9 +249,8 @@ def postgres_runs(stream_again, venv, user_folder, new_cache):
     """The wheel's first (into a new jars' cache), then the checkout's."""
     if reason := database_demo_skip("postgres"):
         pytest.skip(reason)
-    options = ("demo", "--source", "postgres")
-    first = in_venv(venv, user_folder, "uniview", *options, UNIVIEW_CACHE=str(new_cache))
-    return first, from_checkout(user_folder, *options[1:], timeout=600)
+    first = in_venv(venv, user_folder, "uniview", "demo", "--source", "postgres", UNIVIEW_CACHE=str(new_cache))
+    return first, from_checkout(user_folder, "--source", "postgres", timeout=600)
 
 
 @pytest.fixture(scope="module")
