@@ -104,6 +104,19 @@ class LoadDialect(ABC):
         """TRUE when every boolean of the list is (NULL for an empty list)."""
 
     @abstractmethod
+    def mapped(self, values: exp.Expr, body: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
+        """The list of `body(value)` over the list `values` (empty for NULL), in its order."""
+
+    @abstractmethod
+    def extract_all(self, text: exp.Expr, pattern: str) -> exp.Expr:
+        """The list of every match of `pattern` in `text`, in order."""
+
+    @abstractmethod
+    def nesting_depth(self, brackets: exp.Expr) -> exp.Expr:
+        """The deepest nesting of a text of brackets only (`[{}]` is 2): the most opening brackets not yet
+        closed; NULL for NULL or an empty text."""
+
+    @abstractmethod
     def length(self, values: exp.Expr) -> exp.Expr: ...
 
     @abstractmethod
@@ -247,6 +260,16 @@ class DuckDBDialect(LoadDialect):
     def every(self, values: exp.Expr) -> exp.Expr:
         return exp.func("list_bool_and", values)
 
+    def mapped(self, values: exp.Expr, body: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
+        value = exp.to_identifier("value")
+        return exp.func("list_transform", values.copy(), exp.Lambda(this=body(exp.column(value)), expressions=[value]))
+
+    def extract_all(self, text: exp.Expr, pattern: str) -> exp.Expr:
+        return function_call("regexp_extract_all", text.copy(), _TEXT(pattern))
+
+    def nesting_depth(self, brackets: exp.Expr) -> exp.Expr:
+        return _duckdb(_DUCKDB_NESTING_DEPTH, brackets=brackets)
+
     def length(self, values: exp.Expr) -> exp.Expr:
         return function_call("len", values.copy())
 
@@ -377,6 +400,13 @@ _BIGQUERY_STRING_LIST = """IF(STARTS_WITH(LTRIM(__text), '[') AND __valid
 #: NULL then, so a lenient engine that reads every row's elements, whatever CASE guards them, reads none).
 _EACH_ELEMENT = """ARRAY(SELECT __body FROM UNNEST(JSON_QUERY_ARRAY(IF(__array, __value, NULL), '$')) AS element
   WITH OFFSET AS position ORDER BY position)"""
+#: The deepest nesting of a text of brackets: the running count of opening brackets less closing ones, at its most.
+_BIGQUERY_NESTING_DEPTH = """(SELECT MAX(depth) FROM (
+  SELECT SUM(IF(bracket IN ('[', '{'), 1, -1)) OVER (ORDER BY position) AS depth
+  FROM UNNEST(SPLIT(__brackets, '')) AS bracket WITH OFFSET AS position))"""
+_DUCKDB_NESTING_DEPTH = """(SELECT max(depth) FROM (
+  SELECT sum(CASE WHEN bracket IN ('[', '{') THEN 1 ELSE -1 END) OVER (ORDER BY position) AS depth
+  FROM unnest(string_split(__brackets, '')) WITH ORDINALITY AS split(bracket, position)))"""
 _DECIMALS = ("NUMERIC", "BIGNUMERIC")
 _BIGNUMERIC_SCALE = 38
 #: A text as a decimal of scale __scale whose integer part has at most __digits digits, cast to its type __type.
@@ -450,6 +480,19 @@ class BigQueryDialect(LoadDialect):
 
     def every(self, values: exp.Expr) -> exp.Expr:
         return _bigquery("(SELECT LOGICAL_AND(each) FROM UNNEST(__list) AS each)", list=values)
+
+    def mapped(self, values: exp.Expr, body: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
+        return _bigquery(
+            "ARRAY(SELECT __body FROM UNNEST(__list) AS value WITH OFFSET AS position ORDER BY position)",
+            list=values,
+            body=body(exp.column("value")),
+        )
+
+    def extract_all(self, text: exp.Expr, pattern: str) -> exp.Expr:
+        return function_call("REGEXP_EXTRACT_ALL", text.copy(), _TEXT(pattern))
+
+    def nesting_depth(self, brackets: exp.Expr) -> exp.Expr:
+        return _bigquery(_BIGQUERY_NESTING_DEPTH, brackets=brackets)
 
     def length(self, values: exp.Expr) -> exp.Expr:
         return function_call("ARRAY_LENGTH", values.copy())
@@ -567,8 +610,8 @@ class BigQueryDialect(LoadDialect):
 
 
 @cache
-def _parsed(template: str) -> exp.Expr:
-    return sqlglot.parse_one(template, read="bigquery")
+def _parsed(template: str, dialect: str = "bigquery") -> exp.Expr:
+    return sqlglot.parse_one(template, read=dialect)
 
 
 def _put(parts: dict[str, exp.Expr], node: exp.Expr) -> exp.Expr:
@@ -580,6 +623,11 @@ def _put(parts: dict[str, exp.Expr], node: exp.Expr) -> exp.Expr:
 def _bigquery(template: str, **parts: exp.Expr) -> exp.Expr:
     """The BigQuery expression `template` with each placeholder column `__name` replaced by `parts[name]`."""
     return _parsed(template).copy().transform(partial(_put, parts))
+
+
+def _duckdb(template: str, **parts: exp.Expr) -> exp.Expr:
+    """The DuckDB expression `template` with each placeholder column `__name` replaced by `parts[name]`."""
+    return _parsed(template, "duckdb").copy().transform(partial(_put, parts))
 
 
 def _pointer(path: Path) -> str:

@@ -46,6 +46,7 @@ from uniview.core.errors import TypeParseError
 from uniview.core.types import DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct, decimal_parameters
 from uniview.sink import reasons
 from uniview.sink import value_patterns as patterns
+from uniview.sink.json_limits import strings_blanked, within_limits
 from uniview.sink.load_dialect import DUCKDB, LoadDialect, Path, function_call
 from uniview.sink.routing import LandingColumn
 
@@ -77,9 +78,8 @@ _CAST_GUARDS = {
     "DATETIME": patterns.DATETIME,
 }
 
-#: A JSON string token, and what is left outside strings that strict JSON refuses (letters other than an
-#: exponent's e, which only NaN and Infinity bring; a comma before a closing bracket).
-_JSON_STRING = r'"([^"\\]|\\.)*"'
+#: What is left outside strings that strict JSON refuses (letters other than an exponent's e, which only NaN and
+#: Infinity bring; a comma before a closing bracket).
 _TRAILING_COMMA = r",\s*[\]}]"
 _LENIENT_JSON = r"[A-DF-Za-df-z]|" + _TRAILING_COMMA
 
@@ -404,11 +404,14 @@ def _boolean(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
 
 
 def _single_json_value(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
-    """The text is one strict JSON document: the warehouse parses it as one value, and outside its strings
-    there is no NaN, Infinity or trailing comma (which DuckDB's parser lets through)."""
-    words = dialect.replace_all(_strings_blanked(dialect, text), "true|false|null", "0")
+    """The text is one strict JSON document: the warehouse parses it as one value, outside its strings there is
+    no NaN, Infinity or trailing comma (which DuckDB's parser lets through), and it is within BigQuery's limits of
+    a JSON value (json_limits)."""
+    words = dialect.replace_all(strings_blanked(text, dialect), "true|false|null", "0")
     return exp.and_(
-        dialect.one_json_value(text), exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON)))
+        dialect.one_json_value(text),
+        exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON))),
+        within_limits(text, dialect),
     )
 
 
@@ -418,12 +421,8 @@ def trailing_comma(text: exp.Expr, dialect: LoadDialect = DUCKDB) -> exp.Expr:
     return (
         exp.Case()
         .when(exp.not_(dialect.matches(text, _TRAILING_COMMA)), exp.false())
-        .else_(exp.RegexpLike(this=_strings_blanked(dialect, text), expression=exp.Literal.string(_TRAILING_COMMA)))
+        .else_(exp.RegexpLike(this=strings_blanked(text, dialect), expression=exp.Literal.string(_TRAILING_COMMA)))
     )
-
-
-def _strings_blanked(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
-    return dialect.replace_all(text, _JSON_STRING, '""')
 
 
 def _guarded(dialect: LoadDialect, text: exp.Expr, pattern: str, value: exp.Expr) -> exp.Expr:
