@@ -30,6 +30,7 @@ from uniview.core.identifiers import quote_path, string_literal
 from uniview.core.types import Scalar, decimal_parameters
 from uniview.warehouse.duckdb_connection import quote_identifier as duckdb_quote
 from uniview.warehouse.duckdb_connection import string_literal as duckdb_literal
+from uniview.warehouse.duckdb_text import DUCKDB_OTHERWISE_ESCAPED, json_text_escaped
 from uniview.warehouse.duckdb_types import duckdb_type
 
 #: Where a value is in its document: the keys from the document's root, e.g. ("data", "customer_id").
@@ -197,6 +198,11 @@ class LoadDialect(ABC):
     def one_json_value(self, text: exp.Expr) -> exp.Expr:
         """The text parses as exactly one JSON value (before the checks for what a lenient parser lets through)."""
 
+    def nested_text(self, text: exp.Expr, nested: Callable[[], exp.Expr]) -> exp.Expr:
+        """A STRING's `text`, written as GoogleSQL writes an object's or array's JSON text (its strings escaped by
+        ZetaSQL's JsonEscapeString) where `nested()` tells it is one.  GoogleSQL's JSON_QUERY writes it so."""
+        return text.copy()
+
     @abstractmethod
     def from_text(self, bq_type: Scalar, text: exp.Expr) -> exp.Expr:
         """The column value of a type landed from its text once its guard passed (STRING, GEOGRAPHY, TIME, a
@@ -259,6 +265,13 @@ class DuckDBDialect(LoadDialect):
 
     def every(self, values: exp.Expr) -> exp.Expr:
         return exp.func("list_bool_and", values)
+
+    def nested_text(self, text: exp.Expr, nested: Callable[[], exp.Expr]) -> exp.Expr:
+        """DuckDB writes a control character's escape in upper-case hex and U+2028, U+2029 unescaped: an object's or
+        array's text holding one is written again, string by string (only such a text's kind is read)."""
+        escaped = _duckdb(json_text_escaped("__text"), text=text)
+        rewritten = exp.and_(self.matches(text, DUCKDB_OTHERWISE_ESCAPED), nested())
+        return exp.Case().when(rewritten, escaped).else_(text.copy())
 
     def mapped(self, values: exp.Expr, body: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
         value = exp.to_identifier("value")
@@ -400,13 +413,14 @@ _BIGQUERY_STRING_LIST = """IF(STARTS_WITH(LTRIM(__text), '[') AND __valid
 #: NULL then, so a lenient engine that reads every row's elements, whatever CASE guards them, reads none).
 _EACH_ELEMENT = """ARRAY(SELECT __body FROM UNNEST(JSON_QUERY_ARRAY(IF(__array, __value, NULL), '$')) AS element
   WITH OFFSET AS position ORDER BY position)"""
-#: The deepest nesting of a text of brackets: the running count of opening brackets less closing ones, at its most.
-_BIGQUERY_NESTING_DEPTH = """(SELECT MAX(depth) FROM (
-  SELECT SUM(IF(bracket IN ('[', '{'), 1, -1)) OVER (ORDER BY position) AS depth
-  FROM UNNEST(SPLIT(__brackets, '')) AS bracket WITH OFFSET AS position))"""
-_DUCKDB_NESTING_DEPTH = """(SELECT max(depth) FROM (
-  SELECT sum(CASE WHEN bracket IN ('[', '{') THEN 1 ELSE -1 END) OVER (ORDER BY position) AS depth
-  FROM unnest(string_split(__brackets, '')) WITH ORDINALITY AS split(bracket, position)))"""
+#: The deepest nesting of a text of brackets: the running count of opening brackets less closing ones, at its most,
+#: counted over its runs of opening and of closing brackets (a line nested 1,000 deep is two runs).
+_BIGQUERY_NESTING_DEPTH = r"""(SELECT MAX(depth) FROM (
+  SELECT SUM(IF(REGEXP_CONTAINS(run, r'^[\[{]'), 1, -1) * LENGTH(run)) OVER (ORDER BY position) AS depth
+  FROM UNNEST(REGEXP_EXTRACT_ALL(__brackets, r'[\[{]+|[\]}]+')) AS run WITH OFFSET AS position))"""
+_DUCKDB_NESTING_DEPTH = r"""(SELECT max(depth) FROM (
+  SELECT sum(CASE WHEN regexp_matches(run, '^[\[{]') THEN 1 ELSE -1 END * length(run)) OVER (ORDER BY position) AS depth
+  FROM unnest(regexp_extract_all(__brackets, '[\[{]+|[\]}]+')) WITH ORDINALITY AS runs(run, position)))"""
 _DECIMALS = ("NUMERIC", "BIGNUMERIC")
 _BIGNUMERIC_SCALE = 38
 #: A text as a decimal of scale __scale whose integer part has at most __digits digits, cast to its type __type.

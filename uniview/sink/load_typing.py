@@ -277,6 +277,8 @@ def typed_value(at: _At, bq_type: BQType) -> exp.Expr:
         assert not exact or at.exact is not None, "_exact_values reads every decimal read from the line"
         value = at.dialect.try_cast(at.exact if exact and at.exact is not None else at.text(), bq_type)
         return _when(_decimal_text(at), value)
+    if bq_type.name == "STRING":  # an object or array as GoogleSQL writes its JSON text, on either warehouse
+        return at.dialect.nested_text(at.text(), lambda: exp.or_(at.kind_is("OBJECT"), at.kind_is("ARRAY")))
     if bq_type.name == "BYTES":  # base64 text: a number or true is not one, whatever its digits
         return _when(at.kind_is("STRING"), _typed_scalar(at.dialect, bq_type, at.text()))
     return _typed_scalar(at.dialect, bq_type, at.text())
