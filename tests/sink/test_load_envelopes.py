@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from typing_cases import ENVELOPE_LINES as LINES
 from typing_cases import (
     AT_DEPTH_LIMIT,
     NOT_REPEATED_KEYS,
@@ -16,6 +15,7 @@ from typing_cases import (
     SCHEMA_CHANGES_WITHOUT_TABLE,
     WITHIN_JSON_LIMITS,
 )
+from typing_cases import ENVELOPE_LINES as LINES
 
 from uniview.sink.load_sql import envelopes
 

@@ -265,6 +265,8 @@ def check_batch(
     every_line = _lines(positions, {str(number): operation for number, operation in enumerate(given)})
     past = limits_breached(zetasql, every_line)  # a line past BigQuery's JSON limits is read no further
     lines = {position: line for position, line in every_line.items() if past[position] is None}
+    if not lines:
+        return
     bigquery = bigquery_outcome(zetasql, lines, columns, key)  # (d): a statement that fails raises here
     duck = duckdb_outcome(lines, columns, key)
     for position, text in enumerate(data):

@@ -138,10 +138,9 @@ def _bigquery_envelopes(source: str, rewritten: bool, bounded: bool) -> str:
     comma, as on DuckDB); GoogleSQL's JSON_QUERY gives SQL NULL for a JSON null, so a metadata that is null
     reads as absent (both are missing_metadata)."""
     dialect = BIGQUERY
-    value, line = exp.column("value"), exp.column("_json")
-    strict = exp.and_(dialect.one_json_value(value), exp.not_(trailing_comma(value, dialect)))
-    limited = limited_lines(source, dialect)
-    valid = f"SELECT *, IF({dialect.sql(strict)} AND _limit IS NULL, value, NULL) AS _json FROM ({limited})"
+    within, line = exp.column("_within"), exp.column("_json")
+    strict = exp.and_(dialect.one_json_value(within), exp.not_(trailing_comma(within, dialect)))
+    valid = f"SELECT *, IF({dialect.sql(strict)}, _within, NULL) AS _json FROM ({limited_lines(source, dialect)})"
     metadata_kind = (
         exp.Case()
         .when(dialect.kind_is(line, ("metadata",), "OBJECT"), _TEXT("OBJECT"))
@@ -184,13 +183,14 @@ def _bigquery_envelopes(source: str, rewritten: bool, bounded: bool) -> str:
 
 
 def limited_lines(source: str, dialect: LoadDialect) -> str:
-    """Every line of `source` (a FROM item) with `_limit`: the reason of the first of BigQuery's limits of a JSON
-    value (json_limits.LIMITS) it breaches, NULL for a line within them.  The line's JSON is read only when it is
-    within them (so no JSON function meets a text nested past what it reads)."""
+    """Every line of `source` (a FROM item) with `_limit`, the reason of the first of BigQuery's limits of a JSON
+    value (json_limits.LIMITS) it breaches (NULL within them), and `_within`, the line when it is within them: the
+    only text the JSON functions read (none meets a text nested past what it reads)."""
     limit = exp.Case()
     for each in LIMITS:
         limit = limit.when(each.breached(exp.column("value"), dialect), exp.Literal.string(each.reason))
-    return f"SELECT *, {dialect.sql(limit)} AS _limit FROM {source}"
+    limited = f"SELECT *, {dialect.sql(limit)} AS _limit FROM {source}"
+    return f"SELECT *, CASE WHEN _limit IS NULL THEN value END AS _within FROM ({limited})"
 
 
 def _duckdb_envelopes(source: str, rewritten: bool) -> str:
@@ -201,11 +201,10 @@ def _duckdb_envelopes(source: str, rewritten: bool) -> str:
     fields = exp.Array(expressions=[_TEXT(f"$.metadata.{name}") for name in METADATA_FIELDS])
     # One parse reads the metadata fields; a line with none of them is parsed again for its kinds (is it an
     # object, is its metadata one).  The JSON functions are given NULL where the line is not strict JSON.
-    strict = trailing_comma(exp.column("value")).sql("duckdb")
-    limited = limited_lines(source, DUCKDB)
+    strict = trailing_comma(exp.column("_within")).sql("duckdb")
     valid = (
-        "SELECT *, CASE WHEN json_valid(value) AND _limit IS NULL THEN CASE WHEN "
-        f"{strict} THEN NULL ELSE value END END AS _json FROM ({limited})"
+        f"SELECT *, CASE WHEN json_valid(_within) THEN CASE WHEN {strict} THEN NULL ELSE _within END END AS _json "
+        f"FROM ({limited_lines(source, DUCKDB)})"
     )
     read = f"SELECT *, {function_call('json_extract_string', exp.column('_json'), fields).sql('duckdb')} AS _m FROM ({valid})"
     some = f"coalesce({', '.join(f'_m[{number + 1}]' for number in range(len(METADATA_FIELDS)))}) IS NOT NULL"

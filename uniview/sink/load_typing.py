@@ -357,7 +357,8 @@ def _typed_scalar(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.
     if name == "TIMESTAMP":
         return _in_range(dialect, _guarded(dialect, text, patterns.TIMESTAMP, dialect.try_cast(text, bq_type)))
     if name == "JSON":
-        return _when(_single_json_value(dialect, text), dialect.json_document(text))
+        within = _when(within_limits(text, dialect), text)  # no JSON function meets a text past them
+        return _when(_single_json_value(dialect, within), dialect.json_document(within))
     if name in _TEXT_GUARDS:
         pattern = _TEXT_GUARDS[name]
         value = dialect.from_text(bq_type, text)
@@ -406,14 +407,12 @@ def _boolean(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
 
 
 def _single_json_value(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
-    """The text is one strict JSON document: the warehouse parses it as one value, outside its strings there is
-    no NaN, Infinity or trailing comma (which DuckDB's parser lets through), and it is within BigQuery's limits of
-    a JSON value (json_limits)."""
+    """The text is one strict JSON document: the warehouse parses it as one value, and outside its strings there
+    is no NaN, Infinity or trailing comma (which DuckDB's parser lets through)."""
     words = dialect.replace_all(strings_blanked(text, dialect), "true|false|null", "0")
     return exp.and_(
         dialect.one_json_value(text),
         exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON))),
-        within_limits(text, dialect),
     )
 
 
