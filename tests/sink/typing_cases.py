@@ -30,6 +30,8 @@ TYPES = [
     "ARRAY<INT64>",
     "ARRAY<STRUCT<d DATE, n NUMERIC(20, 2)>>",
 ]
+#: Objects and arrays whose strings hold characters GoogleSQL escapes otherwise than DuckDB writes them.
+ESCAPED_CONTROLS = ['{"k": "a\\u001Fb\\u007f\\u2028/", "\\u000B": "\\\\u001F"}', '["x\\u0001", "\\u2029"]']
 #: JSON values as written in the record (not re-serialized, so 1.50 stays 1.50).
 VALUES = [
     "0",
@@ -116,9 +118,7 @@ VALUES = [
     '"1, 2"',
     '"POINT(1 2)"',
     '"caf\\u00e9"',
-    # strings of an object or array with characters GoogleSQL escapes otherwise than DuckDB writes them
-    '{"k": "a\\u001Fb\\u007f\\u2028/", "\\u000B": "\\\\u001F"}',
-    '["x\\u0001", "\\u2029"]',
+    *ESCAPED_CONTROLS,
 ]
 #: A version of several columns, and the data of its records: each lands, or is quarantined for a reason
 #: and detail that the SQL verdict must give too.

@@ -76,15 +76,29 @@ def _clean(text: str) -> str:
 
 def _text(value: Any) -> str:
     """A value's compact JSON text: numbers and keys as written, non-ASCII characters unescaped."""
+    parts: list[str] = []
+    _write(value, parts)
+    return "".join(parts)
+
+
+def _write(value: Any, parts: list[str]) -> None:
+    """Append the compact JSON text of `value` to `parts`: one call per level of nesting, so a value as deep as
+    BigQuery's JSON holds (500 levels) is written within Python's recursion limit."""
     if isinstance(value, _Number):
-        return str(value)
-    if isinstance(value, str):
-        return json.dumps(_clean(value), ensure_ascii=False)
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, _Object):
-        return "{" + ",".join(f"{_text(key)}:{_text(item)}" for key, item in value) + "}"
-    return "[" + ",".join(_text(item) for item in value) + "]"
+        parts.append(str(value))
+    elif isinstance(value, str):
+        parts.append(json.dumps(_clean(value), ensure_ascii=False))
+    elif value is None or isinstance(value, bool):
+        parts.append(json.dumps(value))
+    else:
+        pairs = value if isinstance(value, _Object) else [(None, item) for item in value]
+        parts.append("{" if isinstance(value, _Object) else "[")
+        for number, (key, item) in enumerate(pairs):
+            parts.append("," if number else "")
+            if key is not None:
+                parts.append(json.dumps(_clean(key), ensure_ascii=False) + ":")
+            _write(item, parts)
+        parts.append("}" if isinstance(value, _Object) else "]")
 
 
 @functools.lru_cache(maxsize=4096)

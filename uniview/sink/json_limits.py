@@ -27,9 +27,10 @@ MAX_NESTING_DEPTH = 500
 JSON_STRING = r'"([^"\\]|\\.)*"'
 #: What is not a bracket: removed from a text whose strings are blanked, the rest is its nesting.
 _NOT_A_BRACKET = r"[^\[\]{}]"
-#: A number that may lie beyond a double: an exponent of three digits or more, or 309 digits in a row (a text
-#: without either is well inside a double's range, 1.7976931348623157e308).
-_LARGE_NUMBER = r"[eE][+-]?[0-9]{3}|[0-9]{309}"
+#: A number that may lie beyond a double: an exponent of three digits or more, or 20 digits in a row (a text
+#: without either is well inside a double's range, 1.7976931348623157e308; one with them has its numbers read).
+#: 20, not 309: a pattern of 309 digits in a row takes longer to match than the rest of the check.
+_LARGE_NUMBER = r"[eE][+-]?[0-9]{3}|[0-9]{20}"
 #: A JSON number, read from a text whose strings are blanked.
 _NUMBER = r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 

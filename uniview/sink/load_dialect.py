@@ -418,9 +418,12 @@ _EACH_ELEMENT = """ARRAY(SELECT __body FROM UNNEST(JSON_QUERY_ARRAY(IF(__array, 
 _BIGQUERY_NESTING_DEPTH = r"""(SELECT MAX(depth) FROM (
   SELECT SUM(IF(REGEXP_CONTAINS(run, r'^[\[{]'), 1, -1) * LENGTH(run)) OVER (ORDER BY position) AS depth
   FROM UNNEST(REGEXP_EXTRACT_ALL(__brackets, r'[\[{]+|[\]}]+')) AS run WITH OFFSET AS position))"""
-_DUCKDB_NESTING_DEPTH = r"""(SELECT max(depth) FROM (
-  SELECT sum(CASE WHEN regexp_matches(run, '^[\[{]') THEN 1 ELSE -1 END * length(run)) OVER (ORDER BY position) AS depth
-  FROM unnest(regexp_extract_all(__brackets, '[\[{]+|[\]}]+')) WITH ORDINALITY AS runs(run, position)))"""
+#: DuckDB: the same count folded over the runs in one pass (list_reduce), with no subquery to join to every row.
+_DUCKDB_NESTING_DEPTH = r"""list_reduce(
+  list_transform(regexp_extract_all(__brackets, '[\[{]+|[\]}]+'),
+    lambda run: CASE WHEN run[1] IN ('[', '{') THEN length(run) ELSE -length(run) END),
+  lambda reached, step: {'depth': reached.depth + step, 'most': greatest(reached.most, reached.depth + step)},
+  {'depth': 0, 'most': 0}).most"""
 _DECIMALS = ("NUMERIC", "BIGNUMERIC")
 _BIGNUMERIC_SCALE = 38
 #: A text as a decimal of scale __scale whose integer part has at most __digits digits, cast to its type __type.
