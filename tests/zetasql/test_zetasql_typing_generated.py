@@ -418,6 +418,15 @@ def test_generated_values_land_alike_and_as_bigquery_rules_say(zetasql, batch):
         ("FLOAT64", '{"c": "-Infinity"}'),
         # a key named twice
         ("INT64", '{"c": 1, "c": 2}'),
+        # past the limits of BigQuery's JSON: a line 1,002 levels deep failed BigQuery's statement; a number beyond a
+        # double landed on DuckDB (inline, or as a string into a JSON column) where BigQuery refused it
+        ("INT64", '{"c": %s}' % _nested(1000, "array")),
+        ("JSON", '{"c": %s}' % _nested(499, "object")),
+        ("JSON", '{"c": 1e999}'),
+        ("JSON", '{"c": "-1e999"}'),
+        ("JSON", '{"c": %s}' % ("1" + "0" * 309)),
+        # an object landed as STRING: its strings escaped as GoogleSQL writes them on both
+        ("STRING", '{"c": {"k": "a\\u001Fb\\u2028"}}'),
     ],
 )
 def test_each_defect_found_stays_fixed(zetasql, declared, data):
