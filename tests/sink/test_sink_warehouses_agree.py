@@ -30,6 +30,7 @@ from test_sink_bad_bytes import event
 from typing_cases import (
     AT_DEPTH_LIMIT,
     ENVELOPE_LINES,
+    LIMITS_SCHEMA,
     PAST_JSON_LIMITS,
     REPEATED_KEYS,
     SCHEMA_CHANGES_WITHOUT_TABLE,
@@ -148,6 +149,7 @@ def debezium_lines() -> dict[bytes, tuple[str, str]]:
 COLUMN_TYPES: dict[str, BQType] = {
     **{name: parse_type(bq) for name, bq in CDC_COLUMNS},
     **{name: bigquery_type(declared).bq_type for name, declared in [*TYPED_SCHEMA, *VERDICT_SCHEMA, ("id", "int")]},
+    **{column["name"]: bigquery_type(column["type"]).bq_type for column in LIMITS_SCHEMA},
 }
 
 

@@ -191,12 +191,12 @@ NOT_REPEATED_KEYS = [
 #: A version of a JSON column and a STRING column, and its lines past the limits of BigQuery's JSON type
 #: (uniview.sink.json_limits): {line: its reason}.  A line nested deeper than 500 levels, or holding a number beyond
 #: a double, is quarantined before its JSON is read; a JSON column's string whose JSON text is past them does not fit.
-_LIMITS_SCHEMA = [{"name": "id", "type": "int"}, {"name": "doc", "type": "json"}, {"name": "s", "type": "text"}]
+LIMITS_SCHEMA = [{"name": "id", "type": "int"}, {"name": "doc", "type": "json"}, {"name": "s", "type": "text"}]
 
 
 def _limits_line(number: int, column: str, value: str) -> str:
-    """A line of the version of _LIMITS_SCHEMA whose `column` is `value` (a JSON text, written as it is)."""
-    metadata = {**_META, "table_name": "limits", "schema": _LIMITS_SCHEMA, "position": f"mysql-bin.000004:{number}"}
+    """A line of the version of LIMITS_SCHEMA whose `column` is `value` (a JSON text, written as it is)."""
+    metadata = {**_META, "table_name": "limits", "schema": LIMITS_SCHEMA, "position": f"mysql-bin.000004:{number}"}
     return '{"data": {"id": %d, "%s": %s}, "metadata": %s}' % (number, column, value, json.dumps(metadata))
 
 
