@@ -357,8 +357,8 @@ def _typed_scalar(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.
     if name == "TIMESTAMP":
         return _in_range(dialect, _guarded(dialect, text, patterns.TIMESTAMP, dialect.try_cast(text, bq_type)))
     if name == "JSON":
-        within = _when(within_limits(text, dialect), text)  # no JSON function meets a text past them
-        return _when(_single_json_value(dialect, within), dialect.json_document(within))
+        document = _when(_single_json_value(dialect, text), dialect.json_document(text))
+        return _when(within_limits(text, dialect), document)  # no JSON function meets a text past the limits
     if name in _TEXT_GUARDS:
         pattern = _TEXT_GUARDS[name]
         value = dialect.from_text(bq_type, text)
