@@ -7,8 +7,15 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from typing_cases import (
+    AT_DEPTH_LIMIT,
+    NOT_REPEATED_KEYS,
+    PAST_JSON_LIMITS,
+    REPEATED_KEYS,
+    SCHEMA_CHANGES_WITHOUT_TABLE,
+    WITHIN_JSON_LIMITS,
+)
 from typing_cases import ENVELOPE_LINES as LINES
-from typing_cases import NOT_REPEATED_KEYS, REPEATED_KEYS, SCHEMA_CHANGES_WITHOUT_TABLE
 
 from uniview.sink.load_sql import envelopes
 
@@ -26,7 +33,7 @@ def reasons() -> dict:
     connection.execute("SET TimeZone = 'UTC'")
     source = "(SELECT unnest(?) AS value, 'file' AS source_file, NULL::BLOB AS _bytes)"
     rows = connection.execute(
-        f"SELECT value, _reason, _detail FROM ({envelopes(source, False)})", [[*LINES, *NOT_JSON]]
+        f"SELECT value, _reason, _detail FROM ({envelopes(source, False)})", [[*LINES, *NOT_JSON, AT_DEPTH_LIMIT]]
     ).fetchall()
     return {line: (reason, detail) for line, reason, detail in rows}
 
@@ -39,8 +46,22 @@ def test_the_reasons_cover_every_kind_of_line(reasons):
         "missing_metadata",
         "duplicate_key",
         "schema_change_without_table",
+        "json_too_deep",
+        "json_number_out_of_range",
     }
     assert all((reason is None) == (detail is None) for reason, detail in reasons.values())
+
+
+def test_a_line_past_a_limit_of_bigquerys_json_is_quarantined_before_its_json_is_read(reasons):
+    """A line nested deeper than 500 levels, or holding a number beyond a double, is read no further: its reason
+    names the limit.  A JSON column's string past them is judged with its column (type_mismatch); the lines at
+    the limits are records."""
+    past = {line: reason for line, reason in PAST_JSON_LIMITS.items() if reason != "type_mismatch"}
+    assert {line: reasons[line][0] for line in past} == past
+    assert {line: reasons[line] for line in PAST_JSON_LIMITS if line not in past} == dict.fromkeys(
+        set(PAST_JSON_LIMITS) - set(past), (None, None)
+    )
+    assert [reasons[line] for line in [AT_DEPTH_LIMIT, *WITHIN_JSON_LIMITS]] == [(None, None)] * 4
 
 
 def test_only_a_ddl_record_that_names_no_table_is_a_schema_change_without_table(reasons):

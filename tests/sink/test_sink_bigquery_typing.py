@@ -57,7 +57,7 @@ from test_zetasql_load_typing import (
     duckdb_delete_unavailable,
     duckdb_outcome,
 )
-from typing_cases import ENVELOPE_LINES, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
+from typing_cases import ENVELOPE_LINES, ESCAPED_CONTROLS, TYPES, VALUES, VERDICT_DATA, VERDICT_SCHEMA
 
 
 @pytest.fixture(scope="module")
@@ -112,12 +112,18 @@ _WIDE = "123456789012345678901234567890.0123456789"
 EXPECTED = {case: why for case, why in BIGQUERY_DIFFERENCES.items() if case[0] == "STRING" or case[1] != _WIDE}
 
 
+#: The values the emulator is given as SQL literals: not those whose strings escape a control character, whose lines
+#: the emulator does not read as JSON when given so (JSON_VALUE of their position is NULL there); the sink's files
+#: bring them to it in test_sink_warehouses_agree.py, and ZetaSQL's reference implementation reads them.
+EMULATED_VALUES = [value for value in VALUES if value not in ESCAPED_CONTROLS]
+
+
 def test_the_emulator_types_every_value_as_duckdb_does(emulator):
     differing = {}
     for t, declared in enumerate(TYPES):
         if declared == "GEOGRAPHY":
             continue
-        cases = {f"{t}:{v}": (declared, value) for v, value in enumerate(VALUES)}
+        cases = {f"{t}:{v}": (declared, value) for v, value in enumerate(EMULATED_VALUES)}
         lines = _lines({position: '{"c": %s}' % value for position, (_, value) in cases.items()})
         columns = [LandingColumn("c", declared, bigquery_type(declared).bq_type)]
         bigquery, duck = emulator_outcome(emulator, lines, columns), duckdb_outcome(lines, columns)
@@ -238,7 +244,7 @@ def test_a_geography_lands_only_when_bigquery_reads_it_as_one(emulator):
     """The choice BigQuery forces: its rendering lands text SAFE.ST_GEOGFROMTEXT reads (as BigQuery writes it),
     and quarantines any other, which DuckDB lands as text."""
     columns = [LandingColumn("c", "GEOGRAPHY", bigquery_type("GEOGRAPHY").bq_type)]
-    values = [*VALUES, '"LINESTRING(0 0, 1 1)"', '"POINT(1 2 3 4 5)"']
+    values = [*EMULATED_VALUES, '"LINESTRING(0 0, 1 1)"', '"POINT(1 2 3 4 5)"']
     lines = _lines({str(number): '{"c": %s}' % value for number, value in enumerate(values)})
     typed = typed_records(f"UNNEST([{', '.join(map(_literal, lines.values()))}]) AS value", columns, BIGQUERY)
     rows = emulator.query(

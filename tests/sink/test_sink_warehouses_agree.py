@@ -28,13 +28,17 @@ from sink_support import record
 from test_debezium_documented import FIXTURES, kcat_line
 from test_sink_bad_bytes import event
 from typing_cases import (
+    AT_DEPTH_LIMIT,
     ENVELOPE_LINES,
+    LIMITS_SCHEMA,
+    PAST_JSON_LIMITS,
     REPEATED_KEYS,
     SCHEMA_CHANGES_WITHOUT_TABLE,
     TYPES,
     VALUES,
     VERDICT_DATA,
     VERDICT_SCHEMA,
+    WITHIN_JSON_LIMITS,
 )
 
 from uniview.core.landing_layout import CDC_COLUMNS, INGESTED_AT, QUARANTINE_TABLE
@@ -123,6 +127,7 @@ def input_lines() -> dict[bytes, tuple[str, str]]:
             lines.setdefault(odd.encode(), ("line", odd))
     for raw in NOT_UTF8:
         lines[raw] = ("line", raw.decode("utf-8", "replace"))
+    lines[AT_DEPTH_LIMIT.encode()] = ("line", AT_DEPTH_LIMIT)
     return lines
 
 
@@ -144,6 +149,7 @@ def debezium_lines() -> dict[bytes, tuple[str, str]]:
 COLUMN_TYPES: dict[str, BQType] = {
     **{name: parse_type(bq) for name, bq in CDC_COLUMNS},
     **{name: bigquery_type(declared).bq_type for name, declared in [*TYPED_SCHEMA, *VERDICT_SCHEMA, ("id", "int")]},
+    **{column["name"]: bigquery_type(column["type"]).bq_type for column in LIMITS_SCHEMA},
 }
 
 
@@ -204,7 +210,7 @@ def _position(line: bytes) -> str | None:
     try:
         metadata = json.loads(line)["metadata"]
         return metadata.get("position") if isinstance(metadata, dict) else None
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):  # a line nested past Python's parser: no position
         return None
 
 
@@ -406,6 +412,23 @@ def test_a_key_named_twice_is_a_duplicate_key_with_its_bytes_on_both_warehouses(
             [outcome] = found[case]
             assert outcome[0] == "quarantined" and outcome[reason] == "duplicate_key", (case, outcome)
             assert bytes(outcome[raw_bytes]) == read[case]
+
+
+def test_a_line_past_a_limit_of_bigquerys_json_is_quarantined_with_its_bytes_on_both_warehouses(runs: tuple) -> None:
+    """In one batch with good lines: a line nested 1,000 deep or holding 1e999 is quarantined with its bytes and the
+    reason naming the limit, a JSON column given "-1e999" as type_mismatch; the lines at the limits land, and an
+    object landed as STRING is the same text on both warehouses, its strings escaped as GoogleSQL writes them."""
+    (duck, _, _), (bigquery, _, _), _ = runs
+    raw_bytes, reason = QUARANTINE_COMPARED.index("raw_bytes") + 1, QUARANTINE_COMPARED.index("reason") + 1
+    for found in (duck, bigquery):
+        for line, why in PAST_JSON_LIMITS.items():
+            [outcome] = found[("line", line)]
+            assert outcome[0] == "quarantined" and outcome[reason] == why, (line[:80], outcome[:4])
+            assert bytes(outcome[raw_bytes]) == line.encode()
+        for line in [AT_DEPTH_LIMIT, *WITHIN_JSON_LIMITS]:
+            assert [outcome[0] for outcome in found[("line", line)]] == ["landed"], line[:80]
+        [(_, _, row)] = found[("line", WITHIN_JSON_LIMITS[-1])]
+        assert dict(row)["s"] == '{"k":"a\\u001fb\x7f\\u2028/","n":[true,"\\\\u001F"]}'
 
 
 def test_the_runs_report_the_same_counts_and_make_the_same_tables(runs: tuple) -> None:

@@ -30,6 +30,8 @@ TYPES = [
     "ARRAY<INT64>",
     "ARRAY<STRUCT<d DATE, n NUMERIC(20, 2)>>",
 ]
+#: Objects and arrays whose strings hold characters GoogleSQL escapes otherwise than DuckDB writes them.
+ESCAPED_CONTROLS = ['{"k": "a\\u001Fb\\u007f\\u2028/", "\\u000B": "\\\\u001F"}', '["x\\u0001", "\\u2029"]']
 #: JSON values as written in the record (not re-serialized, so 1.50 stays 1.50).
 VALUES = [
     "0",
@@ -116,6 +118,7 @@ VALUES = [
     '"1, 2"',
     '"POINT(1 2)"',
     '"caf\\u00e9"',
+    *ESCAPED_CONTROLS,
 ]
 #: A version of several columns, and the data of its records: each lands, or is quarantined for a reason
 #: and detail that the SQL verdict must give too.
@@ -185,6 +188,37 @@ NOT_REPEATED_KEYS = [
     _line().replace('"data": {"id": 1}', '"data": {"id": 1, "s": "\\"data\\": 1"}'),
 ]
 
+#: A version of a JSON column and a STRING column, and its lines past the limits of BigQuery's JSON type
+#: (uniview.sink.json_limits): {line: its reason}.  A line nested deeper than 500 levels, or holding a number beyond
+#: a double, is quarantined before its JSON is read; a JSON column's string whose JSON text is past them does not fit.
+LIMITS_SCHEMA = [{"name": "id", "type": "int"}, {"name": "doc", "type": "json"}, {"name": "s", "type": "text"}]
+
+
+def _limits_line(number: int, column: str, value: str) -> str:
+    """A line of the version of LIMITS_SCHEMA whose `column` is `value` (a JSON text, written as it is)."""
+    metadata = {**_META, "table_name": "limits", "schema": LIMITS_SCHEMA, "position": f"mysql-bin.000004:{number}"}
+    return '{"data": {"id": %d, "%s": %s}, "metadata": %s}' % (number, column, value, json.dumps(metadata))
+
+
+PAST_JSON_LIMITS = {
+    _limits_line(1, "doc", "[" * 1000 + "]" * 1000): "json_too_deep",
+    _limits_line(2, "doc", "1e999"): "json_number_out_of_range",
+    _limits_line(3, "s", "-1e999"): "json_number_out_of_range",
+    _limits_line(4, "doc", '{"a": [1, -1e999]}'): "json_number_out_of_range",
+    _limits_line(5, "doc", '"-1e999"'): "type_mismatch",
+    _limits_line(6, "doc", json.dumps("[" * 501 + "]" * 501)): "type_mismatch",
+}
+#: A line of the same version 500 levels deep, which lands (left out of ENVELOPE_LINES: the reference implementation
+#: of GoogleSQL reads the keys of so deep a line slowly).
+AT_DEPTH_LIMIT = _limits_line(11, "doc", "[" * 498 + "]" * 498)
+#: Lines of the same version within the limits, which land: a string of JSON text 500 levels deep, the largest
+#: double, an object with characters GoogleSQL escapes otherwise than DuckDB writes them.
+WITHIN_JSON_LIMITS = [
+    _limits_line(12, "doc", json.dumps("[" * 500 + "]" * 500)),
+    _limits_line(13, "doc", "-1.7976931348623157e308"),
+    _limits_line(14, "s", '{"k": "a\\u001Fb\\u007f\\u2028/", "n": [true, "\\\\u001F"]}'),
+]
+
 #: Odd lines of every kind, read by each envelope reading (tests/sink/test_load_envelopes.py).
 ENVELOPE_LINES = [
     *SCHEMA_CHANGES_WITHOUT_TABLE,
@@ -241,4 +275,6 @@ ENVELOPE_LINES = [
     '{"metadata": {"table_name": "caf\\u00e9", "database_name": "a\\"b"}, "data": {}}',
     *REPEATED_KEYS,
     *NOT_REPEATED_KEYS,
+    *PAST_JSON_LIMITS,
+    *WITHIN_JSON_LIMITS,
 ]

@@ -24,10 +24,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
-from test_zetasql_load_typing import _lines, bigquery_outcome, canonical, duckdb_outcome, evaluate
+from test_zetasql_load_typing import _lines, _literal, bigquery_outcome, canonical, duckdb_outcome, evaluate
 from typing_oracle import QUARANTINED, UNCHECKED, expected, rounded_at_38_places
 
+from uniview.sink.json_limits import MAX_NESTING_DEPTH
 from uniview.sink.load_dialect import BIGQUERY, DUCKDB
+from uniview.sink.load_sql import limited_lines
 from uniview.sink.load_typing import typed_json
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.routing import LandingColumn
@@ -42,6 +44,11 @@ GENERATED_TYPES = [declared for declared in TYPES if declared != "GEOGRAPHY"]
 #: drawn as integers of at most 15 digits (DuckDB reads a number's text through a double) and its values compared
 #: as doubles.
 _WIDE = {"BIGNUMERIC", "BIGNUMERIC(48, 10)"}
+#: A JSON string, and a JSON number outside strings (the limits' oracle reads them).
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+#: A value that is a JSON number (not a string), at the start of a record's column.
+_NUMBER_VALUE = re.compile(r'^\{"c": -?[0-9]')
 #: A number written with an exponent, in a record's text.
 _EXPONENT_NUMBER = re.compile(r"[+-]?[0-9.]+[eE][+-]?[0-9]+")
 
@@ -181,11 +188,33 @@ def values_of(declared: str) -> st.SearchStrategy[str]:
     return _NESTED[declared]() if declared in _NESTED else scalar_values(declared)
 
 
+def _nested(depth: int, kind: str) -> str:
+    return "[" * depth + "]" * depth if kind == "array" else '{"a": ' * depth + "1" + "}" * depth
+
+
+#: Numbers at and past what BigQuery's JSON holds: a double's largest, beyond it, and 1e309 written in digits.
+_MAGNITUDES = ["1e308", "-1.7976931348623157e308", "1.8e308", "1e999", "-1e999", "1" + "0" * 308, "1" + "0" * 309]
+
+
+def past_limits() -> st.SearchStrategy[str]:
+    """Values at and past the limits of BigQuery's JSON type for any column: an array or object nested up to the
+    500 levels a line may nest (the value is two levels inside its line) and past them, a string holding JSON
+    text as deep, numbers at and past a double's range, inline and as strings."""
+    depths = st.sampled_from([1, 250, 497, 498, 499, 1000])
+    return st.one_of(
+        st.builds(_nested, depths, st.sampled_from(["array", "object"])),
+        st.sampled_from([499, 500, 501]).map(lambda depth: _quoted(_nested(depth, "array"))),
+        st.sampled_from(_MAGNITUDES),
+        st.sampled_from(_MAGNITUDES).map(_quoted),
+    )
+
+
 @st.composite
 def data_objects(draw, declared: str) -> str:
-    """The data object of one record: its column `c`, sometimes named twice or with a key of another case."""
-    value = draw(values_of(declared))
-    shape = draw(st.sampled_from(["plain"] * 8 + ["twice", "other case"]))
+    """The data object of one record: its column `c`, sometimes named twice or with a key of another case, or a
+    value at or past the limits of BigQuery's JSON type."""
+    shape = draw(st.sampled_from(["plain"] * 8 + ["twice", "other case", "limit"]))
+    value = draw(past_limits() if shape == "limit" else values_of(declared))
     if shape == "twice":
         return '{"c": %s, "c": %s}' % (value, draw(values_of(declared)))
     if shape == "other case":
@@ -233,10 +262,18 @@ def check_batch(
         columns.append(LandingColumn("k", "INT64", bigquery_type("INT64").bq_type))
     given = operations or [None] * len(data)
     positions = {str(number): text for number, text in enumerate(data)}
-    lines = _lines(positions, {str(number): operation for number, operation in enumerate(given)})
+    every_line = _lines(positions, {str(number): operation for number, operation in enumerate(given)})
+    past = limits_breached(zetasql, every_line)  # a line past BigQuery's JSON limits is read no further
+    lines = {position: line for position, line in every_line.items() if past[position] is None}
+    if not lines:
+        return
     bigquery = bigquery_outcome(zetasql, lines, columns, key)  # (d): a statement that fails raises here
     duck = duckdb_outcome(lines, columns, key)
     for position, text in enumerate(data):
+        if past[str(position)] is not None:
+            continue
+        if declared == "STRING" and _NUMBER_VALUE.search(text):  # DuckDB's text of a number: documented
+            continue
         if "NUMERIC" in declared and any(map(rounded_at_38_places, _EXPONENT_NUMBER.findall(text))):
             continue
         if declared.startswith("ARRAY") and _null_element(text):  # BigQuery's arrays cannot hold NULL (documented)
@@ -248,6 +285,40 @@ def check_batch(
         assert bq[3:] == dk[3:], f"(b) the columns landed NULL differ: {where}"
         excused = given[position] == "DELETE" and key == ("k",)
         _check_oracle(columns[0], text, bq, where, excused)
+
+
+def limits_breached(zetasql, lines: dict[str, str]) -> dict[str, str | None]:
+    """{position: the JSON limit its line breaches (its quarantine reason), None within them}: the same on both
+    warehouses (BigQuery's rendering run by ZetaSQL's reference implementation, a statement that fails raising
+    here) and as the limits say (_limit_oracle)."""
+    literals = ", ".join(_literal(line) for line in lines.values())
+    staged = f"(SELECT value FROM UNNEST([{literals}]) AS value)"
+    bigquery = dict(evaluate(zetasql, f"SELECT value, _limit FROM ({limited_lines(staged, BIGQUERY)})"))
+    duck = dict(
+        duckdb.connect()
+        .execute(
+            f"SELECT value, _limit FROM ({limited_lines('(SELECT unnest(?) AS value)', DUCKDB)})", [[*lines.values()]]
+        )
+        .fetchall()
+    )
+    oracle = {line: _limit_oracle(line) for line in lines.values()}
+    assert bigquery == duck == oracle, {line[:60]: (bigquery[line], duck[line], oracle[line]) for line in oracle}
+    return {position: oracle[line] for position, line in lines.items()}
+
+
+def _limit_oracle(line: str) -> str | None:
+    """The limit a line breaches, by the rules of BigQuery's JSON type: nested deeper than 500 levels (counted over
+    its brackets outside strings), or a number that is no finite double."""
+    outside = _JSON_STRING.sub('""', line)
+    depth = deepest = 0
+    for bracket in re.sub(r"[^\[\]{}]", "", outside):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_NESTING_DEPTH:
+        return "json_too_deep"
+    if any(abs(float(number)) == float("inf") for number in _JSON_NUMBER.findall(outside)):
+        return "json_number_out_of_range"
+    return None
 
 
 def _check_oracle(column: LandingColumn, text: str, outcome: tuple, where: str, excused: bool = False) -> None:
@@ -347,6 +418,15 @@ def test_generated_values_land_alike_and_as_bigquery_rules_say(zetasql, batch):
         ("FLOAT64", '{"c": "-Infinity"}'),
         # a key named twice
         ("INT64", '{"c": 1, "c": 2}'),
+        # past the limits of BigQuery's JSON: a line 1,002 levels deep failed BigQuery's statement; a number beyond a
+        # double landed on DuckDB (inline, or as a string into a JSON column) where BigQuery refused it
+        ("INT64", '{"c": %s}' % _nested(1000, "array")),
+        ("JSON", '{"c": %s}' % _nested(499, "object")),
+        ("JSON", '{"c": 1e999}'),
+        ("JSON", '{"c": "-1e999"}'),
+        ("JSON", '{"c": %s}' % ("1" + "0" * 309)),
+        # an object landed as STRING: its strings escaped as GoogleSQL writes them on both
+        ("STRING", '{"c": {"k": "a\\u001Fb\\u2028"}}'),
     ],
 )
 def test_each_defect_found_stays_fixed(zetasql, declared, data):

@@ -6,8 +6,8 @@ load SQL meets (checked against ZetaSQL's reference implementation of GoogleSQL)
 - text that is not JSON: GoogleSQL gives NULL, DuckDB fails the query ("Malformed JSON");
 - a number: GoogleSQL gives its text as written (1.50, 1e2, 12345678901234567.125), DuckDB its double's.
 Here, as in GoogleSQL: a key written twice reads its first value (JSON_QUERY of the object keeps both), JSON null
-reads as SQL NULL, an object's or array's text is compact with its numbers and key order as written, and a lone
-surrogate in a string reads as U+FFFD.
+reads as SQL NULL, an object's or array's text is compact with its numbers and key order as written and its strings
+escaped as GoogleSQL escapes them, and a lone surrogate in a string reads as U+FFFD.
 
 Where this is stricter than GoogleSQL: GoogleSQL reads a document as far as the path needs, so text after it
 (`{"a": 1} x`), a trailing comma or single-quoted strings still give a value; here the whole text must be strict
@@ -76,15 +76,35 @@ def _clean(text: str) -> str:
 
 def _text(value: Any) -> str:
     """A value's compact JSON text: numbers and keys as written, non-ASCII characters unescaped."""
+    parts: list[str] = []
+    _write(value, parts)
+    return "".join(parts)
+
+
+def _string(text: str) -> str:
+    """A JSON string as GoogleSQL writes it: control characters as lower-case `\\u001f`, U+2028 and U+2029
+    escaped, other characters as they are."""
+    return json.dumps(_clean(text), ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _write(value: Any, parts: list[str]) -> None:
+    """Append the compact JSON text of `value` to `parts`: one call per level of nesting, so a value as deep as
+    BigQuery's JSON holds (500 levels) is written within Python's recursion limit."""
     if isinstance(value, _Number):
-        return str(value)
-    if isinstance(value, str):
-        return json.dumps(_clean(value), ensure_ascii=False)
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, _Object):
-        return "{" + ",".join(f"{_text(key)}:{_text(item)}" for key, item in value) + "}"
-    return "[" + ",".join(_text(item) for item in value) + "]"
+        parts.append(str(value))
+    elif isinstance(value, str):
+        parts.append(_string(value))
+    elif value is None or isinstance(value, bool):
+        parts.append(json.dumps(value))
+    else:
+        pairs = value if isinstance(value, _Object) else [(None, item) for item in value]
+        parts.append("{" if isinstance(value, _Object) else "[")
+        for number, (key, item) in enumerate(pairs):
+            parts.append("," if number else "")
+            if key is not None:
+                parts.append(_string(key) + ":")
+            _write(item, parts)
+        parts.append("}" if isinstance(value, _Object) else "]")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -30,6 +30,7 @@ from uniview.core.identifiers import quote_path, string_literal
 from uniview.core.types import Scalar, decimal_parameters
 from uniview.warehouse.duckdb_connection import quote_identifier as duckdb_quote
 from uniview.warehouse.duckdb_connection import string_literal as duckdb_literal
+from uniview.warehouse.duckdb_text import DUCKDB_OTHERWISE_ESCAPED, json_text_escaped
 from uniview.warehouse.duckdb_types import duckdb_type
 
 #: Where a value is in its document: the keys from the document's root, e.g. ("data", "customer_id").
@@ -102,6 +103,19 @@ class LoadDialect(ABC):
     @abstractmethod
     def every(self, values: exp.Expr) -> exp.Expr:
         """TRUE when every boolean of the list is (NULL for an empty list)."""
+
+    @abstractmethod
+    def mapped(self, values: exp.Expr, body: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
+        """The list of `body(value)` over the list `values` (empty for NULL), in its order."""
+
+    @abstractmethod
+    def extract_all(self, text: exp.Expr, pattern: str) -> exp.Expr:
+        """The list of every match of `pattern` in `text`, in order."""
+
+    @abstractmethod
+    def nesting_depth(self, brackets: exp.Expr) -> exp.Expr:
+        """The deepest nesting of a text of brackets only (`[{}]` is 2): the most opening brackets not yet
+        closed; NULL for NULL or an empty text."""
 
     @abstractmethod
     def length(self, values: exp.Expr) -> exp.Expr: ...
@@ -184,6 +198,11 @@ class LoadDialect(ABC):
     def one_json_value(self, text: exp.Expr) -> exp.Expr:
         """The text parses as exactly one JSON value (before the checks for what a lenient parser lets through)."""
 
+    def nested_text(self, text: exp.Expr, nested: Callable[[], exp.Expr]) -> exp.Expr:
+        """A STRING's `text`, written as GoogleSQL writes an object's or array's JSON text (its strings escaped by
+        ZetaSQL's JsonEscapeString) where `nested()` tells it is one.  GoogleSQL's JSON_QUERY writes it so."""
+        return text.copy()
+
     @abstractmethod
     def from_text(self, bq_type: Scalar, text: exp.Expr) -> exp.Expr:
         """The column value of a type landed from its text once its guard passed (STRING, GEOGRAPHY, TIME, a
@@ -246,6 +265,23 @@ class DuckDBDialect(LoadDialect):
 
     def every(self, values: exp.Expr) -> exp.Expr:
         return exp.func("list_bool_and", values)
+
+    def nested_text(self, text: exp.Expr, nested: Callable[[], exp.Expr]) -> exp.Expr:
+        """DuckDB writes a control character's escape in upper-case hex and U+2028, U+2029 unescaped: an object's or
+        array's text holding one is written again, string by string (only such a text's kind is read)."""
+        escaped = _duckdb(json_text_escaped("__text"), text=text)
+        rewritten = exp.and_(self.matches(text, DUCKDB_OTHERWISE_ESCAPED), nested())
+        return exp.Case().when(rewritten, escaped).else_(text.copy())
+
+    def mapped(self, values: exp.Expr, body: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
+        value = exp.to_identifier("value")
+        return exp.func("list_transform", values.copy(), exp.Lambda(this=body(exp.column(value)), expressions=[value]))
+
+    def extract_all(self, text: exp.Expr, pattern: str) -> exp.Expr:
+        return function_call("regexp_extract_all", text.copy(), _TEXT(pattern))
+
+    def nesting_depth(self, brackets: exp.Expr) -> exp.Expr:
+        return _duckdb(_DUCKDB_NESTING_DEPTH, brackets=brackets)
 
     def length(self, values: exp.Expr) -> exp.Expr:
         return function_call("len", values.copy())
@@ -377,6 +413,17 @@ _BIGQUERY_STRING_LIST = """IF(STARTS_WITH(LTRIM(__text), '[') AND __valid
 #: NULL then, so a lenient engine that reads every row's elements, whatever CASE guards them, reads none).
 _EACH_ELEMENT = """ARRAY(SELECT __body FROM UNNEST(JSON_QUERY_ARRAY(IF(__array, __value, NULL), '$')) AS element
   WITH OFFSET AS position ORDER BY position)"""
+#: The deepest nesting of a text of brackets: the running count of opening brackets less closing ones, at its most,
+#: counted over its runs of opening and of closing brackets (a line nested 1,000 deep is two runs).
+_BIGQUERY_NESTING_DEPTH = r"""(SELECT MAX(depth) FROM (
+  SELECT SUM(IF(REGEXP_CONTAINS(run, r'^[\[{]'), 1, -1) * LENGTH(run)) OVER (ORDER BY position) AS depth
+  FROM UNNEST(REGEXP_EXTRACT_ALL(__brackets, r'[\[{]+|[\]}]+')) AS run WITH OFFSET AS position))"""
+#: DuckDB: the same count folded over the runs in one pass (list_reduce), with no subquery to join to every row.
+_DUCKDB_NESTING_DEPTH = r"""list_reduce(
+  list_transform(regexp_extract_all(__brackets, '[\[{]+|[\]}]+'),
+    lambda run: CASE WHEN run[1] IN ('[', '{') THEN length(run) ELSE -length(run) END),
+  lambda reached, step: {'depth': reached.depth + step, 'most': greatest(reached.most, reached.depth + step)},
+  {'depth': 0, 'most': 0}).most"""
 _DECIMALS = ("NUMERIC", "BIGNUMERIC")
 _BIGNUMERIC_SCALE = 38
 #: A text as a decimal of scale __scale whose integer part has at most __digits digits, cast to its type __type.
@@ -450,6 +497,19 @@ class BigQueryDialect(LoadDialect):
 
     def every(self, values: exp.Expr) -> exp.Expr:
         return _bigquery("(SELECT LOGICAL_AND(each) FROM UNNEST(__list) AS each)", list=values)
+
+    def mapped(self, values: exp.Expr, body: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
+        return _bigquery(
+            "ARRAY(SELECT __body FROM UNNEST(__list) AS value WITH OFFSET AS position ORDER BY position)",
+            list=values,
+            body=body(exp.column("value")),
+        )
+
+    def extract_all(self, text: exp.Expr, pattern: str) -> exp.Expr:
+        return function_call("REGEXP_EXTRACT_ALL", text.copy(), _TEXT(pattern))
+
+    def nesting_depth(self, brackets: exp.Expr) -> exp.Expr:
+        return _bigquery(_BIGQUERY_NESTING_DEPTH, brackets=brackets)
 
     def length(self, values: exp.Expr) -> exp.Expr:
         return function_call("ARRAY_LENGTH", values.copy())
@@ -567,8 +627,8 @@ class BigQueryDialect(LoadDialect):
 
 
 @cache
-def _parsed(template: str) -> exp.Expr:
-    return sqlglot.parse_one(template, read="bigquery")
+def _parsed(template: str, dialect: str = "bigquery") -> exp.Expr:
+    return sqlglot.parse_one(template, read=dialect)
 
 
 def _put(parts: dict[str, exp.Expr], node: exp.Expr) -> exp.Expr:
@@ -580,6 +640,11 @@ def _put(parts: dict[str, exp.Expr], node: exp.Expr) -> exp.Expr:
 def _bigquery(template: str, **parts: exp.Expr) -> exp.Expr:
     """The BigQuery expression `template` with each placeholder column `__name` replaced by `parts[name]`."""
     return _parsed(template).copy().transform(partial(_put, parts))
+
+
+def _duckdb(template: str, **parts: exp.Expr) -> exp.Expr:
+    """The DuckDB expression `template` with each placeholder column `__name` replaced by `parts[name]`."""
+    return _parsed(template, "duckdb").copy().transform(partial(_put, parts))
 
 
 def _pointer(path: Path) -> str:

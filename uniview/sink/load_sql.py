@@ -27,6 +27,7 @@ from uniview.sink.frames import (
     TOO_LARGE_SHA256,
     TOO_LARGE_SIZE,
 )
+from uniview.sink.json_limits import LIMITS
 from uniview.sink.load_dialect import BIGQUERY, DUCKDB, LoadDialect
 from uniview.sink.load_typing import (
     DataObject,
@@ -90,7 +91,8 @@ def envelopes(source: str, rewritten: bool, dialect: LoadDialect = DUCKDB, bound
 
 
 def _envelope_reasons(dialect: LoadDialect, bounded: bool = False) -> tuple[str, str]:
-    """The CASE branches of a line's `_reason` and `_detail` over `value`, `_bytes`, `_object` (the line is a
+    """The CASE branches of a line's `_reason` and `_detail` over `value`, `_bytes`, `_limit` (the JSON limit the
+    line breaches: limited_lines), `_object` (the line is a
     JSON object), `_repeated` (its top level or its metadata names a key twice: _repeated_keys), `_metadata_kind` ('OBJECT', 'NULL' or 'ABSENT' for a line that may be a record), the
     metadata fields `operation` and `table_name` (a DDL record of no table is skipped), and, when
     `bounded`, TOO_LARGE_SIZE (a line staged without its text).  Texts are written as `dialect`'s literals."""
@@ -98,6 +100,7 @@ def _envelope_reasons(dialect: LoadDialect, bounded: bool = False) -> tuple[str,
     cases = [
         ("value IS NULL", reasons.TOMBSTONE, "a message with a null value (tombstone)"),
         ("_bytes IS NOT NULL", reasons.NOT_UTF8, NOT_UTF8_DETAIL),
+        *((f"_limit = {literal(limit.reason)}", limit.reason, limit.detail) for limit in LIMITS),
         (
             "_object IS NOT true OR _metadata_kind NOT IN ('OBJECT', 'NULL', 'ABSENT')",
             reasons.UNPARSEABLE,
@@ -135,9 +138,9 @@ def _bigquery_envelopes(source: str, rewritten: bool, bounded: bool) -> str:
     comma, as on DuckDB); GoogleSQL's JSON_QUERY gives SQL NULL for a JSON null, so a metadata that is null
     reads as absent (both are missing_metadata)."""
     dialect = BIGQUERY
-    value, line = exp.column("value"), exp.column("_json")
-    strict = exp.and_(dialect.one_json_value(value), exp.not_(trailing_comma(value, dialect)))
-    valid = f"SELECT *, IF({dialect.sql(strict)}, value, NULL) AS _json FROM {source}"
+    within, line = exp.column("_within"), exp.column("_json")
+    strict = exp.and_(dialect.one_json_value(within), exp.not_(trailing_comma(within, dialect)))
+    valid = f"SELECT *, IF({dialect.sql(strict)}, _within, NULL) AS _json FROM ({limited_lines(source, dialect)})"
     metadata_kind = (
         exp.Case()
         .when(dialect.kind_is(line, ("metadata",), "OBJECT"), _TEXT("OBJECT"))
@@ -179,6 +182,17 @@ def _bigquery_envelopes(source: str, rewritten: bool, bounded: bool) -> str:
     FROM (SELECT *, {named} FROM ({kind}))"""
 
 
+def limited_lines(source: str, dialect: LoadDialect) -> str:
+    """Every line of `source` (a FROM item) with `_limit`, the reason of the first of BigQuery's limits of a JSON
+    value (json_limits.LIMITS) it breaches (NULL within them), and `_within`, the line when it is within them: the
+    only text the JSON functions read (none meets a text nested past what it reads)."""
+    limit = exp.Case()
+    for each in LIMITS:
+        limit = limit.when(each.breached(exp.column("value"), dialect), exp.Literal.string(each.reason))
+    limited = f"SELECT *, {dialect.sql(limit)} AS _limit FROM {source}"
+    return f"SELECT *, CASE WHEN _limit IS NULL THEN value END AS _within FROM ({limited})"
+
+
 def _duckdb_envelopes(source: str, rewritten: bool) -> str:
     """A SELECT of one row per staged line in `source` (a FROM item): its metadata fields, `value`,
     `_original_line` (the line as read when `rewritten`, else NULL: see RAW_LINE), `source_file`, the
@@ -187,8 +201,11 @@ def _duckdb_envelopes(source: str, rewritten: bool) -> str:
     fields = exp.Array(expressions=[_TEXT(f"$.metadata.{name}") for name in METADATA_FIELDS])
     # One parse reads the metadata fields; a line with none of them is parsed again for its kinds (is it an
     # object, is its metadata one).  The JSON functions are given NULL where the line is not strict JSON.
-    strict = trailing_comma(exp.column("value")).sql("duckdb")
-    valid = f"SELECT *, CASE WHEN json_valid(value) THEN CASE WHEN {strict} THEN NULL ELSE value END END AS _json FROM {source}"
+    strict = trailing_comma(exp.column("_within")).sql("duckdb")
+    valid = (
+        f"SELECT *, CASE WHEN json_valid(_within) THEN CASE WHEN {strict} THEN NULL ELSE _within END END AS _json "
+        f"FROM ({limited_lines(source, DUCKDB)})"
+    )
     read = f"SELECT *, {function_call('json_extract_string', exp.column('_json'), fields).sql('duckdb')} AS _m FROM ({valid})"
     some = f"coalesce({', '.join(f'_m[{number + 1}]' for number in range(len(METADATA_FIELDS)))}) IS NOT NULL"
     # the keys of the line's top level and of its metadata, read in one parse

@@ -46,6 +46,7 @@ from uniview.core.errors import TypeParseError
 from uniview.core.types import DEFAULT_DECIMAL_PARAMETERS, Array, BQType, Scalar, Struct, decimal_parameters
 from uniview.sink import reasons
 from uniview.sink import value_patterns as patterns
+from uniview.sink.json_limits import strings_blanked, within_limits
 from uniview.sink.load_dialect import DUCKDB, LoadDialect, Path, function_call
 from uniview.sink.routing import LandingColumn
 
@@ -77,9 +78,8 @@ _CAST_GUARDS = {
     "DATETIME": patterns.DATETIME,
 }
 
-#: A JSON string token, and what is left outside strings that strict JSON refuses (letters other than an
-#: exponent's e, which only NaN and Infinity bring; a comma before a closing bracket).
-_JSON_STRING = r'"([^"\\]|\\.)*"'
+#: What is left outside strings that strict JSON refuses (letters other than an exponent's e, which only NaN and
+#: Infinity bring; a comma before a closing bracket).
 _TRAILING_COMMA = r",\s*[\]}]"
 _LENIENT_JSON = r"[A-DF-Za-df-z]|" + _TRAILING_COMMA
 
@@ -277,6 +277,8 @@ def typed_value(at: _At, bq_type: BQType) -> exp.Expr:
         assert not exact or at.exact is not None, "_exact_values reads every decimal read from the line"
         value = at.dialect.try_cast(at.exact if exact and at.exact is not None else at.text(), bq_type)
         return _when(_decimal_text(at), value)
+    if bq_type.name == "STRING":  # an object or array as GoogleSQL writes its JSON text, on either warehouse
+        return at.dialect.nested_text(at.text(), lambda: exp.or_(at.kind_is("OBJECT"), at.kind_is("ARRAY")))
     if bq_type.name == "BYTES":  # base64 text: a number or true is not one, whatever its digits
         return _when(at.kind_is("STRING"), _typed_scalar(at.dialect, bq_type, at.text()))
     return _typed_scalar(at.dialect, bq_type, at.text())
@@ -355,7 +357,8 @@ def _typed_scalar(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.
     if name == "TIMESTAMP":
         return _in_range(dialect, _guarded(dialect, text, patterns.TIMESTAMP, dialect.try_cast(text, bq_type)))
     if name == "JSON":
-        return _when(_single_json_value(dialect, text), dialect.json_document(text))
+        document = _when(_single_json_value(dialect, text), dialect.json_document(text))
+        return _when(within_limits(text, dialect), document)  # no JSON function meets a text past the limits
     if name in _TEXT_GUARDS:
         pattern = _TEXT_GUARDS[name]
         value = dialect.from_text(bq_type, text)
@@ -404,11 +407,12 @@ def _boolean(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
 
 
 def _single_json_value(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
-    """The text is one strict JSON document: the warehouse parses it as one value, and outside its strings
-    there is no NaN, Infinity or trailing comma (which DuckDB's parser lets through)."""
-    words = dialect.replace_all(_strings_blanked(dialect, text), "true|false|null", "0")
+    """The text is one strict JSON document: the warehouse parses it as one value, and outside its strings there
+    is no NaN, Infinity or trailing comma (which DuckDB's parser lets through)."""
+    words = dialect.replace_all(strings_blanked(text, dialect), "true|false|null", "0")
     return exp.and_(
-        dialect.one_json_value(text), exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON)))
+        dialect.one_json_value(text),
+        exp.not_(exp.RegexpLike(this=words, expression=exp.Literal.string(_LENIENT_JSON))),
     )
 
 
@@ -418,12 +422,8 @@ def trailing_comma(text: exp.Expr, dialect: LoadDialect = DUCKDB) -> exp.Expr:
     return (
         exp.Case()
         .when(exp.not_(dialect.matches(text, _TRAILING_COMMA)), exp.false())
-        .else_(exp.RegexpLike(this=_strings_blanked(dialect, text), expression=exp.Literal.string(_TRAILING_COMMA)))
+        .else_(exp.RegexpLike(this=strings_blanked(text, dialect), expression=exp.Literal.string(_TRAILING_COMMA)))
     )
-
-
-def _strings_blanked(dialect: LoadDialect, text: exp.Expr) -> exp.Expr:
-    return dialect.replace_all(text, _JSON_STRING, '""')
 
 
 def _guarded(dialect: LoadDialect, text: exp.Expr, pattern: str, value: exp.Expr) -> exp.Expr:

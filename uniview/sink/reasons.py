@@ -14,6 +14,9 @@ SKIPPED = frozenset({TOMBSTONE, SCHEMA_CHANGE_WITHOUT_TABLE})
 NOT_UTF8 = "not_utf8"  # the line's bytes are not UTF-8 (a latin-1 column, a truncated character): raw_bytes keeps them
 TOO_LARGE = "too_large"  # the line is larger than one row of the warehouse takes (BigQuery: MAX_RAW_BYTES of frames.py)
 UNPARSEABLE = "unparseable"  # the line is not a JSON object
+#: The line is past a limit of BigQuery's JSON type (uniview.sink.json_limits), checked before it is parsed:
+JSON_TOO_DEEP = "json_too_deep"  # it nests deeper than 500 levels
+JSON_NUMBER_OUT_OF_RANGE = "json_number_out_of_range"  # it holds a number beyond a double (1e999)
 #: An object names the same key twice (which value was meant is unknowable): the line's top level or its
 #: metadata, or, for a Debezium event, any object of the event (uniview.sink.debezium).
 DUPLICATE_KEY = "duplicate_key"
@@ -35,6 +38,11 @@ INPUT_CHANGED = (
 #: followed by the keys, or the columns' labels (routing.LandingColumn.label), joined by ", ".
 DATA_NOT_AN_OBJECT = "data is missing or not a JSON object"
 REPEATED_KEY = "data names the same key more than once"
+#: The details of JSON_TOO_DEEP and JSON_NUMBER_OUT_OF_RANGE.
+JSON_TOO_DEEP_DETAIL = "the line nests deeper than 500 levels, the most a JSON value of BigQuery holds"
+JSON_NUMBER_OUT_OF_RANGE_DETAIL = (
+    "the line holds a number beyond a double (past 1.7976931348623157e308), which a JSON value of BigQuery cannot hold"
+)
 #: The detail of DUPLICATE_KEY.
 DUPLICATE_KEY_DETAIL = "a JSON object names the same key more than once: the line at its top level, its metadata, or an object of a Debezium event"
 UNKNOWN_KEYS = "keys not in the schema: "

@@ -31,6 +31,9 @@ _JSON_TOKEN = r'"(?:[^"\\]|\\.)*"|[^"]+'
 # Characters ZetaSQL escapes in JSON strings, and runs of the others.
 _JSON_ESCAPED_CHAR = r'[\x00-\x1F"\\\x{2028}\x{2029}]'
 _JSON_PLAIN_RUN = r'[^\x00-\x1F"\\\x{2028}\x{2029}]+'
+#: What DuckDB writes otherwise in a JSON text than ZetaSQL: a control character's escape in upper-case hex,
+#: U+2028 and U+2029 unescaped.
+DUCKDB_OTHERWISE_ESCAPED = r"\\u00[01][A-F]|[\x{2028}\x{2029}]"
 _JSON_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -203,6 +206,19 @@ def _json_string(x: str) -> str:
         f" CASE WHEN regexp_full_match(__uv_c, {special}) THEN {escape} ELSE __uv_c END), '')"
     )
     return f"'\"' || CASE WHEN NOT regexp_matches({x}, {special}) THEN {x} ELSE {escaped} END || '\"'"
+
+
+def json_text_escaped(x: str) -> str:
+    """The JSON text `x` (as DuckDB writes it) with each of its strings escaped as ZetaSQL's JsonEscapeString
+    writes it (control characters as lower-case `\\u001f`, U+2028 and U+2029 escaped); the rest as it is.  A text
+    matching DUCKDB_OTHERWISE_ESCAPED is the only one that can change."""
+    decoded = "json_extract_string(__uv_token, '$')"
+    tokens = (
+        f"array_to_string(list_transform(regexp_extract_all({x}, {quote_string(_JSON_TOKEN)}),"
+        f" lambda __uv_token: CASE WHEN starts_with(__uv_token, '\"') THEN {_json_string(decoded)}"
+        " ELSE __uv_token END), '')"
+    )
+    return tokens
 
 
 def _json_integer(x: str) -> str:
