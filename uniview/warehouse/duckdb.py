@@ -67,11 +67,13 @@ _ALL_TABLES_SQL = (
     "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
     " AND NOT temporary ORDER BY table_oid"
 )
+#: Temporary tables are in the catalog `temp`, never in the file's, and views are left out by their oids: no join
+#: with duckdb_tables(), which builds a row of statistics for each of 900 wide tables (a fifth of the read).
 _COLUMNS_SQL = (
-    "SELECT c.table_name, c.column_name, c.column_index, c.data_type, c.table_oid"
-    " FROM duckdb_columns() c JOIN duckdb_tables() t USING (database_oid, schema_oid, table_oid)"
-    " WHERE c.database_name = current_database() AND c.schema_name = ? AND NOT t.temporary"
-    " ORDER BY c.table_name, c.column_index"
+    "SELECT table_name, column_name, column_index, data_type, table_oid FROM duckdb_columns()"
+    " WHERE database_name = current_database() AND schema_name = $1 AND table_oid NOT IN"
+    " (SELECT view_oid FROM duckdb_views() WHERE database_name = current_database() AND schema_name = $1)"
+    " ORDER BY table_name, column_index"
 )
 _TABLE_COMMENTS_SQL = (
     "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?"
