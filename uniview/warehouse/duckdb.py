@@ -68,12 +68,13 @@ _ALL_TABLES_SQL = (
     " AND NOT temporary ORDER BY table_oid"
 )
 #: Temporary tables are in the catalog `temp`, never in the file's, and views are left out by their oids: no join
-#: with duckdb_tables(), which builds a row of statistics for each of 900 wide tables (a fifth of the read).
+#: with duckdb_tables(), which builds a row of statistics for each of 900 wide tables (a fifth of the read).  No
+#: ORDER BY either (a tenth of the read): the catalog lists each table's columns together, in their order, and
+#: discovery groups them by table and orders them by position itself.
 _COLUMNS_SQL = (
     "SELECT table_name, column_name, column_index, data_type, table_oid FROM duckdb_columns()"
     " WHERE database_name = current_database() AND schema_name = $1 AND table_oid NOT IN"
     " (SELECT view_oid FROM duckdb_views() WHERE database_name = current_database() AND schema_name = $1)"
-    " ORDER BY table_name, column_index"
 )
 _TABLE_COMMENTS_SQL = (
     "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?"
