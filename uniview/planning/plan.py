@@ -346,6 +346,7 @@ class SelectBuilder:
         self._positions = set(range(len(columns)))
         self._items: dict[tuple, tuple[str, str]] = {}
         self._shapes: dict[int, _Shape] = {}
+        self._missing: dict[int, _FoundColumn] = {}
         self._found: dict[int, _FoundColumn] = {}  # by id(Column): the column is kept, so its id stays its own
 
     def item(self, column: UnifiedColumn, found: Column | None, named: bool = True) -> str:
@@ -421,8 +422,11 @@ class SelectBuilder:
 
     def _missing_column(self, position: int) -> _FoundColumn:
         """The NULL that stands for a unified column a version lacks."""
-        named, bare = self._item_pair(self.columns[position], None)
-        return _FoundColumn(position, named, bare, "", "", False, None)
+        missing = self._missing.get(position)
+        if missing is None:
+            named, bare = self._item_pair(self.columns[position], None)
+            missing = self._missing[position] = _FoundColumn(position, named, bare, "", "", False, None)
+        return missing
 
     def select(self, version: TableVersion, named: bool = True) -> str:
         """The SELECT that reads one version in the unified shape: naming its columns (a view's first
