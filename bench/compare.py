@@ -105,6 +105,8 @@ def verdict(comparison: Comparison) -> str:
     worse_by = comparison.worse_by
     if worse_by is None:
         return "not measured"
+    if round(worse_by, 2) == 0:
+        return "held: as recorded"
     moved = f"{abs(worse_by):.0%} {'worse' if worse_by > 0 else 'better'}"
     if comparison.fell:
         return f"FELL: {moved} (more than {TOLERANCE:.0%})"
