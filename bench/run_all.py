@@ -1,7 +1,10 @@
 """Run every benchmark, each in its own process, and print one table of the figures the README carries.
 
 Usage: python -m bench.run_all [--quick]   (--quick: smaller inputs, for a smoke run)
-Each benchmark also writes its full results to bench/results/<name>.json.
+       python -m bench.run_all --compare [--only plan tenants] [--reuse]
+Each benchmark also writes its full results to bench/results/<name>.json.  --compare reruns the benchmarks
+of the headline figures docs/benchmarks.md records and prints each against its recorded value, saying
+which fell by more than 10% (exit status 1 then); --reuse compares the results the last runs left instead.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ import json
 import platform
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from bench.compare import DOCS_PAGE, Comparison, compare, recorded_figures, verdict
 from bench.results_file import RESULTS_DIR
 
 RESULTS = RESULTS_DIR
@@ -28,6 +33,12 @@ FULL = {
     "scan": [],
     "tenants": ["--databases", "1", "100", "1000", "--rounds", "3"],
     "current_table": ["--keys", "100000", "--changes", "3", "--repeats", "5", "--backfill", "300000"],
+}
+#: The headline figures' benchmarks, as docs/benchmarks.md's headline figures were measured.
+COMPARE = {
+    "plan": ["--versions", "250", "--shell-versions", "900", "--pairs", "7"],
+    "tenants": ["--databases", "1", "1000", "--emulator-databases", "--rounds", "3"],
+    "sink": ["--records", "400000", "--pairs", "3"],
 }
 QUICK = {
     "plan": ["--versions", "50", "100", "--shell-versions", "100"],
@@ -46,7 +57,7 @@ def run(name: str, args: list[str]) -> dict | list:
 
 
 def plan_rows(results: dict) -> list[tuple[str, str, str]]:
-    families, shell = results["families"], results["shell"]
+    families = results["families"]
     rows = [
         (
             f"plan: {r['versions']} versions x {r['columns']} columns, 20% conflicting",
@@ -55,14 +66,16 @@ def plan_rows(results: dict) -> list[tuple[str, str, str]]:
         )
         for r in families
     ]
-    rows.append(
+    rows += [
         (
-            f"plan from the shell: {shell['versions']} x {shell['columns']} in DuckDB, `uniview plan --json`",
+            f"plan from the shell: {shell['versions']} x {shell['columns']} in DuckDB, {shell['family']}, "
+            "`uniview plan --json`",
             f"{shell['shell_plan_seconds']} s",
-            f"{shell['shell_plan_to_metadata_read_ratio']}x a process that only opens the file and reads its "
-            f"column metadata ({shell['shell_metadata_read_seconds']} s)",
+            f"{shell['shell_plan_to_metadata_read_ratio']}x a process that only opens the file and reads "
+            f"information_schema.columns ({shell['shell_metadata_read_seconds']} s)",
         )
-    )
+        for shell in results["shell"]
+    ]
     return rows
 
 
@@ -198,11 +211,69 @@ FORMATTERS = {
 }
 
 
+def _shell_ratio(results: dict, family: str) -> float | None:
+    return next((r["shell_plan_to_metadata_read_ratio"] for r in results["shell"] if r["family"] == family), None)
+
+
+def _run_figure(runs: list[dict], size_key: str, size: int, figure: str) -> float | None:
+    return next((run[figure] for run in runs if run[size_key] == size), None)
+
+
+#: Each headline figure's key in docs/benchmarks.md: its benchmark, and how its value is read from the results.
+HEADLINE: dict[str, tuple[str, Callable[[dict], float | None]]] = {
+    "plan-mixed": ("plan", lambda r: _shell_ratio(r, "mixed")),
+    "plan-all-conflicting": ("plan", lambda r: _shell_ratio(r, "every column changes type")),
+    "tenants-1000": ("tenants", lambda r: _run_figure(r["runs"], "databases", 1000, "ratio_to_one")),
+    "tenants-shared": ("tenants", lambda r: r["shared_dataset"]["ratio_to_one"]),
+    "sink-400k": ("sink", lambda r: _run_figure(r["runs"], "records", 400_000, "ratio")),
+}
+
+
+def compare_with_docs(names: list[str], reuse: bool) -> list[Comparison]:
+    """Rerun (or with `reuse`, read the last results of) the headline benchmarks among `names`, and set each
+    figure against the one docs/benchmarks.md records."""
+    recorded = recorded_figures(DOCS_PAGE.read_text(encoding="utf-8"))
+    unknown = sorted(set(recorded) - set(HEADLINE))
+    if unknown:
+        raise SystemExit(f"docs/benchmarks.md records figures run_all cannot measure: {', '.join(unknown)}")
+    wanted = [name for name in COMPARE if name in names]
+    results = {
+        name: json.loads((RESULTS / f"{name}.json").read_text()) if reuse else run(name, COMPARE[name])
+        for name in wanted
+    }
+
+    def measure(key: str) -> float | None:
+        benchmark, read = HEADLINE[key]
+        return read(results[benchmark]) if benchmark in results else None
+
+    return compare(recorded.values(), measure)
+
+
+def print_comparisons(comparisons: list[Comparison], console: Console) -> None:
+    table = Table(title=f"headline figures against {DOCS_PAGE.name}, {date.today()}", title_justify="left")
+    for heading in ("figure", "goal", "recorded", "now", "change"):
+        table.add_column(heading, overflow="fold")
+    for c in comparisons:
+        figure = c.recorded
+        goal = f"{'<=' if figure.lower_is_better else '>='} {figure.goal}x"
+        now = "-" if c.measured is None else f"{c.measured}x" + ("" if c.meets_goal else " (goal not met)")
+        table.add_row(figure.key, goal, f"{figure.value}x ({figure.commit})", now, verdict(c))
+    console.print(table)
+    fallen = [c.recorded.key for c in comparisons if c.fell]
+    console.print(f"fell by more than 10%: {', '.join(fallen)}" if fallen else "no figure fell by more than 10%")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller inputs (a smoke run, not the README figures)")
     parser.add_argument("--only", nargs="+", choices=list(FULL), default=list(FULL))
+    parser.add_argument("--compare", action="store_true", help="rerun the headline figures, set against the docs'")
+    parser.add_argument("--reuse", action="store_true", help="with --compare: the last results, not a new run")
     args = parser.parse_args(argv)
+    if args.compare:
+        comparisons = compare_with_docs(args.only, args.reuse)
+        print_comparisons(comparisons, Console(width=140))
+        raise SystemExit(1 if any(c.fell for c in comparisons) else 0)
     settings = QUICK if args.quick else FULL
     table = Table(
         title=f"uniview benchmarks, {date.today()}, {platform.machine()}, "

@@ -275,3 +275,24 @@ def test_every_tenant_gets_exactly_its_own_rows_in_its_own_dataset(many_tenants)
     assert query(warehouse, "SELECT count(*), count(DISTINCT dataset) FROM _uniview.created_tables") == [
         (TENANTS, TENANTS)
     ]
+
+
+def test_a_batchs_announcements_are_recorded_in_one_statement_however_many_tables_it_created():
+    """The pending announcements of a batch that created a table in each of 1,000 datasets: one statement, not one
+    per table; an announcement recorded again is kept once."""
+    from counting_connection import CountingConnection
+
+    from uniview.core.landing_layout import PENDING_TABLE
+    from uniview.sink.notify import Notification
+
+    created = [Notification(f"tenant{n:04d}", "customer", "v1") for n in range(1000)]
+    with duckdb.connect() as connection:
+        catalog = landing_duckdb.catalog_of(connection)
+        pending = landing_duckdb.path(catalog, "main", PENDING_TABLE)
+        connection.execute(landing_duckdb._PENDING_DDL.format(table=pending))
+        counting = CountingConnection(connection)
+        landing_duckdb._record_pending(counting, catalog, created)
+        landing_duckdb._record_pending(counting, catalog, created[:10])
+        rows = connection.execute(f"SELECT dataset, table_name, version FROM {pending} ORDER BY dataset").fetchall()
+    assert rows == [(n.dataset, n.table, n.version) for n in created]
+    assert counting.statements == 2

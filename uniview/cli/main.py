@@ -132,7 +132,6 @@ def main() -> None:
 @fail_cleanly
 def plan(warehouse: str, as_json: bool, **request_options: Any) -> None:
     """Print the SQL `refresh` would apply, without applying it."""
-    from uniview.cli.output import print_plan
     from uniview.ops.refresh import plan_families, stored_fingerprints
     from uniview.warehouse import open_warehouse
 
@@ -149,6 +148,8 @@ def plan(warehouse: str, as_json: bool, **request_options: Any) -> None:
             document["current_tables"] = [current_table_json(table, action) for table, action in tables]
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif plans:
+        from uniview.cli.output import print_plan  # rich: only for the table, not for --json
+
         print_plan(plans, stored)
     for table, action in tables:
         click.echo(f"uniview: {table.dataset}.{table.table_name} (table): {CURRENT_TABLE_ACTIONS[action]}", err=True)

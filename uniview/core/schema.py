@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from uniview.core.types import BQType, parse_type
 
@@ -162,7 +162,10 @@ class _Shapes:
         shape = tuple(map(_NAME_AND_TYPE, records))
         columns = self._shapes.get(shape)
         if columns is None:
-            columns = self._shapes[shape] = tuple([self._column(table_name, pair) for pair in shape])
+            known = tuple(map(self._columns.get, shape))  # in C: a new list mostly repeats known columns
+            if None in known:
+                known = tuple([self._column(table_name, pair) for pair in shape])
+            columns = self._shapes[shape] = cast(tuple[Column, ...], known)
         return columns
 
     def _column(self, table_name: str, pair: tuple[str, str]) -> Column:

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain, compress
+from operator import itemgetter
+from typing import NamedTuple
 
 from uniview.core import limits
 from uniview.core.errors import ConfigError, PlanError
@@ -253,27 +256,34 @@ def is_family_view(family: str, view_name: str) -> bool:
 
 def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[UnifiedColumn, ...]:
     """The column superset in first-appearance order, each with its unified type."""
-    # Versions often share one column list (discovery gives equal lists one tuple): each is read once, in
-    # order of first appearance for the order and the types, of last appearance for the newest spelling.
+    # Versions often share one column list, and their lists share Column objects (discovery gives equal
+    # columns one object, equal lists one tuple): each distinct column is read once, in order of first
+    # appearance for the order and the types, of last appearance for the newest spelling.
     first_seen: dict[int, tuple[Column, ...]] = {}
     last_seen: dict[int, int] = {}
     for index, version in enumerate(versions):
         first_seen.setdefault(id(version.columns), version.columns)
         last_seen[id(version.columns)] = index
     types: dict[str, dict[BQType, None]] = {}  # the distinct types of each column, in order of appearance
-    for columns in first_seen.values():
-        for column in columns:
-            key = column.name.lower()
-            if key != SOURCE_TABLE:  # a consolidated table's bookkeeping, not a column of the family
-                types.setdefault(key, {})[column.type] = None
+    for column in _distinct(chain.from_iterable(first_seen.values())):
+        key = column.name.lower()
+        if key != SOURCE_TABLE:  # a consolidated table's bookkeeping, not a column of the family
+            types.setdefault(key, {})[column.type] = None
+    newest_last = [first_seen[columns_id] for columns_id in sorted(last_seen, key=last_seen.__getitem__)]
     spelling: dict[str, str] = {}
-    for columns_id in sorted(last_seen, key=last_seen.__getitem__):
-        for column in first_seen[columns_id]:
-            spelling[column.name.lower()] = column.name
+    for column in reversed(_distinct(chain.from_iterable(map(reversed, reversed(newest_last))))):
+        spelling[column.name.lower()] = column.name  # in order of each column's last appearance
     return tuple(
         UnifiedColumn(spelling[key], unify(column_types, policy), tuple(column_types))
         for key, column_types in types.items()
     )
+
+
+def _distinct(columns: Iterable[Column]) -> list[Column]:
+    """The distinct Column objects among `columns`, in order of first appearance (by identity: no hashing of
+    their types, and one pass in C over the 270,000 columns of a wide family)."""
+    listed = list(columns)
+    return list(dict(zip(map(id, listed), listed, strict=True)).values())
 
 
 def table_alias(version: TableVersion) -> str:
@@ -300,6 +310,24 @@ class _Shape:
     has_source_table: bool
 
 
+class _FoundColumn(NamedTuple):
+    """A version's column as a select list uses it."""
+
+    position: int  # of the unified column it fills; -1 for none
+    named: str
+    bare: str
+    key: str
+    stored_key: str
+    special: bool  # named like a table alias (v, v_, ...) or the source table column: rare, looked at apart
+    column: Column | None  # kept, so that its id stays its own; None for a NULL standing for a missing column
+
+
+_FOUND_POSITION, _FOUND_NAMED, _FOUND_BARE = (itemgetter(i) for i in range(3))
+_FOUND_SPECIAL = itemgetter(5)
+#: The names `_alias` gives a version's table.
+_ALIAS_SHAPED = re.compile("v_*")
+
+
 class SelectBuilder:
     """Builds each version's SELECT; checks every distinct expression shape with sqlglot once.
 
@@ -314,9 +342,12 @@ class SelectBuilder:
         self.options = options
         self.converter = Converter(options.datetime_timezone)
         self.timezone = options.datetime_timezone
-        self._keys = [column.name.lower() for column in columns]
+        self._position_of_key = {column.name.lower(): position for position, column in enumerate(columns)}
+        self._positions = set(range(len(columns)))
         self._items: dict[tuple, tuple[str, str]] = {}
         self._shapes: dict[int, _Shape] = {}
+        self._missing: dict[int, _FoundColumn] = {}
+        self._found: dict[int, _FoundColumn] = {}  # by id(Column): the column is kept, so its id stays its own
 
     def item(self, column: UnifiedColumn, found: Column | None, named: bool = True) -> str:
         """One select item, naming the column or bare."""
@@ -351,15 +382,51 @@ class SelectBuilder:
     def _shape(self, columns: tuple[Column, ...]) -> _Shape:
         shape = self._shapes.get(id(columns))
         if shape is None or shape.columns is not columns:
-            own = {column.name.lower(): column for column in columns}
-            pairs = [
-                self._item_pair(column, own.get(key)) for column, key in zip(self.columns, self._keys, strict=True)
-            ]
-            named, bare = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
-            stored = {(column.stored or column.name).lower() for column in columns}
-            shape = _Shape(columns, named, bare, _alias(own.keys() | stored), SOURCE_TABLE in own)
-            self._shapes[id(columns)] = shape
+            shape = self._shapes[id(columns)] = self._new_shape(columns)
         return shape
+
+    def _new_shape(self, columns: tuple[Column, ...]) -> _Shape:
+        """The select items of a list of columns, from each distinct Column's items (built once per builder):
+        the lists are filled in C, a few passes over the list, not a Python call per column of each version."""
+        found = self._found_columns(columns)
+        by_position = dict(zip(map(_FOUND_POSITION, found), found, strict=True))
+        if not by_position.keys() >= self._positions:  # columns this list lacks: NULL of their type
+            for position in sorted(self._positions.difference(by_position)):
+                by_position[position] = self._missing_column(position)
+        ordered = list(map(by_position.__getitem__, range(len(self.columns))))
+        special = list(compress(found, map(_FOUND_SPECIAL, found)))
+        return _Shape(
+            columns,
+            list(map(_FOUND_NAMED, ordered)),
+            list(map(_FOUND_BARE, ordered)),
+            _alias({name for column in special for name in (column.key, column.stored_key)}),
+            any(column.key == SOURCE_TABLE for column in special),
+        )
+
+    def _found_columns(self, columns: tuple[Column, ...]) -> list[_FoundColumn]:
+        try:
+            return list(map(self._found.__getitem__, map(id, columns)))
+        except KeyError:
+            for column in columns:
+                if id(column) not in self._found:
+                    self._found[id(column)] = self._found_column(column)
+            return list(map(self._found.__getitem__, map(id, columns)))
+
+    def _found_column(self, column: Column) -> _FoundColumn:
+        """A version's column: the unified column it fills (-1: none) and its items there."""
+        key, stored_key = column.name.lower(), (column.stored or column.name).lower()
+        position = self._position_of_key.get(key, -1)
+        named, bare = self._item_pair(self.columns[position], column) if position >= 0 else ("", "")
+        special = key == SOURCE_TABLE or _ALIAS_SHAPED.fullmatch(key) or _ALIAS_SHAPED.fullmatch(stored_key)
+        return _FoundColumn(position, named, bare, key, stored_key, bool(special), column)
+
+    def _missing_column(self, position: int) -> _FoundColumn:
+        """The NULL that stands for a unified column a version lacks."""
+        missing = self._missing.get(position)
+        if missing is None:
+            named, bare = self._item_pair(self.columns[position], None)
+            missing = self._missing[position] = _FoundColumn(position, named, bare, "", "", False, None)
+        return missing
 
     def select(self, version: TableVersion, named: bool = True) -> str:
         """The SELECT that reads one version in the unified shape: naming its columns (a view's first

@@ -400,10 +400,14 @@ def _ensure_quarantine(connection: duckdb.DuckDBPyConnection, catalog: str, data
 
 
 def _record_pending(connection: duckdb.DuckDBPyConnection, catalog: str, created: Iterable[Notification]) -> None:
-    for notification in created:
+    """One statement for the batch's announcements, however many tables it created."""
+    rows = [(n.dataset, n.table, n.version) for n in created]
+    if rows:
+        datasets, tables, versions = (list(column) for column in zip(*rows, strict=True))
         connection.execute(
-            f"INSERT INTO {path(catalog, 'main', PENDING_TABLE)} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [notification.dataset, notification.table, notification.version, datetime.now(UTC)],
+            f"INSERT INTO {path(catalog, 'main', PENDING_TABLE)} "
+            "SELECT unnest($1), unnest($2), unnest($3), $4 ON CONFLICT DO NOTHING",
+            [datasets, tables, versions, datetime.now(UTC)],
         )
 
 

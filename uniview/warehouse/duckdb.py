@@ -67,11 +67,14 @@ _ALL_TABLES_SQL = (
     "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
     " AND NOT temporary ORDER BY table_oid"
 )
+#: Temporary tables are in the catalog `temp`, never in the file's, and views are left out by their oids: no join
+#: with duckdb_tables(), which builds a row of statistics for each of 900 wide tables (a fifth of the read).  No
+#: ORDER BY either (a tenth of the read): the catalog lists each table's columns together, in their order, and
+#: discovery groups them by table and orders them by position itself.
 _COLUMNS_SQL = (
-    "SELECT c.table_name, c.column_name, c.column_index, c.data_type, c.table_oid"
-    " FROM duckdb_columns() c JOIN duckdb_tables() t USING (database_oid, schema_oid, table_oid)"
-    " WHERE c.database_name = current_database() AND c.schema_name = ? AND NOT t.temporary"
-    " ORDER BY c.table_name, c.column_index"
+    "SELECT table_name, column_name, column_index, data_type, table_oid FROM duckdb_columns()"
+    " WHERE database_name = current_database() AND schema_name = $1 AND table_oid NOT IN"
+    " (SELECT view_oid FROM duckdb_views() WHERE database_name = current_database() AND schema_name = $1)"
 )
 _TABLE_COMMENTS_SQL = (
     "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?"
@@ -454,12 +457,16 @@ def _write_ledger(connection: duckdb.DuckDBPyConnection, changes: Mapping[str, t
         connection.execute(f"CREATE SCHEMA IF NOT EXISTS {LEDGER_SCHEMA}")
         connection.execute(f"CREATE TABLE IF NOT EXISTS {ledger} (dataset VARCHAR, table_name VARCHAR, seq BIGINT)")
         rank = scalar(connection, f"SELECT coalesce(max(seq), 0) FROM {ledger}")
-        for dataset, (new, gone) in changes.items():
+        for dataset, (_, gone) in changes.items():
             for name in gone:
                 connection.execute(f"DELETE FROM {ledger} WHERE dataset = ? AND table_name = ?", [dataset, name])
-            for name in new:
-                rank += 1
-                connection.execute(f"INSERT INTO {ledger} VALUES (?, ?, ?)", [dataset, name, rank])
+        added = [(dataset, name) for dataset, (new, _) in changes.items() for name in new]
+        if added:  # one statement for a batch's thousand new tables, not one each (5 s against 0.2 s)
+            datasets, names = (list(column) for column in zip(*added, strict=True))
+            ranks = list(range(rank + 1, rank + 1 + len(added)))
+            connection.execute(
+                f"INSERT INTO {ledger} SELECT unnest($1), unnest($2), unnest($3)", [datasets, names, ranks]
+            )
         connection.commit()
     except BaseException:
         _rollback_quietly(connection)

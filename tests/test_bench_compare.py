@@ -1,0 +1,98 @@
+"""`bench/run_all.py --compare`: the headline figures read from docs/benchmarks.md, and a run's figures set
+against them (the logic only: no benchmark is run)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from bench import run_all
+from bench.compare import DOCS_PAGE, Recorded, compare, recorded_figures, verdict
+
+X = "\u00d7"  # the multiplication sign the docs page writes ratios with
+
+PAGE = f"""# Benchmarks
+
+## Headline figures
+
+| figure | goal | recorded | commit | machine |
+|---|---|---|---|---|
+| `plan-mixed`: plan against the read | ≤ 1.5{X} | **1.20{X}** (2.0 s against 1.7 s) | `0ec7242` | 2 cores, shared |
+| `sink-400k`: sink against the job | ≥ 1.0{X} | 1.00{X} | 0ec7242 | 2 cores, shared |
+
+## Next section
+
+| `tenants-1000` | ≤ 1.2{X} | 9.0{X} | 0ec7242 | not this section's |
+"""
+
+
+def test_the_figures_are_read_from_the_headline_section_only() -> None:
+    figures = recorded_figures(PAGE)
+    assert figures == {
+        "plan-mixed": Recorded("plan-mixed", True, 1.5, 1.2, "0ec7242", "2 cores, shared"),
+        "sink-400k": Recorded("sink-400k", False, 1.0, 1.0, "0ec7242", "2 cores, shared"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("measured", "fell", "said"),
+    [(1.33, True, "FELL: 11% worse"), (1.3, False, "held: 8% worse"), (1.0, False, "held: 17% better")],
+)
+def test_a_ratio_where_lower_is_better_falls_when_it_grows_by_more_than_a_tenth(measured, fell, said) -> None:
+    (comparison,) = compare([recorded_figures(PAGE)["plan-mixed"]], lambda key: measured)
+    assert comparison.fell is fell
+    assert verdict(comparison).startswith(said)
+
+
+@pytest.mark.parametrize(("measured", "fell"), [(0.89, True), (0.91, False), (1.4, False)])
+def test_a_ratio_where_higher_is_better_falls_when_it_shrinks_by_more_than_a_tenth(measured, fell) -> None:
+    (comparison,) = compare([recorded_figures(PAGE)["sink-400k"]], lambda key: measured)
+    assert comparison.fell is fell
+    assert comparison.meets_goal is (measured >= 1.0)
+
+
+def test_a_figure_not_measured_is_said_so_and_has_not_fallen() -> None:
+    (comparison,) = compare([recorded_figures(PAGE)["sink-400k"]], lambda key: None)
+    assert not comparison.fell
+    assert verdict(comparison) == "not measured"
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        f"| `plan-mixed` | ≤ 1.5{X} | 1.20{X} | | 2 cores |",  # no commit
+        f"| `plan-mixed` | 1.5 | 1.20{X} | 0ec7242 | 2 cores |",  # no direction
+        f"| `plan-mixed` | ≤ 1.5{X} | fast | 0ec7242 | 2 cores |",  # no ratio
+    ],
+)
+def test_a_row_that_cannot_be_read_is_an_error(row: str) -> None:
+    with pytest.raises(ValueError, match="plan-mixed"):
+        recorded_figures(f"## Headline figures\n\n{row}\n")
+
+
+def test_the_docs_page_records_exactly_the_figures_run_all_measures() -> None:
+    figures = recorded_figures(DOCS_PAGE.read_text(encoding="utf-8"))
+    assert set(figures) == set(run_all.HEADLINE)
+    assert {run_all.HEADLINE[key][0] for key in figures} <= set(run_all.COMPARE)
+
+
+def test_the_last_results_are_compared_and_the_fallen_figures_named(tmp_path, monkeypatch) -> None:
+    recorded = recorded_figures(DOCS_PAGE.read_text(encoding="utf-8"))
+    mixed = recorded["plan-mixed"].value * 1.5  # half as fast again: fell
+    conflicting = recorded["plan-all-conflicting"].value  # as recorded: held
+    shell = [
+        {"family": "mixed", "shell_plan_to_metadata_read_ratio": mixed},
+        {"family": "every column changes type", "shell_plan_to_metadata_read_ratio": conflicting},
+    ]
+    (tmp_path / "plan.json").write_text(json.dumps({"families": [], "shell": shell}))
+    monkeypatch.setattr(run_all, "RESULTS", tmp_path)
+    comparisons = {c.recorded.key: c for c in run_all.compare_with_docs(["plan"], reuse=True)}
+    assert comparisons["plan-mixed"].measured == mixed and comparisons["plan-mixed"].fell
+    assert comparisons["plan-all-conflicting"].measured == conflicting and not comparisons["plan-all-conflicting"].fell
+    assert comparisons["sink-400k"].measured is None  # its benchmark was not asked for
+    output = io.StringIO()
+    run_all.print_comparisons(list(comparisons.values()), Console(file=output, width=200))
+    assert "fell by more than 10%: plan-mixed" in output.getvalue()
