@@ -68,14 +68,14 @@ def test_current_view_follows_a_new_version_and_is_left_alone_when_unchanged(tmp
     assert unchanged.exit_code == 0 and "customer_current" not in unchanged.output
 
 
-def test_versions_that_disagree_on_the_primary_key_are_an_error_naming_them_after_the_unified_view(tmp_path):
+def test_a_version_recording_no_primary_key_is_an_error_naming_it_after_the_unified_view(tmp_path):
     path = tmp_path / "w.duckdb"
     load(path)
     with duckdb.connect(str(path)) as connection:
         connection.execute("COMMENT ON TABLE cdc.customer_v_b2 IS NULL")
     result = cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", FAMILY, "--current")
     assert result.exit_code == 1
-    assert "customer_v_a1: (id); customer_v_b2: no primary key recorded" in result.output
+    assert "customer_v_b2 records none (customer_v_a1 records one)" in result.output
     with duckdb.connect(str(path), read_only=True) as connection:
         views = connection.execute("SELECT view_name FROM duckdb_views() WHERE schema_name = 'cdc_unified'").fetchall()
     assert views == [("customer_unified",)]
@@ -110,3 +110,41 @@ def test_plan_json_lists_the_current_view_after_the_unified_view(tmp_path, flag)
     result = cli("plan", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", FAMILY, flag, "--json")
     names = [view["name"] for view in json.loads(result.output)["views"]]
     assert names == ["cdc_unified.customer_unified", "cdc_unified.customer_current"]
+
+
+@pytest.mark.parametrize("mode", ["view", "table"])
+def test_a_redefined_key_keys_every_row_by_the_new_key_carrying_the_rows_written_before_it(tmp_path, mode):
+    from uniview.core.landing_layout import CDC_COLUMNS
+    from uniview.core.version_description import version_description
+    from uniview.sink.sequence import sequence_of
+
+    columns = [("id", "INT64"), ("code", "STRING"), ("price", "INT64")]
+    changes = {  # (id, code, price, operation, binlog position): id 2's code changed under the old key
+        "product_v_k1": [
+            *[(1, "a", 10, "INSERT", 100), (2, "b", 20, "INSERT", 110), (3, "c", 30, "INSERT", 120)],
+            *[(2, "bb", 20, "UPDATE", 130), (5, "e", 50, "INSERT", 140), (5, "e", 50, "DELETE", 150)],
+        ],
+        "product_v_k2": [(4, "d", 40, "INSERT", 200), (1, "a", 11, "UPDATE", 210), (3, "c", 30, "DELETE", 220)],
+    }
+    path = tmp_path / "w.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("CREATE SCHEMA cdc")
+        for table, key in (("product_v_k1", ("id",)), ("product_v_k2", ("code",))):
+            definitions = ", ".join(f'"{c}" {duckdb_type(parse_type(t))}' for c, t in [*columns, *CDC_COLUMNS])
+            connection.execute(f"CREATE TABLE cdc.{table} ({definitions})")
+            description = version_description("product", columns, key).replace("'", "''")
+            connection.execute(f"COMMENT ON TABLE cdc.{table} IS '{description}'")
+            for id_, code, price, operation, position in changes[table]:
+                at = f"mysql-bin.000001:{position}"
+                connection.execute(
+                    f"INSERT INTO cdc.{table} (id, code, price, _cdc_operation, _cdc_position, _cdc_sequence, "
+                    "_cdc_database, _cdc_timestamp, _cdc_ingested_at) VALUES (?, ?, ?, ?, ?, ?, 'db1', "
+                    "TIMESTAMP '2024-05-01 10:00:00' + INTERVAL (?) MILLISECOND, TIMESTAMP '2024-05-01 11:00:00')",
+                    [id_, code, price, operation, at, sequence_of(at), position],
+                )
+    current = ["--current", "table"] if mode == "table" else ["--current"]
+    result = cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", "product", *current)
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(path), read_only=True) as connection:
+        found = connection.execute("SELECT id, code, price FROM cdc_unified.product_current ORDER BY code").fetchall()
+    assert found == [(1, "a", 11), (2, "bb", 20), (4, "d", 40)]

@@ -159,3 +159,31 @@ def test_a_successor_that_is_not_a_version_table_is_one_clear_error():
     route = VersionRoute("shop", "customer", "v1", (), exists=True)
     with pytest.raises(WarehouseError, match="'customer_v1', which is not a version table"):
         redirected(route, {("shop", "customer_v_v1"): "customer_v1"})
+
+
+def test_a_key_redefined_with_the_same_columns_starts_a_version_of_its_own():
+    columns = [SourceColumn(n, t) for n, t in SCHEMA]
+    plain, keyed = compute_version("customer", columns), compute_version("customer", columns, ["name"])
+    by_id = RecordKey("shop", "customer", None, schema_text(SCHEMA), json.dumps(["id"]))
+    by_name = RecordKey("shop", "customer", None, schema_text(SCHEMA), json.dumps(["name"]))
+    known = {
+        ("shop", f"customer_v_{plain}"): KnownVersion(
+            tuple(columns), (("id", Scalar("INT64")), ("name", Scalar("STRING"))), ("id",)
+        )
+    }
+    plan = plan_routes([by_id, by_name], None, "uniview", lambda tables: {t: known[t] for t in tables if t in known})
+    routes = {k: plan.routes[plan.decisions[k].route] for k in (by_id, by_name)}
+    assert [(r.table_name, r.exists, r.primary_key) for r in routes.values()] == [
+        (f"customer_v_{plain}", True, ("id",)),
+        (f"customer_v_{keyed}", False, ("name",)),
+    ]
+    # one batch with both keys and no table yet: the key seen first keeps the version computed without a key
+    from datetime import datetime
+
+    seen = {by_name: (datetime(2024, 5, 2, tzinfo=UTC), None), by_id: (datetime(2024, 5, 1, tzinfo=UTC), None)}
+    plan = plan_routes([by_name, by_id], None, "uniview", no_tables, first_seen=seen)
+    assert [(r.table_name, r.primary_key) for r in plan.routes] == [
+        (f"customer_v_{plain}", ("id",)),
+        (f"customer_v_{keyed}", ("name",)),
+    ]
+    assert keyed != plain and all(d.reason is None for d in plan.decisions.values())
