@@ -12,6 +12,8 @@ the docs and the generative test's allowances must change with it.
   DEFAULT is not declared at all (a `numeric(12,2)`'s is).
 - A key change of a row with an unchanged TOASTed value carries the placeholder, unless the table's replica
   identity is FULL (the open defect toast_key_change, docs/current-state.md).
+- A non-ASCII column name arrives with each UTF-8 byte as one character (the sink repairs it), and a type change
+  with `USING` sends none of the rows it rewrites (docs/sources.md).
 
 One database with a table per case and one connector over it: the tables are written before the connector
 starts (its snapshot reads them) and after (its stream)."""
@@ -49,6 +51,21 @@ TABLES: dict[str, tuple[str, list[str], list[str], int]] = {
         ["INSERT INTO numbers (id, n) VALUES (1, 'NaN'), (2, 'Infinity'), (3, '-Infinity'), (4, 0.00000010)"],
         ["INSERT INTO numbers (id, n) VALUES (5, 'NaN'), (6, 0.00000010), (7, 1.50)"],
         7,
+    ),
+    "spelled": (
+        'id int PRIMARY KEY, "größe" int',
+        ["INSERT INTO spelled VALUES (1, 10)"],
+        ['UPDATE spelled SET "größe" = 11 WHERE id = 1'],
+        2,
+    ),
+    "converted": (
+        "id int PRIMARY KEY, amount int",
+        ["INSERT INTO converted VALUES (1, 1234)"],
+        [
+            "ALTER TABLE converted ALTER COLUMN amount TYPE numeric(12,2) USING amount / 100.0",
+            "INSERT INTO converted VALUES (2, 5.25)",
+        ],
+        2,
     ),
     **{
         f"toast_{identity.lower()}": (
@@ -176,3 +193,28 @@ def test_the_postgresql_connector_declares_no_default_for_an_unconstrained_numer
     after = next(field for field in events["numbers"][0]["schema"]["fields"] if field["field"] == "after")
     defaults = {field["field"]: field.get("default") for field in after["fields"]}
     assert (defaults["d"], defaults["s"]) == (None, base64.b64encode(bytes([0, 250])).decode())  # 250 at scale 2
+
+
+def test_the_postgresql_connector_sends_each_utf8_byte_of_a_non_ascii_name_as_one_character(events):
+    """A column named `größe` arrives as `grￃﾶￃﾟe`: each byte of its UTF-8 one character, sign-extended to
+    U+FF80..U+FFFF, in the value schema and the row alike.  The sink repairs exactly such names
+    (uniview/sink/debezium_names.py, docs/sources.md)."""
+    snapshot, update = events["spelled"]
+    mangled = "gr\uffc3\uffb6\uffc3\uff9fe"
+    after = next(field for field in snapshot["schema"]["fields"] if field["field"] == "after")
+    assert [field["field"] for field in after["fields"]] == ["id", mangled]
+    assert (snapshot["payload"]["after"], update["payload"]["after"]) == (
+        {"id": 1, mangled: 10},
+        {"id": 1, mangled: 11},
+    )
+
+
+def test_a_type_change_with_using_sends_no_change_of_the_rows_it_converts(events):
+    """`ALTER COLUMN amount TYPE numeric(12,2) USING amount / 100.0` rewrites every row, and logical decoding sends
+    none of them, nor the expression: the row written before it keeps 1234 in the stream where PostgreSQL holds
+    12.34; the next change is the first to carry the new type (docs/sources.md: the remedy is an UPDATE of the
+    converted rows in the migration)."""
+    snapshot, insert = (event["payload"] for event in events["converted"])
+    assert (snapshot["op"], snapshot["after"]) == ("r", {"id": 1, "amount": 1234})
+    assert (insert["op"], insert["after"]["id"]) == ("c", 2)
+    assert insert["after"]["amount"] == base64.b64encode(bytes([2, 13])).decode()  # 525 at the declared scale 2
