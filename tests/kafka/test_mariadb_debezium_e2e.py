@@ -75,6 +75,35 @@ def assert_stopped_cleanly_with_ddl(sinks, events):
         assert summary["stopped_by"] == "SIGINT", (sink.landing.name, summary)
 
 
+#: The steps of `product` (statements, change events): a key redefined, the columns unchanged (a version of its
+#: own; every change after it reaches the views, and the rows written before it, id 2's code changed under the old
+#: key, go on under the new key); then a STORED generated column added to a table with rows (the source computed
+#: it for them and logged no change, so their value is not known: UNKNOWN), a new row carrying it.
+PRODUCT_STEPS = [
+    (
+        [
+            "INSERT INTO product VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30)",
+            "UPDATE product SET code = 'bb' WHERE id = 2",
+        ],
+        4,
+    ),
+    (
+        [
+            "ALTER TABLE product DROP PRIMARY KEY, ADD PRIMARY KEY (code)",
+            "INSERT INTO product VALUES (4, 'd', 40)",
+            "UPDATE product SET price = 11 WHERE code = 'a'",
+            "DELETE FROM product WHERE code = 'c'",
+        ],
+        3,
+    ),
+    (
+        [
+            "ALTER TABLE product ADD COLUMN doubled int AS (price * 2) STORED",
+            "INSERT INTO product (id, code, price) VALUES (6, 'f', 60)",
+        ],
+        1,
+    ),
+]
 #: The cells uniview cannot know, per (database, table): {key: {column: how}} (cdc_e2e_support.unknown_accepted).
 UNKNOWN = {("shop1", "product"): {key: {"doubled": "named"} for key in (1, 2, 4)}}
 
@@ -285,46 +314,6 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
                 "COMMIT",
             ],
         )
-        # a key redefined, the columns unchanged: a version of its own, every change after it reaches the views, and
-        # the rows written before it (id 2's code changed under the old key) go on under the new key
-        step(
-            stack,
-            sinks,
-            events,
-            "shop1",
-            "product",
-            [
-                "INSERT INTO product VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30)",
-                "UPDATE product SET code = 'bb' WHERE id = 2",
-            ],
-            4,
-        )
-        step(
-            stack,
-            sinks,
-            events,
-            "shop1",
-            "product",
-            [
-                "ALTER TABLE product DROP PRIMARY KEY, ADD PRIMARY KEY (code)",
-                "INSERT INTO product VALUES (4, 'd', 40)",
-                "UPDATE product SET price = 11 WHERE code = 'a'",
-                "DELETE FROM product WHERE code = 'c'",
-            ],
-            3,
-        )
-        # a STORED generated column added to a table with rows: the source computed it for them and logged no
-        # change, so their value is not known (NULL, named in _cdc_unavailable: UNKNOWN); a new row carries it
-        step(
-            stack,
-            sinks,
-            events,
-            "shop1",
-            "product",
-            [
-                "ALTER TABLE product ADD COLUMN doubled int AS (price * 2) STORED",
-                "INSERT INTO product (id, code, price) VALUES (6, 'f', 60)",
-            ],
-            1,
-        )
+        for statements, count in PRODUCT_STEPS:
+            step(stack, sinks, events, "shop1", "product", statements, count)
         assert_stopped_cleanly_with_ddl(sinks, events)
