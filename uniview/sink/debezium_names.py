@@ -1,8 +1,9 @@
 """Identifiers as the source spells them, where Debezium's PostgreSQL connector mangles them.
 
-The connector (pgoutput, as docs/sources.md configures it) reads a non-ASCII table or column name byte by byte,
-each byte of its UTF-8 a character sign-extended to U+FF80..U+FFFF: `größe` arrives as `grￃﾶￃﾟe`
-(tests/kafka/test_debezium_connector_behaviour.py pins it).  The mangling is exact and reversible: every
+The connector (pgoutput, as docs/sources.md configures it) streams a non-ASCII table or column name byte by
+byte, each byte of its UTF-8 a character sign-extended to U+FF80..U+FFFF: `größe` arrives as `grￃﾶￃﾟe`, where
+its snapshot sends `größe` (tests/kafka/test_debezium_connector_behaviour.py pins both), so one column would
+land under two names.  The mangling is exact and reversible: every
 non-ASCII character of such a name is in that range, and its low bytes are the name's UTF-8.  A name with a
 non-ASCII character outside that range, or whose low bytes are not UTF-8, is not a mangled one and stays as sent.
 """
