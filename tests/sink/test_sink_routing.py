@@ -87,6 +87,41 @@ def test_rejections_name_their_dataset():
     assert {k: (d.dataset, d.reason) for k, d in plan.decisions.items()} == cases
 
 
+#: BigQuery's flexible column names: any Unicode letter, mark or number, `_`, `-`, a space and `& % = + : ' < > # |`.
+ACCEPTED_COLUMN_NAMES = ["größe", "名前", "with space", "1st", "a-b", "Δt", "a&b%c=d+e:f'g<h>i#j|k", "x" * 300]
+#: ... and not `. $ / ? ! ( ) , ; @ [ ] ^ { } ~ \` nor a quote, a tab, more than 300 characters or a reserved prefix.
+REFUSED_COLUMN_NAMES = [
+    "a.b",
+    "price$",
+    "a/b",
+    "why?",
+    "f(x)",
+    "tab\tname",
+    'say"',
+    "x" * 301,
+    "_PARTITIONTIME",
+    "_table_x",
+]
+
+
+def test_a_column_name_bigquery_refuses_is_quarantined_and_one_it_allows_routes():
+    accepted = {
+        name: RecordKey("shop", "t", None, schema_text([["id", "int"], [name, "int"]]))
+        for name in ACCEPTED_COLUMN_NAMES
+    }
+    refused = {
+        name: RecordKey("shop", "t", None, schema_text([["id", "int"], [name, "int"]])) for name in REFUSED_COLUMN_NAMES
+    }
+    plan = plan_routes([*accepted.values(), *refused.values()], None, "uniview", no_tables)
+    assert {name: plan.decisions[k].reason for name, k in accepted.items()} == dict.fromkeys(ACCEPTED_COLUMN_NAMES)
+    assert {name: plan.decisions[k].reason for name, k in refused.items()} == dict.fromkeys(
+        REFUSED_COLUMN_NAMES, reasons.INVALID_COLUMN_NAME
+    )
+    assert "'$'" in plan.decisions[refused["price$"]].detail
+    assert "300 characters" in plan.decisions[refused["x" * 301]].detail
+    assert "_PARTITION" in plan.decisions[refused["_PARTITIONTIME"]].detail
+
+
 def test_records_without_a_dataset_go_to_the_dataset_option_when_given():
     orphan = RecordKey(None, None, None, None)
     assert plan_routes([orphan], "cdc", "cdc", no_tables).decisions[orphan].dataset == "cdc"

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from uniview.core.errors import IdentifierError, UniviewError, WarehouseError
-from uniview.core.identifiers import validate_dataset, validate_table
+from uniview.core.identifiers import validate_column_name, validate_dataset, validate_table
 from uniview.core.landing_layout import CDC_PREFIX
 from uniview.core.schema import version_table_name
 from uniview.core.types import BQType
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.reasons import (
+    INVALID_COLUMN_NAME,
     INVALID_METADATA,
     INVALID_SCHEMA,
     MISSING_METADATA,
@@ -186,6 +187,10 @@ class SchemaError(ValueError):
     """metadata.schema is not a usable list of {"name", "type"} objects."""
 
 
+class ColumnNameError(SchemaError):
+    """metadata.schema names a column BigQuery refuses."""
+
+
 Lookup = Callable[[Collection[tuple[str, str]]], Mapping[tuple[str, str], KnownVersion]]
 
 
@@ -318,7 +323,8 @@ def _resolve(key: RecordKey, dataset: str | None, fallback: str) -> Decision | _
     try:
         columns = parse_schema(key.schema_text) if key.schema_text is not None else None
     except SchemaError as error:
-        return Decision(target, reason=INVALID_SCHEMA, detail=str(error), version=key.table_version)
+        reason = INVALID_COLUMN_NAME if isinstance(error, ColumnNameError) else INVALID_SCHEMA
+        return Decision(target, reason=reason, detail=str(error), version=key.table_version)
     if key.table_version is not None and not is_valid_version(key.table_version):
         return Decision(
             target,
@@ -385,6 +391,10 @@ def parse_schema(schema_text: str) -> tuple[SourceColumn, ...]:
             raise SchemaError(f"metadata.schema declares column {name!r} twice")
         if name.lower().startswith(CDC_PREFIX):
             raise SchemaError(f"column {name!r}: the {CDC_PREFIX} prefix is reserved for CDC metadata columns")
+        try:
+            validate_column_name(name)
+        except IdentifierError as error:
+            raise ColumnNameError(str(error)) from None
         seen.add(name.lower())
         nullable = item.get("nullable", True)
         if not isinstance(nullable, bool):
