@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from uniview.core.ddl_generated import generated_in_ddl
 from uniview.core.ddl_renames import DDL_TABLE, ordered_renames, renames_in_ddl
 from uniview.core.renames import Rename
 from uniview.sink.debezium import convert_event
@@ -39,6 +40,21 @@ def test_renames_apply_in_the_log_order():
         ("shop1", None, "ALTER TABLE t RENAME COLUMN x TO y"),
     ]
     assert ordered_renames(rows) == (Rename("t", "x", "y"), Rename("t", "a", "b"), Rename("t", "b", "a"))
+
+
+@pytest.mark.parametrize(
+    ("ddl", "generated"),
+    [
+        ("ALTER TABLE orders ADD COLUMN doubled int AS (total * 2) STORED", [("orders", "doubled")]),
+        ("alter table `orders` add `tag` varchar(9) as (concat(a, b)) persistent", [("orders", "tag")]),
+        ("ALTER TABLE o ADD x int GENERATED ALWAYS AS (a + 1) VIRTUAL, ADD y int", [("o", "x")]),
+        ("ALTER TABLE o ADD COLUMN persistent int, RENAME COLUMN a TO b", []),
+        ("CREATE TABLE o (a int, b int AS (a + 1) STORED)", []),  # no row is older than a column it creates
+        ("ALTER TABLE o ADD COLUMN b int", []),
+    ],
+)
+def test_generated_columns_added_to_existing_tables_are_read_from_mysql_ddl(ddl, generated):
+    assert generated_in_ddl(ddl) == generated
 
 
 def source(pos: int, table: str | None = "customer") -> dict:

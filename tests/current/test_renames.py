@@ -107,7 +107,7 @@ def test_a_rename_back_reads_every_version_under_the_name_of_today(tmp_path):
         ('{"uniview_renames": 1, "renames": {}}', 'needs a list under "renames"'),
         ('{"uniview_renames": 1, "renames": [{"table": "t", "from": "a"}]}', 'exactly "table", "from" and "to"'),
         ('{"uniview_renames": 1, "renames": [{"table": "t", "from": "a", "to": "A"}]}', "renames 'a' to itself"),
-        ('{"uniview_renames": 1, "renames": [{"table": "t", "from": "a b", "to": "c"}]}', "invalid"),
+        ('{"uniview_renames": 1, "renames": [{"table": "t", "from": "a.b", "to": "c"}]}', "invalid"),
         ('{"uniview_renames": 1, "renames": [{"table": "t", "from": "_cdc_x", "to": "c"}]}', "cannot be renamed"),
     ],
 )

@@ -87,6 +87,41 @@ def test_rejections_name_their_dataset():
     assert {k: (d.dataset, d.reason) for k, d in plan.decisions.items()} == cases
 
 
+#: BigQuery's flexible column names: any Unicode letter, mark or number, `_`, `-`, a space and `& % = + : ' < > # |`.
+ACCEPTED_COLUMN_NAMES = ["größe", "名前", "with space", "1st", "a-b", "Δt", "a&b%c=d+e:f'g<h>i#j|k", "x" * 300]
+#: ... and not `. $ / ? ! ( ) , ; @ [ ] ^ { } ~ \` nor a quote, a tab, more than 300 characters or a reserved prefix.
+REFUSED_COLUMN_NAMES = [
+    "a.b",
+    "price$",
+    "a/b",
+    "why?",
+    "f(x)",
+    "tab\tname",
+    'say"',
+    "x" * 301,
+    "_PARTITIONTIME",
+    "_table_x",
+]
+
+
+def test_a_column_name_bigquery_refuses_is_quarantined_and_one_it_allows_routes():
+    accepted = {
+        name: RecordKey("shop", "t", None, schema_text([["id", "int"], [name, "int"]]))
+        for name in ACCEPTED_COLUMN_NAMES
+    }
+    refused = {
+        name: RecordKey("shop", "t", None, schema_text([["id", "int"], [name, "int"]])) for name in REFUSED_COLUMN_NAMES
+    }
+    plan = plan_routes([*accepted.values(), *refused.values()], None, "uniview", no_tables)
+    assert {name: plan.decisions[k].reason for name, k in accepted.items()} == dict.fromkeys(ACCEPTED_COLUMN_NAMES)
+    assert {name: plan.decisions[k].reason for name, k in refused.items()} == dict.fromkeys(
+        REFUSED_COLUMN_NAMES, reasons.INVALID_COLUMN_NAME
+    )
+    assert "'$'" in plan.decisions[refused["price$"]].detail
+    assert "300 characters" in plan.decisions[refused["x" * 301]].detail
+    assert "_PARTITION" in plan.decisions[refused["_PARTITIONTIME"]].detail
+
+
 def test_records_without_a_dataset_go_to_the_dataset_option_when_given():
     orphan = RecordKey(None, None, None, None)
     assert plan_routes([orphan], "cdc", "cdc", no_tables).decisions[orphan].dataset == "cdc"
@@ -159,3 +194,31 @@ def test_a_successor_that_is_not_a_version_table_is_one_clear_error():
     route = VersionRoute("shop", "customer", "v1", (), exists=True)
     with pytest.raises(WarehouseError, match="'customer_v1', which is not a version table"):
         redirected(route, {("shop", "customer_v_v1"): "customer_v1"})
+
+
+def test_a_key_redefined_with_the_same_columns_starts_a_version_of_its_own():
+    columns = [SourceColumn(n, t) for n, t in SCHEMA]
+    plain, keyed = compute_version("customer", columns), compute_version("customer", columns, ["name"])
+    by_id = RecordKey("shop", "customer", None, schema_text(SCHEMA), json.dumps(["id"]))
+    by_name = RecordKey("shop", "customer", None, schema_text(SCHEMA), json.dumps(["name"]))
+    known = {
+        ("shop", f"customer_v_{plain}"): KnownVersion(
+            tuple(columns), (("id", Scalar("INT64")), ("name", Scalar("STRING"))), ("id",)
+        )
+    }
+    plan = plan_routes([by_id, by_name], None, "uniview", lambda tables: {t: known[t] for t in tables if t in known})
+    routes = {k: plan.routes[plan.decisions[k].route] for k in (by_id, by_name)}
+    assert [(r.table_name, r.exists, r.primary_key) for r in routes.values()] == [
+        (f"customer_v_{plain}", True, ("id",)),
+        (f"customer_v_{keyed}", False, ("name",)),
+    ]
+    # one batch with both keys and no table yet: the key seen first keeps the version computed without a key
+    from datetime import datetime
+
+    seen = {by_name: (datetime(2024, 5, 2, tzinfo=UTC), None), by_id: (datetime(2024, 5, 1, tzinfo=UTC), None)}
+    plan = plan_routes([by_name, by_id], None, "uniview", no_tables, first_seen=seen)
+    assert [(r.table_name, r.primary_key) for r in plan.routes] == [
+        (f"customer_v_{plain}", ("id",)),
+        (f"customer_v_{keyed}", ("name",)),
+    ]
+    assert keyed != plain and all(d.reason is None for d in plan.decisions.values())

@@ -118,13 +118,16 @@ def test_rows_of_two_databases_with_the_same_key_stay_distinguishable(two_tenant
     ]
 
 
-def test_the_primary_key_is_recorded_and_conflicting_or_unknown_keys_are_quarantined(two_tenants):
+def test_the_primary_key_is_recorded_a_redefined_key_starts_a_version_and_unknown_keys_are_quarantined(two_tenants):
     warehouse, result = two_tenants
     comment = query(warehouse, "SELECT comment FROM duckdb_tables() WHERE table_name = ?", [TABLE])[0][0]
     assert described_primary_key(comment) == ("id",)
-    assert dict(result.counts.quarantined) == {"version_conflict": 1, "invalid_metadata": 1}
+    keyed = f"customer_v_{compute_version('customer', [SourceColumn(n, t) for n, t in SCHEMA], ['name'])}"
+    comment = query(warehouse, "SELECT comment FROM duckdb_tables() WHERE table_name = ?", [keyed])[0][0]
+    assert described_primary_key(comment) == ("name",)
+    assert query(warehouse, f'SELECT id, name FROM cdc."{keyed}"') == [(2, "other key")]
+    assert dict(result.counts.quarantined) == {"invalid_metadata": 1}
     details = dict(query(warehouse, "SELECT reason, detail FROM cdc._uniview_quarantine"))
-    assert "primary key" in details["version_conflict"]
     assert details["invalid_metadata"] == "metadata.primary_key names columns not in metadata.schema: nope"
 
 

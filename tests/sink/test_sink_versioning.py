@@ -93,3 +93,10 @@ def test_normalization_lowercases_and_removes_all_whitespace(declared, normalize
 )
 def test_declared_versions(version, valid):
     assert is_valid_version(version) is valid
+
+
+def test_a_key_enters_the_canonical_text_only_when_given():
+    assert canonical_schema("t", [SourceColumn("id", "INT"), SourceColumn("code", "varchar(9)")], ["code"]) == (
+        '{"table":"t","columns":[["id","int"],["code","varchar(9)"]],"primary_key":["code"]}'
+    )
+    assert compute_version("t", CUSTOMER, ["id"]) != compute_version("t", CUSTOMER)

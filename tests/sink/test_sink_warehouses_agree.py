@@ -101,6 +101,12 @@ DUCKDB_DIFFERENCES = {
 }
 
 
+#: Column names BigQuery allows (flexible column names), each landing as spelled, and names it refuses, each
+#: quarantined as invalid_column_name on both warehouses: one table per name.
+ALLOWED_NAMES = ("größe", "名前", "1st")
+REFUSED_NAMES = ("price$", "a.b", "_PARTITIONTIME")
+
+
 def _envelope(table: str, data: str | None, schema: list[tuple[str, str]], position: str) -> str:
     metadata = record(table, None, schema, operation="INSERT", position=position, timestamp="2024-05-01T10:00:00Z")
     metadata = metadata["metadata"]
@@ -128,6 +134,10 @@ def input_lines() -> dict[bytes, tuple[str, str]]:
     for raw in NOT_UTF8:
         lines[raw] = ("line", raw.decode("utf-8", "replace"))
     lines[AT_DEPTH_LIMIT.encode()] = ("line", AT_DEPTH_LIMIT)
+    for number, name in enumerate(ALLOWED_NAMES + REFUSED_NAMES):
+        data = json.dumps({"id": 1, name: 2}, ensure_ascii=False)
+        line = _envelope(f"named{number}", data, [("id", "int"), (name, "int")], f"mysql-bin.000003:{number}")
+        lines[line.encode()] = ("column name", name)
     return lines
 
 
@@ -397,6 +407,22 @@ def test_each_forced_difference_is_a_bigquery_quarantine(runs: tuple) -> None:
     for case in FORCED_DIFFERENCES:
         assert [outcome[0] for outcome in bigquery.get(case, [])] == ["quarantined"], (case, bigquery.get(case))
         assert len(duck.get(case, [])) == 1, (case, duck.get(case))
+
+
+def test_a_column_name_lands_as_spelled_when_bigquery_allows_it_and_is_quarantined_when_it_does_not(
+    runs: tuple,
+) -> None:
+    """BigQuery's flexible column names decide on both warehouses: `größe` lands as spelled, `price$` is quarantined
+    as invalid_column_name (DuckDB takes any name, the emulator too: the sink enforces BigQuery's rule itself)."""
+    (duck, _, _), (bigquery, _, _), _ = runs
+    reason = QUARANTINE_COMPARED.index("reason") + 1
+    for found in (duck, bigquery):
+        for name in ALLOWED_NAMES:
+            [outcome] = found[("column name", name)]
+            assert outcome[0] == "landed" and (name, 2) in outcome[2], outcome
+        for name in REFUSED_NAMES:
+            [outcome] = found[("column name", name)]
+            assert outcome[0] == "quarantined" and outcome[reason] == "invalid_column_name", outcome
 
 
 def test_a_key_named_twice_is_a_duplicate_key_with_its_bytes_on_both_warehouses(runs: tuple) -> None:

@@ -16,12 +16,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from uniview.core.renames import Rename
 
 DDL_TABLE = "_uniview_ddl"
 #: DDL that may rename a column (it says RENAME or CHANGE); anything else is not parsed.
 _MAY_RENAME = re.compile(r"\b(RENAME|CHANGE)\b", re.IGNORECASE)
+_PERSISTENT = re.compile(r"\)\s*PERSISTENT\b", re.IGNORECASE)
 #: The control table's one source column, as metadata.schema declares it.
 DDL_COLUMN = "ddl"
 
@@ -29,25 +31,13 @@ DDL_COLUMN = "ddl"
 def renames_in_ddl(ddl: str) -> list[Rename]:
     """The column renames a MySQL/MariaDB DDL text makes, in order ([] when it makes none or is not
     SQL sqlglot reads).  A change of a name's case only is no rename (MySQL's names are case-insensitive)."""
-    import sqlglot
     from sqlglot import exp
-    from sqlglot.errors import SqlglotError
 
     if not _MAY_RENAME.search(ddl):
         return []
-    logger = logging.getLogger("sqlglot")  # it warns of every statement it reads as an opaque command
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        statements = sqlglot.parse(ddl, read="mysql")
-    except SqlglotError:
-        return []
-    finally:
-        logger.setLevel(level)
+    statements = parsed_alters(ddl)
     found = []
     for statement in statements:
-        if not isinstance(statement, exp.Alter) or str(statement.args.get("kind") or "").upper() != "TABLE":
-            continue
         table = statement.this.name
         for action in statement.args.get("actions") or []:
             if isinstance(action, exp.RenameColumn):
@@ -59,6 +49,29 @@ def renames_in_ddl(ddl: str) -> list[Rename]:
             if old and new and old.lower() != new.lower():
                 found.append(Rename(table, old, new))
     return found
+
+
+def parsed_alters(ddl: str) -> list[Any]:
+    """The `ALTER TABLE` statements of a MySQL/MariaDB DDL text as sqlglot reads them ([] when it is not SQL
+    sqlglot reads).  MariaDB's `PERSISTENT` (a stored generated column) is read as MySQL's `STORED`."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    logger = logging.getLogger("sqlglot")  # it warns of every statement it reads as an opaque command
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        statements = sqlglot.parse(_PERSISTENT.sub(") STORED", ddl), read="mysql")
+    except SqlglotError:
+        return []
+    finally:
+        logger.setLevel(level)
+    return [
+        statement
+        for statement in statements
+        if isinstance(statement, exp.Alter) and str(statement.args.get("kind") or "").upper() == "TABLE"
+    ]
 
 
 def ordered_renames(rows: Iterable[tuple[str | None, str | None, str | None]]) -> tuple[Rename, ...]:

@@ -2,7 +2,9 @@
 
 Dataset names: letters, digits and underscores, at most 1,024 characters.
 Table names: Unicode letters, marks, numbers, connector and dash punctuation and spaces,
-at most 1,024 UTF-8 bytes.  Column names are quoted as they come from the warehouse.
+at most 1,024 UTF-8 bytes.  Column names (flexible column names): the same characters and
+`& % = + : ' < > # |`, at most 300 characters, none of BigQuery's reserved prefixes.  Every identifier
+is quoted where it needs to be.
 """
 
 from __future__ import annotations
@@ -33,10 +35,14 @@ def validate_table(name: object, what: str = "table") -> str:
     if len(name.encode("utf-8")) > _MAX_TABLE_NAME_BYTES:
         raise IdentifierError(f"invalid {what} name {name[:40]!r}...: longer than 1024 bytes")
     for char in name:
-        category = unicodedata.category(char)
-        if not (category in _TABLE_CHAR_CATEGORIES or category[0] in _TABLE_CHAR_CATEGORIES):
+        if not _table_name_char(char):
             raise IdentifierError(f"invalid {what} name {name!r}: character {char!r} is not allowed in a table name")
     return name
+
+
+def _table_name_char(char: str) -> bool:
+    category = unicodedata.category(char)
+    return category in _TABLE_CHAR_CATEGORIES or category[0] in _TABLE_CHAR_CATEGORIES
 
 
 def validate_project(project: object) -> str:
@@ -152,23 +158,31 @@ RESERVED_KEYWORDS = frozenset(
 _NILADIC_FUNCTIONS = frozenset({"CURRENT_DATE", "CURRENT_DATETIME", "CURRENT_TIME", "CURRENT_TIMESTAMP"})
 _PLAIN_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-#: Column names: https://cloud.google.com/bigquery/docs/schemas#column_names
-_COLUMN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,299}")
+#: Column names: https://cloud.google.com/bigquery/docs/schemas#flexible-column-names
+_COLUMN_NAME_SYMBOLS = frozenset("&%=+:'<>#|")
+MAX_COLUMN_NAME_CHARS = 300
 RESERVED_COLUMN_PREFIXES = ("_PARTITION", "_TABLE_", "_FILE_", "_ROW_TIMESTAMP", "__ROOT__", "_COLIDENTIFIER")
 
 
 def validate_column_name(name: object, what: str = "column") -> str:
-    """Return `name` if BigQuery accepts it as a new column name (letters, digits, underscores, at most
-    300 characters, not starting with a digit or a reserved prefix), else raise IdentifierError."""
-    if not isinstance(name, str) or not _COLUMN_NAME.fullmatch(name):
-        raise IdentifierError(
-            f"invalid {what} name {name!r}: use letters, digits and underscores, starting with "
-            "a letter or underscore, at most 300 characters"
-        )
+    """Return `name` if BigQuery accepts it as a new column name (flexible column names: Unicode letters,
+    marks, numbers, connector and dash punctuation, spaces and `& % = + : ' < > # |`, at most 300
+    characters, no reserved prefix), else raise IdentifierError."""
+    if not isinstance(name, str) or not name:
+        raise IdentifierError(f"invalid {what} name {name!r}: it must be a non-empty string")
+    if len(name) > MAX_COLUMN_NAME_CHARS:
+        raise IdentifierError(f"invalid {what} name {name[:40]!r}...: longer than {MAX_COLUMN_NAME_CHARS} characters")
+    refused = next((char for char in name if not _column_name_char(char)), None)
+    if refused is not None:
+        raise IdentifierError(f"invalid {what} name {name!r}: BigQuery does not allow {refused!r} in a column name")
     reserved = next((prefix for prefix in RESERVED_COLUMN_PREFIXES if name.upper().startswith(prefix)), None)
     if reserved:
         raise IdentifierError(f"invalid {what} name {name!r}: BigQuery reserves names starting with {reserved}")
     return name
+
+
+def _column_name_char(char: str) -> bool:
+    return char in _COLUMN_NAME_SYMBOLS or _table_name_char(char)
 
 
 @lru_cache(maxsize=65536)

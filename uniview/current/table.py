@@ -77,6 +77,7 @@ from uniview.core.render import render
 from uniview.core.schema import TableVersion, version_table_prefix
 from uniview.core.types import BQType
 from uniview.current.order import database_key, ordering_key
+from uniview.current.rekeyed import rekeyed_source
 from uniview.current.view import (
     CurrentRules,
     carried_struct,
@@ -551,7 +552,9 @@ def current_table_plan(
     return CurrentTablePlan(
         family=family,
         dataset=target_dataset,
-        unified=identifier_path(target_dataset, unified_view),
+        unified=rekeyed_source(
+            identifier_path(target_dataset, unified_view), versions, {n.lower(): n for n in columns}, version_column
+        ),
         columns=(*(identifier(name) for name in columns), identifier(version_column)),
         partition=rules.partition,
         version_column=quoted,

@@ -50,6 +50,7 @@ from uniview.current.order import (
     oldest_first_order,
     ordering_key,
 )
+from uniview.current.rekeyed import rekeyed_source
 
 #: Types BigQuery cannot PARTITION BY (https://cloud.google.com/bigquery/docs/reference/standard-sql/window-function-calls).
 _UNPARTITIONABLE = ("FLOAT64", "JSON", "GEOGRAPHY")
@@ -67,21 +68,18 @@ def current_view_name(family: str) -> str:
 
 
 def family_primary_key(family: str, versions: Sequence[TableVersion]) -> tuple[str, ...]:
-    """The one primary key every version records; PlanError naming the versions that differ."""
-    keys: dict[tuple[str, ...] | None, list[str]] = {}
-    for version in versions:
-        key = tuple(name.lower() for name in version.primary_key) if version.primary_key else None
-        keys.setdefault(key, []).append(version.table_name)
-    if len(keys) == 1 and None not in keys:
-        return next(v.primary_key for v in reversed(versions) if v.primary_key)
-    described = "; ".join(
-        f"{', '.join(tables)}: {'(' + ', '.join(key) + ')' if key else 'no primary key recorded'}"
-        for key, tables in keys.items()
-    )
+    """The newest version's primary key, by which the current view keys every row (the rows of versions with
+    another key are carried over to it: uniview.current.rekeyed); PlanError naming the versions that record none."""
+    unkeyed = [version.table_name for version in versions if not version.primary_key]
+    newest = versions[-1].primary_key if versions else None
+    if not unkeyed and newest:
+        return newest
+    keyed = [version.table_name for version in versions if version.primary_key]
     raise PlanError(
-        f"family {family!r}: a current view needs one primary key in every version, and the versions "
-        f"differ ({described}); declare metadata.primary_key (or send the Kafka message key) for "
-        f"every version, or leave --current off"
+        f"family {family!r}: a current view needs a primary key in every version, and "
+        f"{', '.join(unkeyed)} record{'s' if len(unkeyed) == 1 else ''} none "
+        f"({', '.join(keyed) or 'no version'} record{'s' if len(keyed) == 1 else ''} one); declare "
+        f"metadata.primary_key (or send the Kafka message key) for every version, or leave --current off"
     )
 
 
@@ -228,9 +226,10 @@ def current_view_body(
     order) are given and which names each row's version table in `version_column`."""
     rules = current_rules(family, columns, primary_key, versions, version_column)
     digits = len(str(len(versions)))  # the places as text sort like numbers: the newest version is a maximum
+    spelled = {name.lower(): name for name in columns}
     return render(
         "current_view.sql.j2",
-        unified=identifier_path(target_dataset, unified_view),
+        unified=rekeyed_source(identifier_path(target_dataset, unified_view), versions, spelled, version_column),
         outputs=rules.outputs,
         partition=rules.partition,
         place=ordering_key(),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
+from uniview.core.ddl_generated import generated_columns, with_generated
 from uniview.core.ddl_renames import DDL_TABLE, ordered_renames
 from uniview.core.errors import NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError
 from uniview.core.identifiers import validate_dataset, validate_table
@@ -130,9 +131,13 @@ def plan_families(
     if descriptions:
         families = {name: [_described(v, descriptions.get(v.table_name)) for v in vs] for name, vs in families.items()}
     control = families.pop(DDL_TABLE, None)  # renames read from the source's DDL: an input, not a family
-    renames = ordered_renames(warehouse.read_ddl_renames(request.dataset)) + request.options.renames
+    ddl_rows = warehouse.read_ddl_renames(request.dataset)
+    renames = ordered_renames(ddl_rows) + request.options.renames
     if renames:
         families = {name: apply_renames(versions, renames) for name, versions in families.items()}
+    generated = generated_columns(ddl_rows)
+    if generated:
+        families = {name: with_generated(name, versions, generated) for name, versions in families.items()}
     missing = [table for table in request.tables or () if table not in families and table != DDL_TABLE]
     if missing:
         raise NotFoundError(

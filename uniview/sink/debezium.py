@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from uniview.core.default_literals import is_epoch
 from uniview.core.types import decimal_type
+from uniview.sink.debezium_names import repaired_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -267,7 +268,7 @@ def key_columns(key_text: str | None) -> list[str] | None:
         names = list(key)
     else:
         return None
-    texts = [name for name in names if isinstance(name, str) and name]
+    texts = [repaired_name(name) for name in names if isinstance(name, str) and name]
     return texts if texts and len(texts) == len(names) else None
 
 
@@ -396,7 +397,7 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
     metadata = {
         "ingestion_method": f"DEBEZIUM_{str(source.get('connector', '')).upper()}",
         "database_name": source.get("db"),
-        "table_name": source.get("table"),
+        "table_name": repaired_name(source["table"]) if isinstance(source.get("table"), str) else source.get("table"),
         "operation": OPERATIONS[payload["op"]],
         "position": position(source),
         "timestamp": _timestamp(source.get("ts_ms")),
@@ -413,14 +414,18 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             typed = None
         if typed is not None:
-            metadata["schema"] = [_schema_entry(f, *column) for f, column in zip(fields, typed, strict=True)]
+            metadata["schema"] = [
+                _schema_entry(f, repaired_name(name), bq_type, convert)
+                for f, (name, bq_type, convert) in zip(fields, typed, strict=True)
+            ]
             forms = _DEFAULT_FORMS if placeholder is None else placeholder_forms(placeholder)
             unavailable = [name for name, _, _ in typed if _is_unavailable(row.get(name), forms)]
             data = {
-                name: None if name in unavailable else _converted(convert, row.get(name)) for name, _, convert in typed
+                repaired_name(name): None if name in unavailable else _converted(convert, row.get(name))
+                for name, _, convert in typed
             }
             if unavailable:
-                metadata["unavailable"] = unavailable
+                metadata["unavailable"] = [repaired_name(name) for name in unavailable]
     return _record_text({"data": data, "metadata": metadata})
 
 

@@ -25,6 +25,9 @@ MISSING_METADATA = (
 )
 INVALID_METADATA = "invalid_metadata"  # a dataset, table name or table_version that is not valid, or a metadata.timestamp that is not a timestamp
 INVALID_SCHEMA = "invalid_schema"  # metadata.schema is not a non-empty list of distinct {name, type} objects (or uses the _cdc_ prefix), or, on BigQuery, has too many columns to type in one statement (about 1,800)
+#: metadata.schema names a column BigQuery refuses (flexible column names: a character such as `.`, `$` or `/`, more than
+#: 300 characters, or a reserved prefix such as `_PARTITION`), on every warehouse, so that both land the same columns:
+INVALID_COLUMN_NAME = "invalid_column_name"
 MISSING_SCHEMA = "missing_schema"  # neither the record, another record of its version in the batch, nor an existing table gives the schema
 VERSION_CONFLICT = "version_conflict"  # the version is declared with a different schema than its table or than other records of the batch
 INVALID_DATA = "invalid_data"  # data is missing or not a JSON object

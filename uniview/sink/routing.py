@@ -12,16 +12,17 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from uniview.core.errors import IdentifierError, UniviewError, WarehouseError
-from uniview.core.identifiers import validate_dataset, validate_table
+from uniview.core.identifiers import validate_column_name, validate_dataset, validate_table
 from uniview.core.landing_layout import CDC_PREFIX
 from uniview.core.schema import version_table_name
 from uniview.core.types import BQType
 from uniview.sink.mysql_types import bigquery_type
 from uniview.sink.reasons import (
+    INVALID_COLUMN_NAME,
     INVALID_METADATA,
     INVALID_SCHEMA,
     MISSING_METADATA,
@@ -110,8 +111,6 @@ def redirected(route: VersionRoute, folded: Mapping[tuple[str, str], str]) -> Ve
     """The route itself, or, when its version was folded into a consolidated table, the route to its
     successor version (`folded`: (dataset, version table) -> successor table): a folded table is never
     written again (docs/consolidation.md)."""
-    from dataclasses import replace
-
     from uniview.core.schema import split_version_table
 
     while (route.dataset, route.table_name) in folded:
@@ -188,6 +187,10 @@ class SchemaError(ValueError):
     """metadata.schema is not a usable list of {"name", "type"} objects."""
 
 
+class ColumnNameError(SchemaError):
+    """metadata.schema names a column BigQuery refuses."""
+
+
 Lookup = Callable[[Collection[tuple[str, str]]], Mapping[tuple[str, str], KnownVersion]]
 
 
@@ -218,11 +221,60 @@ def plan_routes(
             f"{group[0]!r}: table names are case-sensitive (as BigQuery's), and DuckDB cannot hold both"
         )
         _reject(plan, groups.pop(group), INVALID_METADATA, detail)
-    known = lookup({(ds, version_table_name(table, version)) for ds, table, version in groups}) if groups else {}
+    known = _lookup_groups(lookup, groups, {})
+    groups = _rekeyed(groups, known, seen)
+    known = _lookup_groups(lookup, groups, known)
     for group in sorted(groups, key=lambda g: (_earliest(groups[g], seen), g)):
         ds, table, version = group
         _decide_group(plan, groups[group], known.get((ds, version_table_name(table, version))))
     return plan
+
+
+def _lookup_groups(
+    lookup: Lookup,
+    groups: Mapping[tuple[str, str, str], list[_Candidate]],
+    known: Mapping[tuple[str, str], KnownVersion],
+) -> dict[tuple[str, str], KnownVersion]:
+    """`known` and what `lookup` answers for the groups' version tables not asked for yet."""
+    tables = {(ds, version_table_name(table, version)) for ds, table, version in groups}
+    asked = {(ds, table) for ds, table in tables if (ds, table) in known}
+    return {**known, **(lookup(tables - asked) if tables - asked else {})}
+
+
+def _rekeyed(
+    groups: Mapping[tuple[str, str, str], list[_Candidate]],
+    known: Mapping[tuple[str, str], KnownVersion],
+    first_seen: Mapping[RecordKey, FirstSeen],
+) -> dict[tuple[str, str, str], list[_Candidate]]:
+    """The groups, with each computed version's candidates that declare another key than the version's own (its
+    table's, else the key seen first in the batch) moved to the version computed with their key: a key redefined
+    in the source, the columns unchanged, starts a version of its own (uniview.sink.versioning)."""
+    regrouped: dict[tuple[str, str, str], list[_Candidate]] = defaultdict(list)
+    for (ds, table, version), candidates in groups.items():
+        own = _own_key(candidates, known.get((ds, version_table_name(table, version))), first_seen)
+        for candidate in candidates:
+            if (
+                own is not None
+                and candidate.primary_key is not None
+                and candidate.columns is not None
+                and candidate.key.table_version is None
+                and not _same_key(candidate.primary_key, own)
+            ):
+                keyed = compute_version(table, candidate.columns, candidate.primary_key)
+                regrouped[(ds, table, keyed)].append(replace(candidate, version=keyed))
+            else:
+                regrouped[(ds, table, version)].append(candidate)
+    return regrouped
+
+
+def _own_key(
+    candidates: list[_Candidate], known: KnownVersion | None, first_seen: Mapping[RecordKey, FirstSeen]
+) -> tuple[str, ...] | None:
+    """The key a version keeps: its table's, else the one of the candidate seen first (None: none declared)."""
+    if known is not None:
+        return known.primary_key
+    keyed = [c for c in candidates if c.primary_key is not None]
+    return min(keyed, key=lambda c: _earliest([c], first_seen)).primary_key if keyed else None
 
 
 def _case_twins(
@@ -271,7 +323,8 @@ def _resolve(key: RecordKey, dataset: str | None, fallback: str) -> Decision | _
     try:
         columns = parse_schema(key.schema_text) if key.schema_text is not None else None
     except SchemaError as error:
-        return Decision(target, reason=INVALID_SCHEMA, detail=str(error), version=key.table_version)
+        reason = INVALID_COLUMN_NAME if isinstance(error, ColumnNameError) else INVALID_SCHEMA
+        return Decision(target, reason=reason, detail=str(error), version=key.table_version)
     if key.table_version is not None and not is_valid_version(key.table_version):
         return Decision(
             target,
@@ -338,6 +391,10 @@ def parse_schema(schema_text: str) -> tuple[SourceColumn, ...]:
             raise SchemaError(f"metadata.schema declares column {name!r} twice")
         if name.lower().startswith(CDC_PREFIX):
             raise SchemaError(f"column {name!r}: the {CDC_PREFIX} prefix is reserved for CDC metadata columns")
+        try:
+            validate_column_name(name)
+        except IdentifierError as error:
+            raise ColumnNameError(str(error)) from None
         seen.add(name.lower())
         nullable = item.get("nullable", True)
         if not isinstance(nullable, bool):

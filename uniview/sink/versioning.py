@@ -12,13 +12,18 @@ schema in the same table:
 `type` is the declared source type lowercased with every whitespace character removed
 (`VARCHAR(255) ` -> `varchar(255)`, `int(10) unsigned` -> `int(10)unsigned`); column names and
 the table name are used exactly as declared.  CDC metadata columns are not part of the hash.
+
+A primary key is not part of it either, but for one case: a record declaring another key than the
+table of its version (a key redefined in the source, the columns unchanged) lands in the version whose
+canonical text also holds that key, `{"table": ..., "columns": ..., "primary_key": [name, ...]}`
+(names as declared), so one version keeps one key.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from uniview.core.schema import VERSION_ID
@@ -51,15 +56,19 @@ def normalize_source_type(declared_type: str) -> str:
     return "".join(declared_type.split()).lower()
 
 
-def canonical_schema(table_name: str, columns: Iterable[SourceColumn]) -> str:
-    """The canonical text the version hash is computed from (see the module docstring)."""
+def canonical_schema(table_name: str, columns: Iterable[SourceColumn], primary_key: Sequence[str] | None = None) -> str:
+    """The canonical text the version hash is computed from (see the module docstring); `primary_key` only for
+    a key other than the one of the version computed without it."""
     pairs = [[column.name, column.normalized_type] for column in columns]
-    return json.dumps({"table": table_name, "columns": pairs}, separators=(",", ":"), ensure_ascii=False)
+    canonical: dict[str, object] = {"table": table_name, "columns": pairs}
+    if primary_key is not None:
+        canonical["primary_key"] = list(primary_key)
+    return json.dumps(canonical, separators=(",", ":"), ensure_ascii=False)
 
 
-def compute_version(table_name: str, columns: Iterable[SourceColumn]) -> str:
+def compute_version(table_name: str, columns: Iterable[SourceColumn], primary_key: Sequence[str] | None = None) -> str:
     """The first 12 hex digits of the SHA-256 of the canonical schema text (UTF-8)."""
-    digest = hashlib.sha256(canonical_schema(table_name, columns).encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(canonical_schema(table_name, columns, primary_key).encode("utf-8")).hexdigest()
     return digest[:HASH_LENGTH]
 
 
