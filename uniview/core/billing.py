@@ -152,6 +152,15 @@ def on_demand_usd(billed_bytes: float) -> float:
     return billed_bytes / TIB * USD_PER_TIB
 
 
+def size_text(size: float) -> str:
+    """A byte count in BigQuery's binary units: 0 B, 310 MB, 9.1 GB, 2.3 TB."""
+    for unit, scale in (("PB", 2**50), ("TB", TIB), ("GB", 2**30), ("MB", MB), ("KB", 2**10)):
+        if size >= scale:
+            amount = size / scale
+            return f"{amount:.0f} {unit}" if amount >= 100 or amount == int(amount) else f"{amount:.1f} {unit}"
+    return f"{size:.0f} B"
+
+
 def table_name(table: exp.Table) -> str:
     """`dataset.table` (the project left out), or the bare name of a temporary table."""
     return f"{table.db}.{table.name}" if table.db else table.name
