@@ -349,6 +349,24 @@ class BigQueryWarehouse(Warehouse):
 
         return bigquery_current.current_action(self, plan, rebuild)
 
+    def applied_batch(self, plan: CurrentTablePlan, stream: str, batch_id: int) -> bool:
+        """One query of the batches table (a query job, billed at its 10 MB floor)."""
+        from google.cloud import bigquery
+
+        sql = (
+            f"SELECT COUNT(*) AS found FROM {quote_path(self.project, plan.dataset, plan.batches_name)} "
+            "WHERE stream = @stream AND batch_id = @batch_id"
+        )
+        parameters = [
+            bigquery.ScalarQueryParameter("stream", "STRING", stream),
+            bigquery.ScalarQueryParameter("batch_id", "INT64", batch_id),
+        ]
+        try:
+            rows, _ = self._query(f"read whether {plan.table_name} applied {stream}#{batch_id}", sql, parameters)
+        except NotFoundError:
+            return False
+        return bool(rows and rows[0]["found"])
+
     def maintain_current_table(self, plan: CurrentTablePlan, rebuild: bool = False) -> CurrentTableResult:
         """One script job: the maintenance in one multi-statement transaction, retried whole on
         serialization conflicts (uniview.warehouse.bigquery_current)."""
