@@ -46,6 +46,8 @@ from uniview.warehouse.bigquery_folds import folded_guard, redirected_query  # n
 #: Query jobs of one sink batch besides its parts: the ledger check, the routing keys, one typing script,
 #: the folded-versions read, the plan's step and the ledger record.
 SINK_JOBS_PER_BATCH = 6
+#: Query jobs of a sink run besides its batches: the control tables' DDL, once per run.
+SINK_JOBS_PER_RUN = 1
 #: BigQuery's limits on mutating DML (UPDATE, DELETE, MERGE; INSERT counts as one) against one table.
 MUTATING_DML_RUNNING_PER_TABLE = 2
 MUTATING_DML_QUEUED_PER_TABLE = 20
