@@ -70,6 +70,7 @@ locals {
     UNIVIEW_CURRENT                     = lookup({ "true" = "view", "false" = "off" }, lower(var.current_views), lower(var.current_views))
     UNIVIEW_RENAMES                     = length(var.renames) == 0 ? null : jsonencode({ uniview_renames = 1, renames = var.renames })
     UNIVIEW_MAX_EVENT_AGE_SECONDS       = tostring(var.max_event_age_seconds)
+    UNIVIEW_MAX_STALENESS               = "${var.max_staleness_seconds}s"
     UNIVIEW_CONSOLIDATE_IDLE_FOR        = var.consolidate_idle_for
     UNIVIEW_CONSOLIDATE_MAX_VERSIONS    = tostring(var.consolidate_max_versions)
     UNIVIEW_CONSOLIDATE_SETTLE          = var.consolidate_settle

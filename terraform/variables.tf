@@ -209,6 +209,18 @@ variable "max_event_age_seconds" {
   }
 }
 
+variable "max_staleness_seconds" {
+  description = "current_views = \"table\": the function maintains a family's <table>_current at most once per this many seconds, coalescing the sink's announcements between (UNIVIEW_MAX_STALENESS); 0 maintains after every batch. The default is chosen from the cost table in docs/billing.md."
+  type        = number
+  default     = 900
+  nullable    = false
+
+  validation {
+    condition     = var.max_staleness_seconds >= 0 && floor(var.max_staleness_seconds) == var.max_staleness_seconds
+    error_message = "max_staleness_seconds must be a whole number of at least 0."
+  }
+}
+
 # ---------------------------------------------------------------------------
 # Scheduled consolidation (docs/consolidation.md): off unless consolidate_idle_for is set
 # ---------------------------------------------------------------------------

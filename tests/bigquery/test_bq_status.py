@@ -19,6 +19,7 @@ from status.status_scenario import (  # tests/status/status_scenario.py
 )
 
 from uniview.cli.main import main
+from uniview.core.billing import MB
 from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.ops.refresh import RefreshRequest, refresh
 from uniview.ops.status.collect import STATUS_JOBS_BIGQUERY, collect
@@ -81,6 +82,19 @@ def test_status_on_bigquery_tells_the_main_states_apart_in_a_fixed_number_of_job
         "unparseable": {"24h": 0, "7d": 1},
     }
     assert all(99 < value <= 100 for value in families["customer"]["headroom_percent"].values())
+    # a query of a unified view is billed at least 10 MB per version table; no version is idle for a day
+    assert {name: family["query_floor_bytes"] for name, family in families.items()} == {
+        name: family["versions"] * 10 * MB for name, family in families.items()
+    }
+    assert all(family["consolidated_query_floor_bytes"] is None for family in families.values())
+    planned = CliRunner().invoke(main, ["plan", *args[1:-1], "--json"])
+    assert planned.exit_code == 0, planned.output
+    floors = {entry["family"]: entry for entry in json.loads(planned.stdout)["billing"]}
+    assert floors["orders"]["version_tables"] == 2
+    assert floors["orders"]["floor_bytes"]["query_unified"] == 2 * 10 * MB
+    assert floors["orders"]["floor_bytes"]["maintenance"] is None
+    # a refresh reads the catalog (columns, tables, their options) before it writes the views: never free
+    assert all(entry["floor_bytes"]["refresh"] >= 3 * 10 * MB for entry in floors.values())
     failing = CliRunner().invoke(main, [*args, "--fail-on", "stale=1d"])
     assert failing.exit_code == 3 and "uniview: legacy: crosses --fail-on stale" in failing.stderr
     # the quarantined lines of no family (NULL or empty table_name): a row of their own, watched by --fail-on

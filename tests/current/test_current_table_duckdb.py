@@ -11,6 +11,7 @@ from scenario import FAMILY
 from test_current_duckdb import load
 
 from uniview.cli.main import main
+from uniview.core.billing import MB
 from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.core.types import parse_type
 from uniview.core.version_description import version_description
@@ -92,6 +93,13 @@ def test_plan_says_create_and_changes_nothing_then_refresh_creates_the_table_equ
         ("cdc_unified.customer_current", "maintain")
     ]
     assert any(statement.startswith("DELETE FROM") for statement in document["current_tables"][0]["statements"])
+    (billing,) = document["billing"]
+    floors = billing["floor_bytes"]
+    # a maintenance reads the unified view (10 MB per version table) and its own state besides
+    assert floors["query_unified"] == billing["version_tables"] * 10 * MB
+    assert floors["query_current"] == 10 * MB
+    assert floors["maintenance"] > floors["query_unified"] and floors["maintenance"] % (10 * MB) == 0
+    assert floors["refresh"] > floors["maintenance"]
 
 
 def test_a_new_version_with_a_new_column_type_rebuilds_one_with_the_same_columns_re_presents(tmp_path):

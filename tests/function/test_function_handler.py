@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from uniview.cloudfn.config import load_config, reset_config_cache
 from uniview.cloudfn.events import cloud_event, notification
 from uniview.cloudfn.handler import handle_cloud_event
-from uniview.core.errors import NotFoundError
+from uniview.core.errors import ConfigError, NotFoundError
 from uniview.warehouse.url import duckdb_url
 
 MAIN = Path(__file__).resolve().parents[2] / "functions" / "main.py"
@@ -134,3 +135,15 @@ def test_full_refresh_logs_every_familys_outcome_and_one_bad_family_stops_none(w
     logged = [record.fields for record in caplog.records if getattr(record, "fields", None)]
     by_family = {line.get("family"): line["outcome"] for line in logged if line.get("family")}
     assert by_family == {"customer": "refreshed", "orders": "refreshed", "wide": "unbuildable"}
+
+
+@pytest.mark.parametrize(
+    ("staleness", "message"),
+    [("soon", "UNIVIEW_MAX_STALENESS: invalid duration 'soon'"), ("13h", "at most half of UNIVIEW_MAX_EVENT_AGE")],
+)
+def test_a_staleness_bound_the_event_age_limit_would_cut_short_is_refused(staleness, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config({"UNIVIEW_WAREHOUSE": "duckdb:///w.duckdb", "UNIVIEW_MAX_STALENESS": staleness})
+    assert load_config({"UNIVIEW_WAREHOUSE": "duckdb:///w.duckdb", "UNIVIEW_MAX_STALENESS": "15m"}).max_staleness == (
+        timedelta(minutes=15)
+    )

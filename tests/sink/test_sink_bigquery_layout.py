@@ -128,3 +128,27 @@ def test_a_granularity_bigquery_has_not_or_a_duckdb_warehouse_is_refused(warehou
     with pytest.raises(ConfigError, match=error):
         SinkOptions(input="in", warehouse=warehouse, partition_granularity=granularity).validate()
     SinkOptions(input="in", warehouse="bigquery://test-project", partition_granularity="month").validate()
+
+
+def test_the_fleet_model_predicts_the_jobs_a_small_fleets_batch_runs(spark, connector_stack, tmp_path):
+    """bench/fleet.py against the emulator's jobs.list: 20 databases x 5 tables in the shared dataset, every
+    table written in one batch; the run's one extra job creates the control tables."""
+    from bench.fleet import SINK_JOBS_PER_RUN, Fleet, simulate
+
+    client, options = connector_stack
+    rows = [
+        record(f"item{table}", {"id": 1, "name": "x"}, LEGACY, database=f"fleet{database:02d}")
+        for database in range(20)
+        for table in range(5)
+    ]
+    write_ndjson(tmp_path / "in" / "a.json", rows)
+    before = {job.job_id for job in client.list_jobs(project=DEFAULT_PROJECT, all_users=True)}
+    warehouse = f"bigquery://{DEFAULT_PROJECT}"
+    result = run(
+        spark, SinkOptions(input=str(tmp_path / "in"), warehouse=warehouse, dataset="fleet", bigquery_options=options)
+    )
+    assert result.failed == {} and result.counts.total_written == 100
+    ran = [job for job in client.list_jobs(project=DEFAULT_PROJECT, all_users=True) if job.job_id not in before]
+    predicted = simulate(Fleet(20, 5, 1, 1e9, 60.0, 0.0, "shared"))  # every table changes within the batch
+    assert predicted.routes_per_batch == 5
+    assert len(ran) == predicted.sink_jobs_per_minute + SINK_JOBS_PER_RUN, sorted(job.query[:60] for job in ran)

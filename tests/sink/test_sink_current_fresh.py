@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,50 @@ def test_duplicate_reordered_and_late_announcements_change_nothing(spark, tmp_pa
     events = landed_events(served.log_path)
     assert [e["current_table_action"] for e in events] == ["create"] + ["maintain"] * 8
     assert all(e["current_table_changes_read"] == 0 for e in events[1:]), events
+
+
+def test_a_burst_within_the_staleness_bound_gives_one_maintenance_that_applies_every_batch(spark, tmp_path):
+    """UNIVIEW_MAX_STALENESS: the announcements of a burst are answered with a retry until they are that old;
+    brought back by Pub/Sub after it, the first one maintains the table, the others find their batch applied."""
+    path = tmp_path / "w.duckdb"
+    source = Source()
+    steps = batches(source)[:3]
+    for number, (_, records, _) in enumerate(steps):
+        write_ndjson(tmp_path / "in" / f"{number}.json", records)
+        run(
+            spark, SinkOptions(input=str(tmp_path / "in" / f"{number}.json"), warehouse=duckdb_url(path), dataset="cdc")
+        )
+    ledger = query(path, "SELECT stream, batch_id FROM main._uniview_batches ORDER BY landed_at")
+    burst = [Notification.of_batch(["cdc"], "customer", LandedBatch(*batch))[0] for batch in ledger]
+    env = {"UNIVIEW_WAREHOUSE": duckdb_url(path), "UNIVIEW_CURRENT": "table", "UNIVIEW_MAX_STALENESS": "10m"}
+    with function_server(tmp_path, env) as served:
+        for index, announcement in enumerate(burst):  # just published: each is put off, nothing is maintained
+            answer = requests.post(served.url, json=push_body(announcement.data(), f"burst-{index}"), timeout=120)
+            assert answer.status_code >= 500, answer.text[:300]
+        assert not query(path, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'customer_current'")[0][0]
+        redelivered = datetime.now(UTC) - timedelta(minutes=11)  # Pub/Sub brings them back past the bound
+        for index, announcement in enumerate(burst):
+            body = push_body(announcement.data(), f"burst-{index}", publish_time=redelivered)
+            assert requests.post(served.url, json=body, timeout=120).status_code == 200
+        events = landed_events(served.log_path)
+        lines = [json.loads(line) for line in served.log_path.read_text().splitlines() if line.startswith("{")]
+    assert [e["current_table_action"] for e in events] == ["create"] + ["coalesced"] * (len(burst) - 1), events
+    assert [line["outcome"] for line in lines if line.get("reason") == "max_staleness"] == ["deferred"] * len(burst)
+    assert current_rows(path) == steps[-1][2]
+    assert_equals_view(path)
+
+
+def assert_equals_view(path: Path) -> None:
+    """`<table>_current` holds exactly what the current view computes from every change."""
+    from click.testing import CliRunner
+
+    from uniview.cli.main import main
+
+    args = ["--dataset", "cdc", "--table", "customer", "--current", "--target-dataset", "cdc_view"]
+    assert CliRunner().invoke(main, ["refresh", "--warehouse", duckdb_url(path), *args]).exit_code == 0
+    assert sorted(query(path, f"SELECT * FROM {TABLE}")) == sorted(
+        query(path, "SELECT * FROM cdc_view.customer_current")
+    )
 
 
 def test_in_view_mode_an_announcement_is_acknowledged_without_touching_the_warehouse(tmp_path):

@@ -11,6 +11,7 @@ from status_scenario import FAMILYLESS_COUNTS, OVER_VERSIONS, assert_freshness, 
 
 from uniview.cli.main import main
 from uniview.core import limits
+from uniview.core.billing import MB, size_text
 from uniview.ops.refresh import RefreshRequest
 from uniview.ops.status.collect import STATUS_QUERIES_DUCKDB, collect
 from uniview.ops.status.report import (
@@ -82,6 +83,18 @@ def test_stale_quarantine_and_pending_notifications(report):
     invoices = families["invoices"]
     assert invoices["flags"] == ["notifications"]
     assert [(p["table"], p["version"]) for p in invoices["pending_notifications"]] == [("invoices", "b7")]
+
+
+def test_each_family_shows_its_query_floor_and_consolidation_names_those_it_would_cut(report):
+    _, families, _ = report
+    # BigQuery bills a query of the unified view at least 10 MB per version table it reads
+    assert {name: f["query_floor_bytes"] for name, f in families.items() if name != "hub"} == {
+        name: 10 * MB * f["versions"] for name, f in families.items() if name != "hub"
+    }
+    assert families["hub"]["query_floor_bytes"] == 10 * MB * OVER_VERSIONS
+    # the hub's versions but one were never written: folded into one table, two tables are left to read
+    assert families["hub"]["consolidated_query_floor_bytes"] == 2 * 10 * MB
+    assert all(f["consolidated_query_floor_bytes"] is None for name, f in families.items() if name != "hub")
 
 
 def test_worst_first_and_a_summary(report):
@@ -189,6 +202,10 @@ def test_the_terminal_shows_the_worst_families_then_a_summary(warehouse_file):
     assert "(unparseable)" in table[table.index(NO_FAMILY) :]  # the commonest reason, folded under the counts
     assert table.index("wide") < table.index(NO_FAMILY)
     assert f"{NO_FAMILY} quarantined 24h" in totals and f"{NO_FAMILY} quarantined 7d" in totals
+    # the query floor of each family shown, and the families consolidation would cut it for
+    assert "query floor" in table
+    (line,) = [line for line in text.splitlines() if "would cut the query floor" in line]
+    assert line.endswith(f"hub ({size_text(10 * MB * OVER_VERSIONS)} -> 20 MB)")
 
 
 def test_one_family(warehouse_file):

@@ -101,6 +101,7 @@ def test_env_with_defaults_sets_no_optional_variable(evaluator: Evaluator) -> No
         "UNIVIEW_POLICY": "uniview",
         "UNIVIEW_MAX_VIEW_CHARS": "250000",
         "UNIVIEW_MAX_EVENT_AGE_SECONDS": "86400",
+        "UNIVIEW_MAX_STALENESS": "900s",
         "UNIVIEW_CURRENT": "off",
         "UNIVIEW_CONSOLIDATE_MAX_VERSIONS": "500",
         "UNIVIEW_CONSOLIDATE_SETTLE": "1h",

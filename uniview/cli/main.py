@@ -128,10 +128,16 @@ def main() -> None:
 
 @main.command()
 @view_options
-@click.option("--json", "as_json", is_flag=True, help='Print {"views": [{"name", "sql"}]}, dependencies first.')
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print {"views": [{"name", "sql"}]}, dependencies first, and each family\'s BigQuery billing floors.',
+)
 @fail_cleanly
 def plan(warehouse: str, as_json: bool, **request_options: Any) -> None:
     """Print the SQL `refresh` would apply, without applying it."""
+    from uniview.ops.billing import family_floors
     from uniview.ops.refresh import plan_families, stored_fingerprints
     from uniview.warehouse import open_warehouse
 
@@ -146,6 +152,7 @@ def plan(warehouse: str, as_json: bool, **request_options: Any) -> None:
         document: dict[str, Any] = {"views": views}
         if tables:
             document["current_tables"] = [current_table_json(table, action) for table, action in tables]
+        document["billing"] = [{"family": p.family, **family_floors(p).as_json()} for p in plans]
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif plans:
         from uniview.cli.output import print_plan  # rich: only for the table, not for --json

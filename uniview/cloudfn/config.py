@@ -9,6 +9,8 @@ UNIVIEW_SOURCE_COLUMN               add a column naming each row's version table
 UNIVIEW_CURRENT                     <table>_current: off | view | table ("true" = view, "false" = off); default off
 UNIVIEW_RENAMES                     declared column renames: a renames document (JSON, uniview.core.renames)
 UNIVIEW_MAX_EVENT_AGE_SECONDS       drop events older than this; default 86400
+UNIVIEW_MAX_STALENESS               with UNIVIEW_CURRENT=table: maintain a family at most once per this long
+                                    (e.g. 15m), coalescing the `landed` announcements between; default 0s (off)
 UNIVIEW_CONSOLIDATE_IDLE_FOR        consolidate on dataset-wide (scheduled) events: versions idle this long
 UNIVIEW_CONSOLIDATE_MAX_VERSIONS    fold until a family keeps at most this many tables; default 500
 UNIVIEW_CONSOLIDATE_SETTLE          BigQuery: how long a moved table stays in the view; default 1h
@@ -41,6 +43,7 @@ ENV_VARS: tuple[str, ...] = (
     "UNIVIEW_CURRENT",
     "UNIVIEW_RENAMES",
     "UNIVIEW_MAX_EVENT_AGE_SECONDS",
+    "UNIVIEW_MAX_STALENESS",
     "UNIVIEW_CONSOLIDATE_IDLE_FOR",
     "UNIVIEW_CONSOLIDATE_MAX_VERSIONS",
     "UNIVIEW_CONSOLIDATE_SETTLE",
@@ -62,6 +65,8 @@ class FunctionConfig:
     max_event_age_seconds: int
     #: Scheduled consolidation (UNIVIEW_CONSOLIDATE_*): `consolidation` is None when it is off.
     consolidation: ScheduledConsolidation | None = None
+    #: UNIVIEW_MAX_STALENESS: a `landed` announcement younger than this is answered with a retry (docs/billing.md).
+    max_staleness: timedelta = timedelta(0)
 
     def target_dataset(self, dataset: str) -> str:
         """The views' dataset for source `dataset`; IdentifierError if the result is not a dataset name."""
@@ -85,9 +90,22 @@ def load_config(environ: Mapping[str, str]) -> FunctionConfig:
     consolidation = _checked(problems, _consolidation, values)
     if values["UNIVIEW_CONTROL_DATASET"]:
         _checked(problems, validate_dataset, values["UNIVIEW_CONTROL_DATASET"], "UNIVIEW_CONTROL_DATASET")
+    staleness = _checked(problems, _max_staleness, values["UNIVIEW_MAX_STALENESS"], max_age)
     if problems:
         raise ConfigError("invalid Cloud Function configuration: " + "; ".join(problems))
-    return FunctionConfig(warehouse, template, options, max_age, consolidation)
+    return FunctionConfig(warehouse, template, options, max_age, consolidation, staleness)
+
+
+def _max_staleness(text: str, max_event_age_seconds: int | None) -> timedelta:
+    """UNIVIEW_MAX_STALENESS: a duration well under the event age limit, so a deferred announcement is never
+    dropped as expired before it is applied."""
+    staleness = _duration("UNIVIEW_MAX_STALENESS", text) or timedelta(0)
+    if max_event_age_seconds is not None and staleness.total_seconds() * 2 > max_event_age_seconds:
+        raise ConfigError(
+            f"UNIVIEW_MAX_STALENESS {text!r} must be at most half of UNIVIEW_MAX_EVENT_AGE_SECONDS "
+            f"({max_event_age_seconds}s): a deferred announcement would expire before it is applied"
+        )
+    return staleness
 
 
 _cached: FunctionConfig | None = None

@@ -54,8 +54,14 @@ class Verdict:
     status: str
 
 
+class StalenessDeferred(UniviewError):
+    """A `landed` announcement younger than UNIVIEW_MAX_STALENESS: Pub/Sub brings it back later, when it is
+    applied once for every announcement of the interval (or found applied already)."""
+
+
 #: The one ack-or-retry table: the first row whose class matches the exception decides.
 ACK_OR_RETRY: tuple[tuple[type[BaseException], Verdict], ...] = (
+    (StalenessDeferred, Verdict(False, "deferred")),  # inside the staleness bound: redelivered after it
     (MalformedMessageError, Verdict(True, "rejected")),  # not base64/UTF-8/JSON, wrong fields: always so
     (IdentifierError, Verdict(True, "rejected")),  # a hostile or invalid name in the message
     (PlanError, Verdict(True, "unbuildable")),  # no view can express the family (limits included)
@@ -131,6 +137,7 @@ def handle_cloud_event(
                 **ids,
             )
             return EventResult("unchanged", message_id, "not_a_current_table")
+        _defer_within_staleness(notification, message.event_time, config, now, ids)
         requests = [build_request(config, notification, dataset) for dataset in notification.datasets]
     except (MalformedMessageError, IdentifierError) as error:
         log_event(
@@ -160,13 +167,44 @@ def build_request(config: FunctionConfig, notification: Notification, dataset: s
 
     announced = notification.version_table
     dataset = dataset or notification.dataset
+    batch = notification.landed
     return RefreshRequest(
         dataset=dataset,
         tables=(notification.table,) if notification.table else None,
         target_dataset=config.target_dataset(dataset),
         options=config.options,
         required_tables=(announced,) if announced else (),
+        announced_batch=(batch.stream, batch.batch_id) if batch is not None and config.max_staleness else None,
     )
+
+
+def _defer_within_staleness(
+    notification: Notification, published: datetime | None, config: FunctionConfig, now: datetime | None, ids: dict
+) -> None:
+    """Raise StalenessDeferred for a `landed` announcement published less than UNIVIEW_MAX_STALENESS ago.
+
+    The rule: an announcement is acted on only once it is that old, and then only when the family's current
+    table has not applied its batch yet.  The first announcement of a burst to come of age maintains the table,
+    which applies every batch landed so far; the others find their batch applied and are acknowledged.  None
+    is acknowledged before its batch is applied, so the last one of a burst is never lost: Pub/Sub keeps
+    bringing it back (its retry policy's backoff) until then."""
+    if notification.landed is None or not config.max_staleness or published is None:
+        return
+    age = (now or datetime.now(UTC)) - published
+    if age >= config.max_staleness:
+        return
+    wait = (config.max_staleness - age).total_seconds()
+    log_event(
+        logger,
+        logging.INFO,
+        f"rows landed in {notification.dataset}.{notification.table}: deferred {wait:.0f}s more "
+        f"(UNIVIEW_MAX_STALENESS {config.max_staleness.total_seconds():.0f}s), Pub/Sub will redeliver",
+        outcome="deferred",
+        reason="max_staleness",
+        family=notification.table,
+        **ids,
+    )
+    raise StalenessDeferred(f"within UNIVIEW_MAX_STALENESS: {wait:.0f}s to go")
 
 
 def _refresh(

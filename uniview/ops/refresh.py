@@ -34,6 +34,8 @@ from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Ware
 
 #: How often one refresh goes round when versions keep appearing while it applies.
 MAX_ROUNDS = 10
+#: The current table's action when the announced batch was applied by an earlier maintenance.
+COALESCED = "coalesced"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class RefreshRequest:
     required_tables: tuple[str, ...] = ()
     #: With --current table: build each `<table>_current` table and its state again from every change.
     rebuild_current: bool = False
+    #: The sink batch (stream, batch id) an announcement named: a `<table>_current` table that has applied it
+    #: is not maintained again (the function's staleness bound coalesces announcements so).
+    announced_batch: tuple[str, int] | None = None
 
     def __post_init__(self) -> None:
         validate_dataset(self.dataset)
@@ -236,9 +241,17 @@ def _refresh_family(
     outcome.note = "; ".join(note for note in (nearing, plan.current_note) if note) or None
     if plan.current_error is not None:
         raise plan.current_error  # the unified view is applied; the current view could not be planned
-    if plan.current_table is not None:  # it reads the unified view just applied
+    if plan.current_table is not None and _applied(warehouse, request, plan):
+        outcome.current_table = CurrentTableResult(COALESCED)
+    elif plan.current_table is not None:  # it reads the unified view just applied
         outcome.current_table = warehouse.maintain_current_table(plan.current_table, request.rebuild_current)
         outcome.jobs.extend(outcome.current_table.jobs)
+
+
+def _applied(warehouse: Warehouse, request: RefreshRequest, plan: FamilyPlan) -> bool:
+    """Whether the family's current table has applied the announced batch already."""
+    batch = request.announced_batch
+    return batch is not None and plan.current_table is not None and warehouse.applied_batch(plan.current_table, *batch)
 
 
 def _record(outcome: FamilyOutcome, changes: list[ViewChange], applied: Applied) -> None:

@@ -97,6 +97,25 @@ def make_client(project: str) -> Any:
         raise ConfigError(f"no Google Cloud credentials for BigQuery: {error}") from None
 
 
+def information_schema(project: str, dataset: str, view: str) -> str:
+    return f"{quote_path(project, dataset)}.INFORMATION_SCHEMA.{view}"
+
+
+def columns_sql(project: str, dataset: str, filtered: bool) -> str:
+    """The INFORMATION_SCHEMA query of the columns of `dataset`'s tables (of some families when `filtered`)."""
+    return _COLUMNS_SQL.format(
+        columns=information_schema(project, dataset, "COLUMNS"),
+        tables=information_schema(project, dataset, "TABLES"),
+        not_folded=not_folded(information_schema(project, dataset, "TABLE_OPTIONS"), "c.table_name"),
+        family_filter=_FAMILY_FILTER if filtered else "",
+    )
+
+
+def descriptions_sql(project: str, dataset: str) -> str:
+    """The INFORMATION_SCHEMA query of the descriptions of the tables named in @tables."""
+    return _DESCRIPTIONS_SQL.format(options=information_schema(project, dataset, "TABLE_OPTIONS"))
+
+
 class BigQueryWarehouse(Warehouse):
     """Version tables and unified views in the datasets of one Google Cloud project.
 
@@ -139,12 +158,7 @@ class BigQueryWarehouse(Warehouse):
         """The INFORMATION_SCHEMA query (SQL text and parameters) for the columns of `dataset`."""
         from google.cloud import bigquery
 
-        sql = _COLUMNS_SQL.format(
-            columns=self._information_schema(dataset, "COLUMNS"),
-            tables=self._information_schema(dataset, "TABLES"),
-            not_folded=not_folded(self._information_schema(dataset, "TABLE_OPTIONS"), "c.table_name"),
-            family_filter="" if families is None else _FAMILY_FILTER,
-        )
+        sql = columns_sql(self.project, dataset, families is not None)
         if families is None:
             return sql, []
         prefixes = [version_table_prefix(family) for family in families]
@@ -202,7 +216,7 @@ class BigQueryWarehouse(Warehouse):
 
         validate_dataset(dataset)
         wanted = sorted({validate_table(t) for t in tables})
-        sql = _DESCRIPTIONS_SQL.format(options=self._information_schema(dataset, "TABLE_OPTIONS"))
+        sql = descriptions_sql(self.project, dataset)
         rows, _ = self._query(
             f"read the table descriptions of {dataset}", sql, [bigquery.ArrayQueryParameter("tables", "STRING", wanted)]
         )
@@ -335,6 +349,24 @@ class BigQueryWarehouse(Warehouse):
 
         return bigquery_current.current_action(self, plan, rebuild)
 
+    def applied_batch(self, plan: CurrentTablePlan, stream: str, batch_id: int) -> bool:
+        """One query of the batches table (a query job, billed at its 10 MB floor)."""
+        from google.cloud import bigquery
+
+        sql = (
+            f"SELECT COUNT(*) AS found FROM {quote_path(self.project, plan.dataset, plan.batches_name)} "
+            "WHERE stream = @stream AND batch_id = @batch_id"
+        )
+        parameters = [
+            bigquery.ScalarQueryParameter("stream", "STRING", stream),
+            bigquery.ScalarQueryParameter("batch_id", "INT64", batch_id),
+        ]
+        try:
+            rows, _ = self._query(f"read whether {plan.table_name} applied {stream}#{batch_id}", sql, parameters)
+        except NotFoundError:
+            return False
+        return bool(rows and rows[0]["found"])
+
     def maintain_current_table(self, plan: CurrentTablePlan, rebuild: bool = False) -> CurrentTableResult:
         """One script job: the maintenance in one multi-statement transaction, retried whole on
         serialization conflicts (uniview.warehouse.bigquery_current)."""
@@ -393,7 +425,7 @@ class BigQueryWarehouse(Warehouse):
         )
 
     def _information_schema(self, dataset: str, view: str) -> str:
-        return f"{quote_path(self.project, dataset)}.INFORMATION_SCHEMA.{view}"
+        return information_schema(self.project, dataset, view)
 
     def _call(self, what: str, call: Callable[[], T]) -> T:
         return self._retry.call_with_retry(what, call, self.retry_deadline)

@@ -108,6 +108,13 @@ def fingerprint_from_comment(comment: str | None) -> str:
     return match["digest"]
 
 
+#: Whether a table exists, by schema and name (the current table's batches table).
+_APPLIED_TABLE_SQL = (
+    "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ? "
+    "AND table_name = ?"
+)
+
+
 class DuckDBWarehouse(Warehouse):
     """A DuckDB file as a warehouse: schemas are datasets; views are translated from BigQuery SQL."""
 
@@ -276,6 +283,21 @@ class DuckDBWarehouse(Warehouse):
         if connection is None:
             return plan.action(None, False, rebuild)
         return _guarded(self.url, lambda: duckdb_current.current_table_action(connection, plan, rebuild))
+
+    def applied_batch(self, plan: CurrentTablePlan, stream: str, batch_id: int) -> bool:
+        connection = self._connect(create=False)
+        if connection is None:
+            return False
+
+        def read() -> bool:
+            listed = connection.execute(_APPLIED_TABLE_SQL, [plan.dataset, plan.batches_name]).fetchone()
+            if not listed or not listed[0]:
+                return False
+            sql = f"SELECT count(*) FROM {quote_identifier(plan.dataset)}.{quote_identifier(plan.batches_name)} "
+            found = connection.execute(sql + "WHERE stream = ? AND batch_id = ?", [stream, batch_id]).fetchone()
+            return bool(found and found[0])
+
+        return _guarded(self.url, read)
 
     def maintain_current_table(self, plan: CurrentTablePlan, rebuild: bool = False) -> CurrentTableResult:
         """Create, rebuild or maintain `<table>_current` as a table in ONE transaction

@@ -11,6 +11,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from uniview.core.billing import size_text
+from uniview.ops.billing import FOLDABLE_IDLE_FOR, FOLDED_TO_VERSIONS
 from uniview.ops.status.report import NO_FAMILY, FamilyStatus, Thresholds, summary
 
 #: Families the terminal shows before counting the rest in the summary.
@@ -56,7 +58,8 @@ def print_status(
 ) -> None:
     console = Console(width=max(Console().width, 140))
     table = Table(title="uniview status (worst first)", title_justify="left")
-    for heading in ("family", "state", "versions", "dbs", "unread", "headroom", "fresh", "views changed", "quarantine"):
+    headings = ("family", "state", "versions", "dbs", "unread", "headroom", "fresh", "views changed", "quarantine")
+    for heading in (*headings, "query floor"):
         table.add_column(heading, overflow="fold")
     for status in statuses[:shown]:
         table.add_row(
@@ -69,17 +72,31 @@ def print_status(
             age(status.freshness),
             "-" if status.views_changed is None else age(now - status.views_changed) + " ago",
             _quarantine(status),
+            "-" if status.query_floor is None else size_text(status.query_floor),
         )
     if no_family is not None:
         table.add_section()
-        table.add_row(f"[dim]{NO_FAMILY}[/dim]", _state(no_family), *["-"] * 6, _quarantine(no_family))
+        table.add_row(f"[dim]{NO_FAMILY}[/dim]", _state(no_family), *["-"] * 6, _quarantine(no_family), "-")
     console.print(table)
+    cut = consolidation_cuts(statuses)
+    if cut:
+        fold = f"--idle-for {FOLDABLE_IDLE_FOR.days}d --max-versions {FOLDED_TO_VERSIONS}"
+        console.print(f"uniview consolidate {fold} would cut the query floor of: {cut}")
     if len(statuses) > shown:
         console.print(f"... and {len(statuses) - shown:,} more families (--limit, or --json for all)")
     totals = Table(title="summary", title_justify="left", show_header=False)
     for key, value in summary(statuses, no_family).items():
         totals.add_row(key, f"{value:,}")
     console.print(totals)
+
+
+def consolidation_cuts(statuses: Sequence[FamilyStatus]) -> str:
+    """The families whose query floor folding their idle versions would cut, each `name (before -> after)`."""
+    return ", ".join(
+        f"{s.family} ({size_text(s.query_floor)} -> {size_text(s.consolidated_floor)})"
+        for s in statuses
+        if s.query_floor is not None and s.consolidated_floor is not None and s.consolidated_floor < s.query_floor
+    )
 
 
 def _state(status: FamilyStatus) -> str:

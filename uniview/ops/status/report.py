@@ -18,6 +18,7 @@ from typing import Any
 from uniview.core import limits
 from uniview.core.errors import ConfigError, PlanError, TypeParseError
 from uniview.core.schema import TableVersion
+from uniview.ops.billing import consolidated_floor, family_views, query_floor
 from uniview.planning.consolidation import parse_duration
 from uniview.planning.plan import FamilyPlan, GeneratorOptions, plan_family
 from uniview.warehouse.base import fingerprint
@@ -113,6 +114,10 @@ class FamilyStatus:
     pending: list[PendingNotification]
     flags: list[str] = field(default_factory=list)
     crossed: list[str] = field(default_factory=list)
+    #: BigQuery's on-demand floor of one query of the unified view, and what it would be with the idle versions
+    #: folded (uniview.ops.billing); None where unknown or where consolidation would not cut it.
+    query_floor: int | None = None
+    consolidated_floor: int | None = None
 
     @property
     def quarantined_last_day(self) -> int:
@@ -145,6 +150,8 @@ class FamilyStatus:
             "pending_notifications": [
                 {"table": p.table, "version": p.version, "since": _iso(p.since)} for p in self.pending
             ],
+            "query_floor_bytes": self.query_floor,
+            "consolidated_query_floor_bytes": self.consolidated_floor,
         }
 
 
@@ -184,7 +191,16 @@ def _from_plan(inputs: StatusInputs, plan: FamilyPlan, options: GeneratorOptions
     status.view_outdated = outdated
     status.headroom = plan.footprint.headroom() if plan.footprint is not None else None
     status.views_changed = inputs.view_times.get(plan.top_view.name)
+    views = family_views(plan)
+    status.query_floor = query_floor(plan, plan.top_view.name, views)
+    written = {v.table_name: _newest(inputs, v.table_name) for v in plan.versions}
+    status.consolidated_floor = consolidated_floor(plan, views, written, inputs.now)
     return status
+
+
+def _newest(inputs: StatusInputs, table: str) -> datetime | None:
+    activity = inputs.activity.get(table)
+    return None if activity is None else activity.newest_ingested
 
 
 def _from_failure(inputs: StatusInputs, family: str, tables: list[str], error: str) -> FamilyStatus:

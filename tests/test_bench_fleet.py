@@ -1,0 +1,47 @@
+"""The fleet model (bench/fleet.py): its billed figures are uniview.core.billing's bill of the rendered
+scripts, and its counts follow the layout, the trigger and the staleness bound."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.fleet import SINK_JOBS_PER_BATCH, Fleet, maintenance_bill, simulate, sink_batch_bill
+from uniview.core.billing import MB
+from uniview.sink.bigquery_promotion import MAX_TABLES_PER_TRANSACTION
+
+
+def fleet(layout: str, staleness: float = 0.0, changes: float = 1.0) -> Fleet:
+    return Fleet(50_000, 300, 20, changes, 60.0, staleness, layout)
+
+
+def test_the_shared_layout_has_one_family_per_table_the_other_one_per_table_and_database():
+    shared, separate = simulate(fleet("shared")), simulate(fleet("per-database"))
+    assert (shared.families, separate.families) == (300, 15_000_000)
+    # 50,000 tenants each changing once an hour: every shared family is written by every batch
+    assert shared.routes_per_batch == pytest.approx(300)
+    assert separate.routes_per_batch == pytest.approx(15_000_000 * (1 - 2.718281828 ** (-1 / 60)), rel=1e-6)
+    assert separate.floor_bytes_per_day > 100 * shared.floor_bytes_per_day
+
+
+def test_a_staleness_bound_maintains_each_family_at_most_once_per_interval():
+    every_batch, bounded = simulate(fleet("shared")), simulate(fleet("shared", staleness=900))
+    assert every_batch.maintenances_per_minute == pytest.approx(300)
+    assert bounded.maintenances_per_minute == pytest.approx(300 / 15)
+    assert bounded.usd_per_day < every_batch.usd_per_day / 5
+
+
+def test_the_billed_figures_are_the_cost_model_of_the_rendered_scripts():
+    maintenance = maintenance_bill(20)
+    assert maintenance.floor_bytes == maintenance.table_references * 10 * MB
+    assert any(len(statement.tables) >= 20 for statement in maintenance.statements)  # the unified view, expanded
+    figures = simulate(fleet("shared"))
+    sink = sink_batch_bill(300)
+    assert sink.parts == -(-300 // (MAX_TABLES_PER_TRANSACTION - 1))
+    assert figures.sink_jobs_per_minute == SINK_JOBS_PER_BATCH + sink.parts
+    day = 24 * 60 * (sink.floor_bytes + 300 * maintenance.floor_bytes)
+    assert figures.floor_bytes_per_day == pytest.approx(day)
+    # a batch of many parts is billed as its parts rendered one by one
+    batch = sink_batch_bill(150)
+    parts = sink_batch_bill(99).full_part.floor_bytes + sink_batch_bill(51).last_part.floor_bytes
+    assert batch.parts == 2 and batch.floor_bytes == batch.fixed.floor_bytes + parts
+    assert batch.full_part.table_references > 99  # each target, its staging table, the registry and the steps
