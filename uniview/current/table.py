@@ -106,6 +106,9 @@ TEMPORARY = (WINDOW, FACTS, REDO, KEYS, SCOPE)
 #: The key state's facts about key changes, kept like carried columns (value, `_at`): the create of an unresolved
 #: key change the key's row rests on (`database/sequence`), and the key's newest delete a key change made.
 LINK_STATE = ("_uniview_link_pending", "_uniview_link_moved")
+#: `UNIVIEW_CURRENT_KILL_AT=<point>` makes a refresh SIGKILL itself there (the tests' kill -9; each warehouse names
+#: its points).
+KILL_AT = "UNIVIEW_CURRENT_KILL_AT"
 #: The message of the check that stops a maintenance whose changes a key change makes the table rebuild for.
 RELINK = "uniview: a key change to follow; the current table is rebuilt"
 _DESCRIPTION = re.compile(
