@@ -297,8 +297,8 @@ def action_script(
         body = [*view, *(statement.sql for statement in plan.build_statements(batches) if statement.kind != "drop")]
         counts = _COUNTS.format(window="_uniview_window", databases="-1", table=plan.table)
         return _script([*body, *drops, counts])
-    condition = (window or BatchWindow(None)).condition(timestamp_literal)
-    statements = plan.statements(action, condition, batches)
+    window = window or BatchWindow(None)
+    statements = plan.statements(action, window.condition(timestamp_literal), batches, window.reads)
     in_transaction = [s for s in statements if s.kind != "drop" and not _is_permanent_ddl(s)]
     after = [s.sql for s in statements if _is_permanent_ddl(s)]
     counts = _COUNTS.format(

@@ -182,7 +182,10 @@ def _run_action(
     window, batches = (None, _build_batches(connection, plan)) if building else pending_window(connection, plan)
     changes = databases = 0
     table_types = column_types(connection)  # one catalog read per schema, only if a statement is translated
-    for number, statement in enumerate(plan.statements(action, None if window is None else FLOOR, batches), first):
+    reads = None if window is None else window.reads
+    for number, statement in enumerate(
+        plan.statements(action, None if window is None else FLOOR, batches, reads), first
+    ):
         _reach(number)
         sql = duckdb_statement(statement, table_types, plan.state_hash)
         found = connection.execute(sql if window is None else with_floor(sql, window))
