@@ -5,6 +5,7 @@ version tables the batches it applies wrote rows to, so its floor does not grow 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 
 import pytest
@@ -25,6 +26,7 @@ def family(count: int) -> list[TableVersion]:
     return [TableVersion(f"orders_v_{n:04d}", "orders", f"{n:04d}", n, columns, ("id",)) for n in range(count)]
 
 
+@functools.cache
 def maintenance_bill(versions: int, written: tuple[int, ...]) -> tuple[int, set[str]]:
     """The floor (MB) of one maintenance applying one batch of the sink that wrote to the versions `written`
     (counted from the newest), and the version tables it references."""
