@@ -268,7 +268,7 @@ def _timestamptz(moment: dt.datetime) -> str:
 def window_sql(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan, table_types: TableColumns) -> str:
     """The DuckDB SELECT of the window the next maintenance reads."""
     window, _ = pending_window(connection, plan)
-    select = to_duckdb(plan.window_select(None if window.watermark is None else FLOOR), table_types)
+    select = to_duckdb(plan.window_select(None if window.watermark is None else FLOOR, window.reads), table_types)
     return select if window.watermark is None else with_floor(select, window)
 
 
