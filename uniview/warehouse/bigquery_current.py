@@ -18,9 +18,9 @@ What a refresh does is read from the table's description and the state tables' e
 - create / rebuild: the state and the table built from every change (DDL, so no transaction); the table
   and its description are written last, so a build that stops half-way is built again by the next
   refresh.  A view of the same name (from --current) is dropped first.  A build replaces the state whole:
-  a maintenance that committed while the build read the history would be undone, so one maintenance
-  follows every build and applies what the build did not read (the rows after its watermark, the
-  ledger's batches it did not record).
+  a maintenance that committed while the build read the history would be undone, so a maintenance follows
+  a build that did not record every batch of the ledger, and applies those batches (rows written without
+  a ledger row are stamped after the build's watermark: the next maintenance reads them).
 
 Every script drops the family's state tables of other state hashes it was given (`other_states`, read
 with `tables.list`) after its table is written: a state outlives its hash by no job, even when the
@@ -142,17 +142,19 @@ def _refresh(
     warehouse: ScriptWarehouse, plan: CurrentTablePlan, action: Action, drop_view: bool, others: tuple[str, ...]
 ) -> tuple[Action, list[str], dict[str, Any]]:
     """Run `action`; a maintenance its check stops rebuilds.  A build replaces the state whole, so a maintenance
-    that committed while the build read the history would be undone: one maintenance after every build applies
-    what is newer than the build read (the rows after its watermark, the ledger's batches it did not record).
-    The action (the build, when one ran), the jobs, and the counts (the build's, with the last job's rows)."""
+    that committed while the build read the history would be undone: after a build, a maintenance applies the
+    ledger's batches of the family the build did not record, when there are any (rows written without a ledger
+    row are stamped after the build's watermark, and the next maintenance reads them).  The action (the build,
+    when one ran), the jobs, and the counts (the build's, with the last job's rows)."""
     built: Action | None = None
     jobs: list[str] = []
     counts: dict[str, Any] = {}
     builds = 0
+    pending: tuple[BatchWindow, tuple[AppliedBatch, ...]] | None = None
     while True:
         building = action in ("create", "rebuild")
         try:
-            job_id, rows = _run_action(warehouse, plan, action, drop_view, others)
+            job_id, rows = _run_action(warehouse, plan, action, drop_view, others, pending)
         except Exception as error:  # the script's check stopped it, in its transaction: the table is rebuilt
             if RELINK not in str(error) or building:
                 raise
@@ -168,6 +170,9 @@ def _refresh(
         builds += 1
         built = built or action
         _reach_after_build()
+        pending = pending_window(warehouse, plan)
+        if not pending[1]:  # the build recorded every batch of the ledger: nothing of a maintenance was undone
+            break
         action, drop_view, others = "maintain", False, ()
     return built or action, jobs, counts
 
@@ -180,11 +185,20 @@ def _reach_after_build() -> None:
 
 
 def _run_action(
-    warehouse: ScriptWarehouse, plan: CurrentTablePlan, action: Action, drop_view: bool, others: tuple[str, ...]
+    warehouse: ScriptWarehouse,
+    plan: CurrentTablePlan,
+    action: Action,
+    drop_view: bool,
+    others: tuple[str, ...],
+    pending: tuple[BatchWindow, tuple[AppliedBatch, ...]] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Run `action` as one script job, retried whole: its id and the rows of its last statement."""
+    """Run `action` as one script job, retried whole: its id and the rows of its last statement; `pending`: a
+    maintenance's window and batches, when already read."""
     building = action in ("create", "rebuild")
-    window, batches = (None, build_batches(warehouse, plan)) if building else pending_window(warehouse, plan)
+    if building:
+        window, batches = None, build_batches(warehouse, plan)
+    else:
+        window, batches = pending or pending_window(warehouse, plan)
     script = action_script(plan, action, drop_view, window, batches, others)
     what = f"{action} {plan.dataset}.{plan.table_name}"
     return warehouse.run_script_with_retry(what, script, plan.dataset, is_retryable, CONFLICT_RETRY_DEADLINE)
