@@ -35,6 +35,7 @@ from google.cloud import bigquery
 from uniview.cloudfn.events import notification, push_body
 from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.core.version_description import version_description
+from uniview.current.table import KILL_AT
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
 from uniview.local.function_server import function_server
 from uniview.ops.consolidate import ConsolidationRequest, consolidate
@@ -352,6 +353,85 @@ def test_a_refresh_killed_with_sigkill_is_finished_by_the_next(bq_client, datase
             assert process.wait() in (-signal.SIGKILL, 0)
             ok(refreshed(warehouse, dataset))
             assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "after a SIGKILL")
+
+
+def test_a_rebuild_killed_once_its_job_ran_leaves_no_state_of_the_earlier_hash(
+    bq_client, dataset, views_dataset, bq_emulator_host
+):
+    """The build script drops the earlier state hash's tables itself: killed right after the rebuild's job ran,
+    nothing of the earlier hash is left, and the next maintenance keeps only the current hash's tables."""
+    history = BigQueryHistory(bq_client, dataset, SEED + 7)
+    history.step()
+    with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30) as warehouse:
+        ok(refreshed(warehouse, dataset))
+        earlier = {name for name, _, _ in state(bq_client, dataset) if name.startswith("_uniview_current_")}
+        land_version(bq_client, dataset, history, "e5", [("id", "INT64"), ("name", "STRING"), ("score", "STRING")])
+        command = [sys.executable, "-m", "uniview.cli.main", "refresh", "--warehouse", f"bigquery://{DEFAULT_PROJECT}"]
+        command += ["--dataset", dataset, "--table", FAMILY, "--current", "table"]
+        environment = {**os.environ, KILL_AT: "after-build"}
+        killed = subprocess.run(command, env=environment, capture_output=True, check=False)
+        assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+        after_kill = {name for name, _, _ in state(bq_client, dataset)}
+        assert not after_kill & earlier, (
+            f"the earlier hash's state outlived its rebuild: {sorted(after_kill & earlier)}"
+        )
+        stray = (
+            f"{dataset}_unified._uniview_current_facts_{FAMILY}_{'0' * 12}"  # another hash's, found by a maintenance
+        )
+        bq_client.create_table(bigquery.Table(f"{bq_client.project}.{stray}", schema=[schema_field("x", "INT64")]))
+        assert ok(refreshed(warehouse, dataset)).current_table.action == "maintain"
+        names = [name for name, _, _ in state(bq_client, dataset) if name.startswith("_uniview_current_")]
+        assert len(names) == 3 and len({name.rsplit("_", 1)[1] for name in names}) == 1, names
+        assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "after a rebuild killed once it ran")
+
+
+class SlowRebuild:
+    """A client on which the next build reads its window, then `meanwhile` runs, then the build installs what it
+    read: the window's statement runs first into a scratch table, which the build's script then reads."""
+
+    def __init__(self, client: Any, scratch: str) -> None:
+        self._client = client
+        self._scratch = scratch
+        self.meanwhile: Any = None
+
+    def query(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        window = "CREATE OR REPLACE TEMP TABLE _uniview_window AS\n"
+        if self.meanwhile is not None and sql.startswith(window) and "BEGIN TRANSACTION" not in sql:
+            first, rest = sql.split(";\n", 1)
+            self._client.query(f"CREATE OR REPLACE TABLE {self._scratch} AS\n{first[len(window) :]}").result()
+            meanwhile, self.meanwhile = self.meanwhile, None
+            meanwhile()
+            sql = f"{window}SELECT * FROM {self._scratch};\n{rest}"
+        return self._client.query(sql, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def test_a_slow_rebuild_does_not_undo_a_maintenance_that_committed_while_it_read(
+    bq_client, dataset, views_dataset, warehouse, limits_enforcer
+):
+    """A rebuild reads the history, a maintenance of a newer batch commits, then the rebuild replaces the state
+    with what it read: the maintenance after the build applies the newer batch again."""
+    history = BigQueryHistory(bq_client, dataset, SEED + 8)
+    history.key_changes = history.move_chance = 0  # the newer batch is maintained, not rebuilt for
+    history.step()
+    ok(refreshed(warehouse, dataset))
+    slow = SlowRebuild(enforce_on_client(make_client(DEFAULT_PROJECT), limits_enforcer), f"`{dataset}.slow_window`")
+
+    def newer_batch_maintained() -> None:
+        history.step()
+        assert ok(refreshed(warehouse, dataset)).current_table.action == "maintain"
+        assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "the newer batch maintained")
+
+    slow.meanwhile = newer_batch_maintained
+    with BigQueryWarehouse(DEFAULT_PROJECT, retry_deadline=30, client=slow) as rebuilding:
+        (outcome,) = refresh(
+            rebuilding,
+            RefreshRequest(dataset, (FAMILY,), options=GeneratorOptions(current="table"), rebuild_current=True),
+        )
+    assert ok(outcome).current_table.action == "rebuild" and slow.meanwhile is None
+    assert_table_equals_view(bq_client, warehouse, dataset, views_dataset, "a slow rebuild and a newer maintenance")
 
 
 def test_a_duplicate_pubsub_delivery_through_the_function_changes_nothing(

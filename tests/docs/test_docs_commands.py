@@ -34,6 +34,7 @@ from uniview.cli.main import main
 from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.core.types import parse_type
 from uniview.core.version_description import version_description
+from uniview.warehouse.duckdb import DEFAULT_LOCK_TIMEOUT_SECONDS
 from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 
@@ -222,3 +223,28 @@ def test_files_and_modules_the_commands_name_exist() -> None:
                 if match and not (ROOT / match[1]).exists() and not any(c in word for c in "*$"):
                     missing.append(f"{block.where}: {word}")
     assert missing == []
+
+
+# --- the pages state the DuckDB lock wait the code has --------------------------------------------------------
+
+
+def test_the_lock_wait_the_pages_state_is_the_warehouses_constant() -> None:
+    """docs/function.md and docs/duckdb.md give the seconds a refresh waits for a locked DuckDB file: the value of
+    uniview.warehouse.duckdb.DEFAULT_LOCK_TIMEOUT_SECONDS, the one owner of that wait."""
+    owners = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted((ROOT / "uniview").rglob("*.py"))
+        if re.search(r"^DEFAULT_LOCK_TIMEOUT_SECONDS\b.*=", path.read_text(encoding="utf-8"), re.M)
+    ]
+    assert owners == ["uniview/warehouse/duckdb.py"], "one constant owns the lock wait"
+    seconds = f"{DEFAULT_LOCK_TIMEOUT_SECONDS:g}"
+    function = (ROOT / "docs" / "function.md").read_text(encoding="utf-8")
+    duckdb_page = (ROOT / "docs" / "duckdb.md").read_text(encoding="utf-8")
+    stated = {
+        "function.md": re.findall(r"DuckDB lock still held after (\d+(?:\.\d+)?) s", function),
+        "duckdb.md, the default": re.findall(r"lock_timeout=(\d+(?:\.\d+)?)\)", duckdb_page),
+        "duckdb.md, the message": re.findall(r"gave up after waiting (\d+(?:\.\d+)?) s", duckdb_page),
+    }
+    assert {page: [f"{float(value):g}" for value in values] for page, values in stated.items()} == {
+        page: [seconds] for page in stated
+    }

@@ -8,6 +8,7 @@ column is STRING where the others have INT64, and keys, carried values, defaults
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from pathlib import Path
@@ -27,7 +28,7 @@ from uniview.core.landing_layout import CDC_COLUMNS
 from uniview.core.renames import apply_renames
 from uniview.core.schema import Column, TableVersion
 from uniview.core.types import parse_type
-from uniview.current.table import TEMPORARY
+from uniview.current.table import TEMPORARY, AppliedBatch, BatchWindow
 from uniview.current.view import VERSION_COLUMN
 from uniview.planning.plan import GeneratorOptions, plan_family
 from uniview.warehouse.bigquery_current import action_script
@@ -56,6 +57,13 @@ def test_every_statement_of_every_script_is_accepted_and_fits_the_job_rules(dml)
         if action in ("maintain", "re-present"):
             assert "DELETE FROM" in inside and "CREATE OR REPLACE TABLE" not in inside
         analyzed += analyze_script(dml, script, catalog, TEMPORARY)
+    # a maintenance of batches that name their tables reads those, each in the unified shape, not the view
+    reads = (planned.versions[0].table_name, f"{FAMILY}_v_e5")
+    window = BatchWindow(dt.datetime(2026, 1, 1, tzinfo=dt.UTC), (), reads)
+    script = action_script(current, "maintain", False, window, (AppliedBatch("s", 1, "2026-01-01 00:00:00.000000"),))
+    assert current.unified not in script and all(f"cdc.{table}" in script for table in reads)
+    enforcer.check_job(script)
+    analyzed += analyze_script(dml, script, catalog, TEMPORARY)
     assert analyzed > 20
 
 

@@ -53,10 +53,13 @@ What a maintenance reads (`BatchWindow`): the rows stamped after the newest `_cd
 (the watermark), and the rows of each batch of the sink's ledger that wrote to the family, is not in
 `batches_table` and was stamped at or before the watermark (a batch that committed late: another
 stream's, or a BigQuery batch whose parts committed over time), by the batch's exact ingestion range.
-Nothing else: no fixed re-read, whatever the size or delay of a batch.  Rows read twice (a batch whose
+Nothing else: no fixed re-read, whatever the size or delay of a batch.  When every batch applied names the version
+tables it wrote rows to (`BatchWindow.reads`), only those are read, each in the unified view's shape
+(`window_source`): what one maintenance references, and BigQuery's floor of it, does not grow with the history.  Rows read twice (a batch whose
 rows were stamped after the watermark and later appear in the ledger, two maintenances racing) are
 harmless.  Rows written by something other than the sink have no ledger entry: they are read when
-stamped after the watermark, so such a writer must commit in stamp order (one DuckDB process does).
+stamped after the watermark by a maintenance that applies no batch of the ledger, so such a writer must commit in
+stamp order (one DuckDB process does).
 Rows whose `_cdc_ingested_at` is NULL are read by every refresh.
 """
 
@@ -91,6 +94,8 @@ from uniview.current.view import (
 LEDGER_HORIZON_SECONDS = 3600
 #: At most this many separate ranges of late batches in one window (more are read as one range).
 MAX_LATE_RANGES = 100
+#: At most this many characters of version tables' SELECTs in one window (more: the window reads the unified view).
+MAX_READ_CHARS = 100_000
 #: Bump when the encoding of the state changes: the state hash changes and every table is rebuilt.
 STATE_FORMAT = 2
 #: Temporary tables of one refresh (BigQuery script and DuckDB session temporaries, read unqualified).
@@ -107,6 +112,9 @@ TEMPORARY = (WINDOW, FACTS, REDO, KEYS, SCOPE)
 #: The key state's facts about key changes, kept like carried columns (value, `_at`): the create of an unresolved
 #: key change the key's row rests on (`database/sequence`), and the key's newest delete a key change made.
 LINK_STATE = ("_uniview_link_pending", "_uniview_link_moved")
+#: `UNIVIEW_CURRENT_KILL_AT=<point>` makes a refresh SIGKILL itself there (the tests' kill -9; each warehouse names
+#: its points).
+KILL_AT = "UNIVIEW_CURRENT_KILL_AT"
 #: The message of the check that stops a maintenance whose changes a key change makes the table rebuild for.
 RELINK = "uniview: a key change to follow; the current table is rebuilt"
 _DESCRIPTION = re.compile(
@@ -178,6 +186,9 @@ class CurrentTablePlan:
     cluster_key: tuple[str, ...] = ()
     #: How key changes are followed (uniview.current.view.link_facts); None: no column is carried.
     links: dict[str, object] | None = None
+    #: Per version table (its name), the SELECT that reads it in the unified view's shape: what a window reads
+    #: when the batches it applies name their tables (`window_source`).
+    version_reads: tuple[tuple[str, str], ...] = ()
 
     # ------------------------------------------------------------------ names
 
@@ -252,7 +263,7 @@ class CurrentTablePlan:
     def check_limits(self) -> None:
         """Every statement within BigQuery's query length (a script is one query): LimitError otherwise."""
         window = BatchWindow(None, ((_SAMPLE_TIME, _SAMPLE_TIME),) * MAX_LATE_RANGES).condition(timestamp_literal)
-        script = sum(len(s.sql) for s in self.maintain_statements(window)) + len(self.floor_select)
+        script = sum(len(s.sql) for s in self.maintain_statements(window)) + len(self.floor_select) + MAX_READ_CHARS
         longest = max(script, *(len(s.sql) for s in self.build_statements()))
         if longest > limits.MAX_QUERY_CHARS:
             raise limits.LimitError(
@@ -272,12 +283,21 @@ class CurrentTablePlan:
         """The newest `landed_at` of the batches applied (text; NULL: none)."""
         return f"SELECT MAX(landed_at) FROM {self.batches_table}"
 
-    def window_select(self, window: str | None) -> str:
+    def window_source(self, reads: Sequence[str] | None) -> str:
+        """What a window reads: only the version tables `reads` names, each in the unified shape, when each is a
+        version of the plan and their SELECTs are short enough; else the unified view (every version table)."""
+        selects = dict(self.version_reads)
+        if not reads or any(name not in selects for name in reads):
+            return self.unified
+        source = "(\n" + "\nUNION ALL\n".join(selects[name] for name in sorted(set(reads))) + "\n)"
+        return source if len(source) <= MAX_READ_CHARS else self.unified
+
+    def window_select(self, window: str | None, reads: Sequence[str] | None = None) -> str:
         """The changes the condition `window` selects (an SQL expression, BatchWindow.condition; None: every
-        change)."""
+        change), of the version tables `reads` names (None: of every one, through the unified view)."""
         return render(
             "current_table_window.sql.j2",
-            unified=self.unified,
+            unified=self.window_source(reads),
             carried=[
                 (name, identifier(column), not_sent, left_out, carried_struct(column, left_out))
                 for name, column, not_sent, left_out in self.rules.carried
@@ -399,14 +419,17 @@ class CurrentTablePlan:
             Statement("drop", WINDOW),
         )
 
-    def maintain_statements(self, window: str | None, batches: Sequence[AppliedBatch] = ()) -> tuple[Statement, ...]:
-        """Apply the changes the condition `window` selects (BatchWindow.condition; None: every change) and
-        record `batches` as applied: ONE transaction."""
+    def maintain_statements(
+        self, window: str | None, batches: Sequence[AppliedBatch] = (), reads: Sequence[str] | None = None
+    ) -> tuple[Statement, ...]:
+        """Apply the changes the condition `window` selects (BatchWindow.condition; None: every change) in the
+        version tables `reads` names (BatchWindow.reads; None: every one) and record `batches` as applied: ONE
+        transaction."""
         state = ", ".join(self.state_columns)
         in_redo = f"_uniview_db IN (SELECT _uniview_db FROM {REDO})"
         database, redo = self.partition[0], f"SELECT _uniview_db FROM {REDO}"
         return (
-            *self._merge_statements(window),
+            *self._merge_statements(window, reads),
             # the new states of the window's keys, and every key state of the databases presented again
             Statement(
                 "temp",
@@ -431,23 +454,29 @@ class CurrentTablePlan:
             *(Statement("drop", name) for name in TEMPORARY),
         )
 
-    def represent_statements(self, window: str | None, batches: Sequence[AppliedBatch] = ()) -> tuple[Statement, ...]:
+    def represent_statements(
+        self, window: str | None, batches: Sequence[AppliedBatch] = (), reads: Sequence[str] | None = None
+    ) -> tuple[Statement, ...]:
         """Apply the changes `window` selects, then write `<family>_current` again whole from the key state."""
         return (
-            *self._merge_statements(window),
+            *self._merge_statements(window, reads),
             *self._record_statements(batches),
             self._replace_table(),
             *(Statement("drop", name) for name in TEMPORARY),
         )
 
     def statements(
-        self, action: Action, window: str | None, batches: Sequence[AppliedBatch] = ()
+        self,
+        action: Action,
+        window: str | None,
+        batches: Sequence[AppliedBatch] = (),
+        reads: Sequence[str] | None = None,
     ) -> tuple[Statement, ...]:
         if action in ("create", "rebuild"):
             return self.build_statements(batches)
         if action == "re-present":
-            return self.represent_statements(window, batches)
-        return self.maintain_statements(window, batches)
+            return self.represent_statements(window, batches, reads)
+        return self.maintain_statements(window, batches, reads)
 
     def _record_statements(self, batches: Sequence[AppliedBatch]) -> tuple[Statement, ...]:
         """Record `batches` as applied, and forget those landed well before the newest (no ledger read
@@ -490,11 +519,11 @@ class CurrentTablePlan:
             + ")"
         )
 
-    def _merge_statements(self, window: str | None) -> tuple[Statement, ...]:
+    def _merge_statements(self, window: str | None, reads: Sequence[str] | None) -> tuple[Statement, ...]:
         state = ", ".join(self.state_columns)
         relink = (Statement("assert", WINDOW, self.relink_select()),) if self.links else ()
         return (
-            Statement("temp", WINDOW, self.window_select(window), typed=True),
+            Statement("temp", WINDOW, self.window_select(window, reads), typed=True),
             *relink,
             Statement("temp", FACTS, self.facts_select(with_facts=True)),
             Statement("temp", REDO, self.redo_select()),
@@ -530,6 +559,7 @@ def current_table_plan(
     versions: Sequence[TableVersion],
     version_column: str,
     source_dataset: str | None = None,
+    version_reads: dict[str, str] | None = None,
 ) -> CurrentTablePlan:
     """The plan of `<family>_current` as a table over `target_dataset.unified_view` (columns: name ->
     unified type, in order, the version column left out); PlanError as for the view."""
@@ -566,6 +596,7 @@ def current_table_plan(
         source_dataset=source_dataset,
         cluster_key=clusterable_key(primary_key, columns),
         links=links,
+        version_reads=tuple((version_reads or {}).items()),
     )
 
 
@@ -625,6 +656,8 @@ class LedgerBatch:
     landed_at: datetime
     ingested_from: datetime | None
     ingested_to: datetime | None
+    #: The family's version tables it wrote rows to (names; empty: not recorded).
+    tables: tuple[str, ...] = ()
 
     @property
     def applied(self) -> AppliedBatch:
@@ -639,10 +672,12 @@ class LedgerBatch:
 @dataclass(frozen=True)
 class BatchWindow:
     """The rows a maintenance reads: stamped after `watermark` (None: every row), or inside one of
-    `late` (the ingestion ranges of batches not applied yet that were stamped at or before it)."""
+    `late` (the ingestion ranges of batches not applied yet that were stamped at or before it); of the
+    version tables `reads` names (the tables the batches applied wrote rows to; None: every one)."""
 
     watermark: datetime | None
     late: tuple[tuple[datetime, datetime], ...] = ()
+    reads: tuple[str, ...] | None = None
 
     def condition(self, literal: Callable[[datetime], str]) -> str:
         """The window's condition on `_cdc_ingested_at`, timestamps written by `literal`."""
@@ -670,6 +705,8 @@ def batch_window(
     pending = [batch for batch in ledger if (batch.stream, batch.batch_id) not in done]
     if watermark is None:
         return BatchWindow(None), tuple(sorted(batch.applied for batch in pending))
+    named = pending and all(batch.tables for batch in pending)
+    reads = tuple(sorted({table for batch in pending for table in batch.tables})) if named else None
     late = sorted(batch.ingested_range for batch in pending if batch.ingested_range[0] <= watermark)
     merged: list[tuple[datetime, datetime]] = []
     for low, high in late:
@@ -679,7 +716,7 @@ def batch_window(
             merged.append((low, high))
     if len(merged) > MAX_LATE_RANGES:
         merged = [(merged[0][0], max(high for _, high in merged))]
-    return BatchWindow(watermark, tuple(merged)), tuple(sorted(batch.applied for batch in pending))
+    return BatchWindow(watermark, tuple(merged), reads), tuple(sorted(batch.applied for batch in pending))
 
 
 def applied_rows(batches: Sequence[AppliedBatch], typed_empty: bool = False) -> str:
@@ -715,11 +752,12 @@ def ledger_batch(
     stream, batch_id, counts, landed_at, first_step = row
     recorded = json.loads(counts or "{}")
     prefix = version_table_prefix(family)
+    tables = set()
     for qualified in recorded.get("written", {}):
         dataset, _, table = qualified.partition(".")
         if (source_dataset is None or dataset == source_dataset) and table.startswith(prefix):
-            break
-    else:
+            tables.add(table)
+    if not tables:
         return None
     low, high = recorded.get("ingested") or (None, None)
     landed = _aware(landed_at)
@@ -729,6 +767,7 @@ def ledger_batch(
         landed,
         _aware(datetime.fromisoformat(low)) if low else (_aware(first_step) if first_step else None),
         _aware(datetime.fromisoformat(high)) if high else (landed if first_step else None),
+        tuple(sorted(tables)),
     )
 
 

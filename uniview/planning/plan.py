@@ -483,8 +483,18 @@ def _with_current_view(plan: FamilyPlan, options: GeneratorOptions) -> FamilyPla
         version_column = options.source_column or VERSION_COLUMN
         top = top_view_name(plan.family)
         if options.current_table:
+            builder = SelectBuilder(plan.source_dataset, plan.columns, options)
+            reads = {version.table_name: builder.select(version) for version in plan.versions}
             table = current_table_plan(
-                plan.family, plan.target_dataset, top, types, key, plan.versions, version_column, plan.source_dataset
+                plan.family,
+                plan.target_dataset,
+                top,
+                types,
+                key,
+                plan.versions,
+                version_column,
+                plan.source_dataset,
+                reads,
             )
             table.check_limits()
             return replace(plan, current_table=table)

@@ -17,8 +17,14 @@ What a refresh does is read from the table's description and the state tables' e
   leaves the old description and the next refresh re-presents again.
 - create / rebuild: the state and the table built from every change (DDL, so no transaction); the table
   and its description are written last, so a build that stops half-way is built again by the next
-  refresh.  A view of the same name (from --current) is dropped first; state tables of the family's
-  earlier state hashes are dropped after.
+  refresh.  A view of the same name (from --current) is dropped first.  A build replaces the state whole:
+  a maintenance that committed while the build read the history would be undone, so a maintenance follows
+  a build that did not record every batch of the ledger, and applies those batches (rows written without
+  a ledger row are stamped after the build's watermark: the next maintenance reads them).
+
+Every script drops the family's state tables of other state hashes it was given (`other_states`, read
+with `tables.list`) after its table is written: a state outlives its hash by no job, even when the
+process is killed once the job was submitted.
 
 The job is retried whole, with google-api-core retry (uniview.warehouse.bigquery_retry), while BigQuery
 answers with a transient error or a serialization conflict: two transactions mutating one table at once
@@ -32,6 +38,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
@@ -39,8 +46,9 @@ from typing import Any, Protocol
 from google.api_core import exceptions as api_exceptions
 
 from uniview.core.errors import NotFoundError
-from uniview.core.identifiers import quote_path, string_literal
+from uniview.core.identifiers import identifier_path, string_literal
 from uniview.current.table import (
+    KILL_AT,
     RELINK,
     Action,
     AppliedBatch,
@@ -92,6 +100,8 @@ _SERIALIZATION = re.compile(
 )
 #: How long a refresh retries while other refreshes of the family keep winning.
 CONFLICT_RETRY_DEADLINE = 300.0
+#: How many builds one refresh runs at most when the maintenance after a build finds a key change to follow.
+MAX_BUILDS = 3
 _COUNTS = (
     "SELECT (SELECT COUNT(*) FROM {window}) AS changes, {databases} AS databases, "
     "(SELECT COUNT(*) FROM {table}) AS row_count"
@@ -109,22 +119,13 @@ def is_retryable(error: BaseException) -> bool:
 
 
 def maintain(warehouse: ScriptWarehouse, plan: CurrentTablePlan, rebuild: bool = False) -> CurrentTableResult:
-    """Run `plan`'s action as one script job, retried whole; what it did."""
+    """Run `plan`'s action as one script job, retried whole; after a build, one maintenance; what it did."""
     table = stored_table(warehouse, plan)
     action = _action(warehouse, plan, table, rebuild)
     drop_view = table is not None and table.table_type == "VIEW"
-    try:
-        job_id, rows = _run_action(warehouse, plan, action, drop_view)
-    except Exception as error:  # the script's check stopped it, in its transaction: the table is rebuilt
-        if RELINK not in str(error):
-            raise
-        action = "rebuild"
-        job_id, rows = _run_action(warehouse, plan, action, drop_view)
-    if action in ("create", "rebuild"):
-        _drop_other_states(warehouse, plan)
-    counts = rows[-1] if rows else {}
+    action, jobs, counts = _refresh(warehouse, plan, action, drop_view, other_states(warehouse, plan))
     result = CurrentTableResult(
-        action, _count(counts, "changes"), _count(counts, "databases"), _count(counts, "row_count"), (job_id,)
+        action, _count(counts, "changes"), _count(counts, "databases"), _count(counts, "row_count"), tuple(jobs)
     )
     logger.info(
         "%s %s.%s: %d change(s) read, %s row(s)",
@@ -137,13 +138,68 @@ def maintain(warehouse: ScriptWarehouse, plan: CurrentTablePlan, rebuild: bool =
     return result
 
 
+def _refresh(
+    warehouse: ScriptWarehouse, plan: CurrentTablePlan, action: Action, drop_view: bool, others: tuple[str, ...]
+) -> tuple[Action, list[str], dict[str, Any]]:
+    """Run `action`; a maintenance its check stops rebuilds.  A build replaces the state whole, so a maintenance
+    that committed while the build read the history would be undone: after a build, a maintenance applies the
+    ledger's batches of the family the build did not record, when there are any (rows written without a ledger
+    row are stamped after the build's watermark, and the next maintenance reads them).  The action (the build,
+    when one ran), the jobs, and the counts (the build's, with the last job's rows)."""
+    built: Action | None = None
+    jobs: list[str] = []
+    counts: dict[str, Any] = {}
+    builds = 0
+    pending: tuple[BatchWindow, tuple[AppliedBatch, ...]] | None = None
+    while True:
+        building = action in ("create", "rebuild")
+        try:
+            job_id, rows = _run_action(warehouse, plan, action, drop_view, others, pending)
+        except Exception as error:  # the script's check stopped it, in its transaction: the table is rebuilt
+            if RELINK not in str(error) or building:
+                raise
+            if builds >= MAX_BUILDS:  # the built state stands; the next refresh rebuilds again
+                break
+            action = "rebuild"
+            continue
+        jobs.append(job_id)
+        last = rows[-1] if rows else {}
+        counts = {**(counts if built else last), "row_count": last.get("row_count")}
+        if not building:
+            break
+        builds += 1
+        built = built or action
+        _reach_after_build()
+        pending = pending_window(warehouse, plan)
+        if not pending[1]:  # the build recorded every batch of the ledger: nothing of a maintenance was undone
+            break
+        action, drop_view, others = "maintain", False, ()
+    return built or action, jobs, counts
+
+
+def _reach_after_build() -> None:
+    """`UNIVIEW_CURRENT_KILL_AT=after-build` makes the process SIGKILL itself right after a build's job ended: exactly
+    `kill -9` once the job ran (for the tests)."""
+    if os.environ.get(KILL_AT) == "after-build":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def _run_action(
-    warehouse: ScriptWarehouse, plan: CurrentTablePlan, action: Action, drop_view: bool
+    warehouse: ScriptWarehouse,
+    plan: CurrentTablePlan,
+    action: Action,
+    drop_view: bool,
+    others: tuple[str, ...],
+    pending: tuple[BatchWindow, tuple[AppliedBatch, ...]] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Run `action` as one script job, retried whole: its id and the rows of its last statement."""
+    """Run `action` as one script job, retried whole: its id and the rows of its last statement; `pending`: a
+    maintenance's window and batches, when already read."""
     building = action in ("create", "rebuild")
-    window, batches = (None, build_batches(warehouse, plan)) if building else pending_window(warehouse, plan)
-    script = action_script(plan, action, drop_view, window, batches)
+    if building:
+        window, batches = None, build_batches(warehouse, plan)
+    else:
+        window, batches = pending or pending_window(warehouse, plan)
+    script = action_script(plan, action, drop_view, window, batches, others)
     what = f"{action} {plan.dataset}.{plan.table_name}"
     return warehouse.run_script_with_retry(what, script, plan.dataset, is_retryable, CONFLICT_RETRY_DEADLINE)
 
@@ -245,15 +301,18 @@ def action_script(
     drop_view: bool = False,
     window: BatchWindow | None = None,
     batches: tuple[AppliedBatch, ...] = (),
+    others: tuple[str, ...] = (),
 ) -> str:
-    """The one script job that runs `action`, ending with a SELECT of what it read and wrote."""
+    """The one script job that runs `action`, ending with a SELECT of what it read and wrote; `others`: the
+    family's state tables of other state hashes (other_states), dropped once the table is written."""
+    drops = [f"DROP TABLE IF EXISTS {identifier_path(plan.dataset, name)}" for name in others]
     if action in ("create", "rebuild"):
         view = [f"DROP VIEW IF EXISTS {plan.table}"] if drop_view else []
         body = [*view, *(statement.sql for statement in plan.build_statements(batches) if statement.kind != "drop")]
         counts = _COUNTS.format(window="_uniview_window", databases="-1", table=plan.table)
-        return _script([*body, counts])
-    condition = (window or BatchWindow(None)).condition(timestamp_literal)
-    statements = plan.statements(action, condition, batches)
+        return _script([*body, *drops, counts])
+    window = window or BatchWindow(None)
+    statements = plan.statements(action, window.condition(timestamp_literal), batches, window.reads)
     in_transaction = [s for s in statements if s.kind != "drop" and not _is_permanent_ddl(s)]
     after = [s.sql for s in statements if _is_permanent_ddl(s)]
     counts = _COUNTS.format(
@@ -265,6 +324,7 @@ def action_script(
             *(s.sql for s in in_transaction),
             "COMMIT TRANSACTION",
             *after,
+            *drops,
             counts,
         ]
     )
@@ -279,13 +339,16 @@ def _script(statements: list[str]) -> str:
     return "".join(f"{statement};\n" for statement in statements)
 
 
-def _drop_other_states(warehouse: ScriptWarehouse, plan: CurrentTablePlan) -> None:
-    """The state tables of the family's earlier state hashes, which nothing reads any more."""
+def other_states(warehouse: ScriptWarehouse, plan: CurrentTablePlan) -> tuple[str, ...]:
+    """The state tables of the family's other state hashes, which nothing reads any more (`tables.list`)."""
     mine = set(plan.state_names)
-    for name in warehouse.list_table_names(plan.dataset):
-        if name not in mine and name.startswith(plan.state_prefixes):
-            warehouse.delete_table(plan.dataset, name)
-            logger.info("dropped %s", quote_path(warehouse.project, plan.dataset, name))
+    return tuple(
+        sorted(
+            name
+            for name in warehouse.list_table_names(plan.dataset)
+            if name not in mine and name.startswith(plan.state_prefixes)
+        )
+    )
 
 
 def drop_current_table(warehouse: ScriptWarehouse, dataset: str, name: str) -> bool:

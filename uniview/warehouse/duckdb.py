@@ -57,6 +57,8 @@ T = TypeVar("T")
 #: Schema holding uniview's own bookkeeping in a DuckDB file.
 LEDGER_SCHEMA = "_uniview"
 LEDGER_TABLE = "created_tables"
+#: How long a refresh (the CLI's, the function's) waits for a file another process holds, before
+#: TransientWarehouseError: docs/function.md and docs/duckdb.md state it.
 DEFAULT_LOCK_TIMEOUT_SECONDS = 20.0
 _COMMENT = re.compile(r"uniview:sha256:(?P<digest>[0-9a-f]{64}) duckdb-translation:(?P<version>\d+)")
 # A double-quoted name (kept as is), or the type TIMESTAMP without time zone.

@@ -17,7 +17,9 @@ import duckdb
 
 from uniview.core.errors import TransientWarehouseError, WarehouseError
 
-DEFAULT_LOCK_TIMEOUT_SECONDS = 120.0
+#: How long the sink's landing waits for a file's lock (a refresh waits
+#: uniview.warehouse.duckdb.DEFAULT_LOCK_TIMEOUT_SECONDS).
+LANDING_LOCK_TIMEOUT_SECONDS = 120.0
 _LOCK_HOLDER = re.compile(r"PID (\d+)")
 
 
@@ -50,7 +52,7 @@ def is_lock_error(error: BaseException) -> bool:
 
 
 def open_connection(
-    path: str | Path, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS
+    path: str | Path, *, read_only: bool = False, lock_timeout: float = LANDING_LOCK_TIMEOUT_SECONDS
 ) -> duckdb.DuckDBPyConnection:
     """A connection to the DuckDB file at `path` with TimeZone UTC; waits while another process writes."""
     url = f"duckdb:///{path}"

@@ -28,6 +28,7 @@ import duckdb
 import sqlglot
 
 from uniview.current.table import (
+    KILL_AT,
     REDO,
     WINDOW,
     Action,
@@ -53,7 +54,6 @@ FLOOR = "_uniview_window_placeholder"
 _FLOOR = re.compile(rf"\b{FLOOR}\b")
 #: The sink's batch ledger (uniview.sink.landing.LEDGER_TABLE) in the file's main schema.
 LEDGER = "_uniview_batches"
-KILL_AT = "UNIVIEW_CURRENT_KILL_AT"
 
 _TABLE_SQL = (
     "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ?"
@@ -89,8 +89,8 @@ def maintain_current_table(
     except _Relink as relink:  # nothing was written yet: the window's changes make the table rebuild
         action = "rebuild"
         changes, databases = _run_action(connection, plan, action, column_types, relink.reached + 1)
+    _drop_other_states(connection, plan)
     if action in ("create", "rebuild"):
-        _drop_other_states(connection, plan)
         databases = _count(connection, f"(SELECT DISTINCT _uniview_db FROM {_duckdb_name(plan.facts_table)})")
     rows = _count(connection, _path(plan.dataset, plan.table_name))
     logger.info("%s %s.%s: %d change(s) read, %d row(s)", action, plan.dataset, plan.table_name, changes, rows)
@@ -182,7 +182,10 @@ def _run_action(
     window, batches = (None, _build_batches(connection, plan)) if building else pending_window(connection, plan)
     changes = databases = 0
     table_types = column_types(connection)  # one catalog read per schema, only if a statement is translated
-    for number, statement in enumerate(plan.statements(action, None if window is None else FLOOR, batches), first):
+    reads = None if window is None else window.reads
+    for number, statement in enumerate(
+        plan.statements(action, None if window is None else FLOOR, batches, reads), first
+    ):
         _reach(number)
         sql = duckdb_statement(statement, table_types, plan.state_hash)
         found = connection.execute(sql if window is None else with_floor(sql, window))
@@ -265,7 +268,7 @@ def _timestamptz(moment: dt.datetime) -> str:
 def window_sql(connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan, table_types: TableColumns) -> str:
     """The DuckDB SELECT of the window the next maintenance reads."""
     window, _ = pending_window(connection, plan)
-    select = to_duckdb(plan.window_select(None if window.watermark is None else FLOOR), table_types)
+    select = to_duckdb(plan.window_select(None if window.watermark is None else FLOOR, window.reads), table_types)
     return select if window.watermark is None else with_floor(select, window)
 
 
