@@ -18,7 +18,6 @@ from uniview.core.billing import bill_script, bill_scripts, expand, statement_by
 from uniview.planning.consolidation import choose_versions
 from uniview.planning.plan import FamilyPlan
 from uniview.warehouse.bigquery import columns_sql, descriptions_sql
-from uniview.warehouse.bigquery_current import action_script
 from uniview.warehouse.bigquery_views import version_tables_statement
 
 #: Versions not written for this long are the ones status counts as foldable (`consolidate --idle-for 1d`).
@@ -66,6 +65,9 @@ def family_floors(plan: FamilyPlan) -> FamilyFloors:
     views = family_views(plan)
     maintenance = None
     if plan.current_table is not None:
+        # google-api-core, which the script's module imports, only where there is a current table to bill
+        from uniview.warehouse.bigquery_current import action_script
+
         maintenance = bill_script(action_script(plan.current_table, "maintain"), views).floor_bytes
     return FamilyFloors(
         plan.family,
