@@ -30,7 +30,7 @@ from uniview.core.billing import ScriptBill, bill_scripts, on_demand_usd, size_t
 from uniview.core.landing_layout import CDC_COLUMNS  # noqa: E402
 from uniview.core.schema import Column, TableVersion  # noqa: E402
 from uniview.core.types import parse_type  # noqa: E402
-from uniview.ops.billing import family_views  # noqa: E402
+from uniview.ops.billing import family_views, maintenance_script  # noqa: E402
 from uniview.planning.plan import GeneratorOptions, plan_family  # noqa: E402
 from uniview.sink.bigquery_promotion import (  # noqa: E402
     MAX_TABLES_PER_TRANSACTION,
@@ -40,7 +40,6 @@ from uniview.sink.bigquery_promotion import (  # noqa: E402
 )
 from uniview.sink.bigquery_typing import keys_query  # noqa: E402
 from uniview.sink.landing import BatchKey  # noqa: E402
-from uniview.warehouse.bigquery_current import action_script  # noqa: E402
 from uniview.warehouse.bigquery_folds import folded_guard, redirected_query  # noqa: E402
 
 #: Query jobs of one sink batch besides its parts: the ledger check, the routing keys, one typing script,
@@ -163,7 +162,7 @@ def maintenance_bill(versions: int) -> ScriptBill:
     family = [TableVersion(f"t_v_{n:04d}", "t", f"{n:04d}", n, columns, ("id",)) for n in range(versions)]
     planned = plan_family("cdc", "cdc", family, GeneratorOptions(current="table"))
     assert planned.current_table is not None
-    return bill_scripts([action_script(planned.current_table, "maintain")], family_views(planned))
+    return bill_scripts([maintenance_script(planned)], family_views(planned))
 
 
 def simulate(fleet: Fleet) -> FleetFigures:

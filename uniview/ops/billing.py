@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from uniview.core.billing import bill_script, bill_scripts, expand, statement_bytes, view_tables
@@ -24,6 +24,8 @@ from uniview.warehouse.bigquery_views import version_tables_statement
 FOLDABLE_IDLE_FOR = timedelta(days=1)
 #: A fold keeps at least the consolidated table and one version (`consolidate --max-versions 2`).
 FOLDED_TO_VERSIONS = 2
+#: The watermark of the maintenance billed: the floor does not depend on it.
+_SAMPLE_WATERMARK = datetime(2026, 1, 1, tzinfo=UTC)
 #: The project named in the rendered SQL: the floor does not depend on it.
 _PROJECT = "project"
 
@@ -65,10 +67,7 @@ def family_floors(plan: FamilyPlan) -> FamilyFloors:
     views = family_views(plan)
     maintenance = None
     if plan.current_table is not None:
-        # google-api-core, which the script's module imports, only where there is a current table to bill
-        from uniview.warehouse.bigquery_current import action_script
-
-        maintenance = bill_script(action_script(plan.current_table, "maintain"), views).floor_bytes
+        maintenance = bill_script(maintenance_script(plan), views).floor_bytes
     return FamilyFloors(
         plan.family,
         len(plan.versions),
@@ -77,6 +76,18 @@ def family_floors(plan: FamilyPlan) -> FamilyFloors:
         bill_scripts(refresh_statements(plan), views).floor_bytes + (maintenance or 0),
         maintenance,
     )
+
+
+def maintenance_script(plan: FamilyPlan) -> str:
+    """The script of one maintenance of the family's `<table>_current` table applying one batch of the sink
+    that wrote the newest version: its window reads that version table alone."""
+    # google-api-core, which the script's module imports, only where there is a current table to bill
+    from uniview.current.table import BatchWindow
+    from uniview.warehouse.bigquery_current import action_script
+
+    assert plan.current_table is not None
+    window = BatchWindow(_SAMPLE_WATERMARK, (), (plan.versions[-1].table_name,))
+    return action_script(plan.current_table, "maintain", False, window)
 
 
 def query_floor(plan: FamilyPlan, name: str, views: Mapping[str, tuple[str, ...]]) -> int:
