@@ -10,9 +10,9 @@ the docs and the generative test's allowances must change with it.
   docs/sources.md).
 - An unconstrained numeric arrives at its shortest scale, and NaN and Infinity as null (docs/sink.md); its
   DEFAULT is not declared at all (a `numeric(12,2)`'s is).
-- A `numeric(p,s)` default with more fractional digits than s is not declared (PostgreSQL stores it rounded), and a
-  `timestamp(3)`'s default arrives cut to milliseconds where PostgreSQL rounds it; a `timestamptz(3)`'s arrives as
-  text with every digit (docs/sink.md#a-default-as-its-source-stores-it-in-the-column).
+- A `numeric(p,s)` default with more fractional digits than s is not declared (PostgreSQL stores it rounded), and
+  the default of a `timestamp(3)` or a `timestamptz(3)` arrives cut to milliseconds where PostgreSQL rounds it
+  (docs/sink.md#a-default-as-its-source-stores-it-in-the-column).
 - A key change of a row with an unchanged TOASTed value carries the placeholder, unless the table's replica
   identity is FULL (the open defect toast_key_change, docs/current-state.md).
 
@@ -191,13 +191,13 @@ def test_the_postgresql_connector_declares_no_default_for_an_unconstrained_numer
 
 def test_the_postgresql_connector_drops_a_default_past_the_scale_and_cuts_one_past_milliseconds(events):
     """`numeric(12,2) DEFAULT 1.555` comes with no default (PostgreSQL's rows hold 1.56): older rows show NULL.
-    `timestamp(3) DEFAULT '... 09.1235'` comes as the millisecond 09.123, where PostgreSQL rounds to 09.124: the
-    digit that decides is gone.  `timestamptz(3)`'s default comes as text with all its digits, which the sink
-    rounds as PostgreSQL does (uniview.sink.default_values)."""
+    `timestamp(3) DEFAULT '... 09.1235'` comes as the millisecond 09.123, and `timestamptz(3)`'s as the text
+    09.123, where PostgreSQL rounds to 09.124: the digit that decides is gone (a timestamp(4) to (6)'s default
+    comes in microseconds, which the sink rounds as PostgreSQL does: uniview.sink.default_values)."""
     after = next(field for field in events["numbers"][0]["schema"]["fields"] if field["field"] == "after")
     assert "default" not in next(field for field in after["fields"] if field["field"] == "r")
     (event,) = events["moments"]
     after = next(field for field in event["schema"]["fields"] if field["field"] == "after")
     defaults = {field["field"]: field.get("default") for field in after["fields"]}
-    assert (defaults["t3"], defaults["z3"]) == (1620284889123, "2021-05-06T07:08:09.1235Z")
+    assert (defaults["t3"], defaults["z3"]) == (1620284889123, "2021-05-06T07:08:09.123Z")
     assert event["payload"]["after"]["t3"] == 1620284889124  # the row PostgreSQL filled: rounded

@@ -258,7 +258,7 @@ def latest_state_steps(stack, sinks, events) -> None:
             "ALTER TABLE customer ADD COLUMN tag varchar(3) DEFAULT 'ab      '",
             "ALTER TABLE customer ADD COLUMN placed timestamp(0) DEFAULT '2021-05-06 07:08:09.5'",
             "ALTER TABLE customer ADD COLUMN settled timestamp(0) DEFAULT '1999-12-31 23:59:59.5'",
-            "ALTER TABLE customer ADD COLUMN stamped timestamptz(3) DEFAULT '2021-05-06 07:08:59.9996+00'",
+            "ALTER TABLE customer ADD COLUMN stamped timestamp(4) DEFAULT '2021-05-06 07:08:59.99996'",
             "ALTER TABLE customer ADD COLUMN opens time(0) DEFAULT '07:08:09.5'",
             "UPDATE customer SET status = 'closed', level = 1 WHERE id = 1",
         ],
