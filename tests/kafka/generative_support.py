@@ -61,7 +61,8 @@ TYPES: tuple[SourceType, ...] = (
         "decimal",
         {MARIADB: "decimal(12,2)", POSTGRES: "numeric(12,2)"},
         ("9999999999.99", "-9999999999.99", "0.01", "123.456", "10000000000"),
-        {"literal": same("1.50"), "string": same("'2.25'")},
+        # "rounded": past the scale, which both sources round away from zero
+        {"literal": same("1.50"), "string": same("'2.25'"), "rounded": same("-1.555")},
     ),
     SourceType(
         "wide_decimal",
@@ -103,7 +104,8 @@ TYPES: tuple[SourceType, ...] = (
         "varchar",
         same("varchar(20)"),
         ("''", _q(UNICODE), _q('O\'Reilly \\ "x"'), _q("x" * 20), _q("y" * 21)),
-        {"literal": same("'open'"), "empty": same("''")},
+        # "spaces": past the length, which PostgreSQL cuts (MariaDB refuses the default)
+        {"literal": same("'open'"), "empty": same("''"), "spaces": same(_q("open" + " " * 20))},
     ),
     SourceType("text", same("text"), ("''", _q(UNICODE * 3), _q("line\nbreak\ttab")), {"literal": same("'memo'")}),
     SourceType(
@@ -134,6 +136,34 @@ TYPES: tuple[SourceType, ...] = (
         ("'1970-01-01 00:00:01'", "'2038-01-19 03:14:07.999999'", "'2038-01-19 03:14:08'", "'2000-01-01 00:00:00'"),
         {"now": {MARIADB: "CURRENT_TIMESTAMP(6)", POSTGRES: "now()"}},
     ),
+    # Defaults with more fractional digits than the column keeps: PostgreSQL rounds them (a tie away from
+    # 2000-01-01), MariaDB cuts them, and the rows already there show what each stored.
+    SourceType(
+        "datetime0",
+        {MARIADB: "datetime", POSTGRES: "timestamp(0)"},
+        ("'2024-06-30 12:00:00.5'", "'1999-12-31 23:59:59.5'", "'2024-06-30 12:00:00'"),
+        {"fraction": same("'2021-05-06 07:08:09.5'"), "before_2000": same("'1999-12-31 23:59:59.5'")},
+    ),
+    SourceType(
+        "datetime4",
+        {MARIADB: "datetime(4)", POSTGRES: "timestamp(4)"},
+        ("'2000-01-01 00:00:00.12345'", "'2021-05-06 07:08:09.99995'", "'1999-12-31 23:59:59.99995'"),
+        {"fraction": same("'2021-05-06 07:08:09.12345'"), "carry": same("'2021-05-06 07:08:59.99996'")},
+    ),
+    SourceType(
+        "time0",
+        same("time(0)"),
+        ("'12:30:00.5'", "'23:59:59.4'", "'00:00:00'"),
+        {"fraction": same("'07:08:09.5'")},
+    ),
+    SourceType(
+        # PostgreSQL's connector sends a time(3)'s default in milliseconds, cut: only a 4th digit below 5 reaches
+        # the sink as PostgreSQL rounds it (docs/sink.md#a-default-as-its-source-stores-it-in-the-column)
+        "time3",
+        same("time(3)"),
+        ("'12:30:00.1235'", "'00:00:00.9999'"),
+        {"fraction": {MARIADB: "'07:08:09.1236'", POSTGRES: "'07:08:09.1234'"}},
+    ),
     SourceType(
         "time",
         same("time(6)"),
@@ -162,7 +192,8 @@ TYPES: tuple[SourceType, ...] = (
         "char",
         same("char(5)"),
         ("''", "'ab'", "'abcde'", _q("a  "), _q("ü✓"), "'abcdef'"),
-        {"literal": same("'x'")},
+        # "spaces": trailing spaces past the length: PostgreSQL cuts them to the length, MariaDB reads none back
+        {"literal": same("'x'"), "spaces": same(_q("ab" + " " * 6))},
     ),
     SourceType(
         "uuid",

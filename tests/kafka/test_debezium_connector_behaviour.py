@@ -10,6 +10,9 @@ the docs and the generative test's allowances must change with it.
   docs/sources.md).
 - An unconstrained numeric arrives at its shortest scale, and NaN and Infinity as null (docs/sink.md); its
   DEFAULT is not declared at all (a `numeric(12,2)`'s is).
+- A `numeric(p,s)` default with more fractional digits than s is not declared (PostgreSQL stores it rounded), and
+  the default of a `timestamp(3)` or a `timestamptz(3)` arrives cut to milliseconds where PostgreSQL rounds it
+  (docs/sink.md#a-default-as-its-source-stores-it-in-the-column).
 - A key change of a row with an unchanged TOASTed value carries the placeholder, unless the table's replica
   identity is FULL (the open defect toast_key_change, docs/current-state.md).
 - A non-ASCII column name is streamed with each UTF-8 byte as one character (the sink repairs it), and a type
@@ -51,7 +54,8 @@ TABLES: dict[str, tuple[str, list[str], list[str], int]] = {
         1,
     ),
     "numbers": (
-        "id int PRIMARY KEY, n numeric, d numeric DEFAULT 2.50, s numeric(12,2) DEFAULT 2.50",
+        "id int PRIMARY KEY, n numeric, d numeric DEFAULT 2.50, s numeric(12,2) DEFAULT 2.50, "
+        "r numeric(12,2) DEFAULT 1.555",
         ["INSERT INTO numbers (id, n) VALUES (1, 'NaN'), (2, 'Infinity'), (3, '-Infinity'), (4, 0.00000010)"],
         ["INSERT INTO numbers (id, n) VALUES (5, 'NaN'), (6, 0.00000010), (7, 1.50)"],
         7,
@@ -70,6 +74,13 @@ TABLES: dict[str, tuple[str, list[str], list[str], int]] = {
             "INSERT INTO converted VALUES (2, 5.25)",
         ],
         2,
+    ),
+    "moments": (
+        "id int PRIMARY KEY, t3 timestamp(3) DEFAULT '2021-05-06 07:08:09.1235', "
+        "z3 timestamptz(3) DEFAULT '2021-05-06 07:08:09.1235+00'",
+        ["INSERT INTO moments (id) VALUES (1)"],
+        [],
+        1,
     ),
     **{
         f"toast_{identity.lower()}": (
@@ -328,3 +339,17 @@ def test_a_column_modified_to_utf8mb4_after_the_conversion_is_decoded_right(mari
     next change is decoded as UTF-8."""
     sent = [(event["payload"]["op"], event["payload"]["after"]) for event in mariadb_events["remodified"]]
     assert sent == [("r", {"id": 1, "name": "café"}), ("c", {"id": 2, "name": "café"})]
+
+
+def test_the_postgresql_connector_drops_a_default_past_the_scale_and_cuts_one_past_milliseconds(events):
+    """`numeric(12,2) DEFAULT 1.555` comes with no default (PostgreSQL's rows hold 1.56): older rows show NULL.
+    `timestamp(3) DEFAULT '... 09.1235'` comes as the millisecond 09.123, and `timestamptz(3)`'s as the text
+    09.123, where PostgreSQL rounds to 09.124: the digit that decides is gone (a timestamp(4) to (6)'s default
+    comes in microseconds, which the sink rounds as PostgreSQL does: uniview.sink.default_values)."""
+    after = next(field for field in events["numbers"][0]["schema"]["fields"] if field["field"] == "after")
+    assert "default" not in next(field for field in after["fields"] if field["field"] == "r")
+    (event,) = events["moments"]
+    after = next(field for field in event["schema"]["fields"] if field["field"] == "after")
+    defaults = {field["field"]: field.get("default") for field in after["fields"]}
+    assert (defaults["t3"], defaults["z3"]) == (1620284889123, "2021-05-06T07:08:09.123Z")
+    assert event["payload"]["after"]["t3"] == 1620284889124  # the row PostgreSQL filled: rounded

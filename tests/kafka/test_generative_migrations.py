@@ -100,10 +100,12 @@ DROPPED_BY_CONNECTORS = {"expression"}
 #: Boolean.parseBoolean, so the stream declares `false` (pinned by tests/kafka/test_debezium_connector_behaviour.py;
 #: docs/sources.md).  Rows older than such a column show what the stream declared, whatever the source holds.
 MISREAD_BY_CONNECTORS = {(POSTGRES, "boolean", "number")}
-#: (source, type) whose DEFAULT the connector does not declare at all: PostgreSQL's unconstrained numeric
-#: (pinned by tests/kafka/test_debezium_connector_behaviour.py; docs/sources.md).  Rows older than such a column
+#: (source, type) or (source, type, kind of default) whose DEFAULT the connector does not declare at all:
+#: PostgreSQL's unconstrained numeric, and a numeric(p,s) default with more fractional digits than s (pinned by
+#: tests/kafka/test_debezium_connector_behaviour.py; docs/sources.md); MySQL's connector, MariaDB's
+#: `timestamp(6) NULL DEFAULT CURRENT_TIMESTAMP(6)` (seed 9138; docs/sources.md).  Rows older than such a column
 #: show NULL, as for a column without a default.
-UNDECLARED_DEFAULTS = {(POSTGRES, "free_numeric")}
+UNDECLARED_DEFAULTS = {(POSTGRES, "free_numeric"), (POSTGRES, "decimal", "rounded"), (MARIADB, "timestamp", "now")}
 #: MySQL's types whose values pymysql reads as text when they are no date (the zero date `0000-00-00`).
 FIELD_TYPE = pymysql.constants.FIELD_TYPE
 ZERO_DATES = {FIELD_TYPE.DATE, FIELD_TYPE.NEWDATE, FIELD_TYPE.DATETIME, FIELD_TYPE.TIMESTAMP}
@@ -641,7 +643,9 @@ class Migrations(RuleBasedStateMachine):
         )
         for dialect in accepted:
             misread = (dialect, type_name, kind) in MISREAD_BY_CONNECTORS
-            undeclared = (dialect, type_name) in UNDECLARED_DEFAULTS and kind not in ("none", "null")
+            undeclared = kind not in ("none", "null") and bool(
+                {(dialect, type_name), (dialect, type_name, kind)} & UNDECLARED_DEFAULTS
+            )
             if kind in UNKNOWN_DEFAULTS[dialect] or misread or undeclared:  # rows already there: a value uniview
                 for row in self.ids:  # cannot know
                     marked = "misread" if misread else "undeclared" if undeclared else kind

@@ -242,7 +242,9 @@ def latest_state_steps(stack, sinks, events) -> None:
         ["UPDATE document SET id = 3 WHERE id = 1", "UPDATE document SET id = 4 WHERE id = 3"],
         4,
     )
-    # ADD COLUMN ... DEFAULT: every older row shows the default, as PostgreSQL does
+    # ADD COLUMN ... DEFAULT: every older row shows the default as PostgreSQL stored it, which the connector sends
+    # as the catalog spells it: a char padded to its length, a varchar's trailing spaces past its length cut,
+    # fractional seconds rounded to the precision (a tie away from 2000-01-01)
     step(
         stack,
         sinks,
@@ -252,6 +254,12 @@ def latest_state_steps(stack, sinks, events) -> None:
         [
             "ALTER TABLE customer ADD COLUMN status text NOT NULL DEFAULT 'open'",
             "ALTER TABLE customer ADD COLUMN level int DEFAULT 3",
+            "ALTER TABLE customer ADD COLUMN code char(5) DEFAULT 'x'",
+            "ALTER TABLE customer ADD COLUMN tag varchar(3) DEFAULT 'ab      '",
+            "ALTER TABLE customer ADD COLUMN placed timestamp(0) DEFAULT '2021-05-06 07:08:09.5'",
+            "ALTER TABLE customer ADD COLUMN settled timestamp(0) DEFAULT '1999-12-31 23:59:59.5'",
+            "ALTER TABLE customer ADD COLUMN stamped timestamp(4) DEFAULT '2021-05-06 07:08:59.99996'",
+            "ALTER TABLE customer ADD COLUMN opens time(0) DEFAULT '07:08:09.5'",
             "UPDATE customer SET status = 'closed', level = 1 WHERE id = 1",
         ],
         1,

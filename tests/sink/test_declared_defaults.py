@@ -10,12 +10,14 @@ from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from sink_support import query, record, write_ndjson
 
 from uniview.cli.main import main
 from uniview.core.version_description import described_defaults, described_not_null
 from uniview.sink.debezium import convert_event
+from uniview.sink.default_values import SourceColumnType, stored_default
 from uniview.sink.job import SinkOptions, run
 from uniview.warehouse.url import duckdb_url
 
@@ -249,3 +251,102 @@ def test_postgres_computed_defaults_as_debezium_sends_them(spark, tmp_path):
         older = ["created", "stamped", "uid", "day"]
         assert rows[:2] == [(n, None, None, "x", 3, 0, None, None, time(0), True, older) for n in (1, 2)], mode
         assert rows[2][:2] == (3, datetime(2026, 11, 28, 14, 8, 9, 258832, tzinfo=UTC)) and rows[2][-1] is None
+
+
+# How each source stores a declared default in the column's type (uniview.sink.default_values.stored_default), with
+# the examples of the sources' documentation where it gives them, and what the live servers did.
+STORED = [
+    # (connector, source type, length, scale, default as the connector declares it, as the source stores it)
+    # PostgreSQL's character types: `character(4)` holds 'ok' as 'ok  '; `varchar(5)` holds 'good      ' as 'good '
+    ("postgresql", "BPCHAR", 4, 0, "ok", "ok  "),
+    ("postgresql", "BPCHAR", 3, 0, "ab    ", "ab "),
+    ("postgresql", "BPCHAR", 3, 0, "abcd", "abcd"),  # refused by PostgreSQL: no row holds it
+    ("postgresql", "VARCHAR", 5, 0, "good      ", "good "),
+    ("postgresql", "VARCHAR", 5, 0, "ok", "ok"),
+    # timestamp(p), timestamptz(p), time(p): rounded, a tie away from 2000-01-01 (AdjustTimestampForTypmod)
+    ("postgresql", "TIMESTAMP", 22, 0, "2021-05-06 07:08:09.500000", "2021-05-06 07:08:10"),
+    ("postgresql", "TIMESTAMP", 22, 0, "1999-12-31 23:59:59.500000", "1999-12-31 23:59:59"),
+    ("postgresql", "TIMESTAMP", 22, 0, "1999-12-31 23:59:59.500001", "2000-01-01 00:00:00"),
+    ("postgresql", "TIMESTAMP", 26, 3, "2021-05-06 07:08:09.123500", "2021-05-06 07:08:09.124"),
+    ("postgresql", "TIMESTAMPTZ", 28, 3, "2021-05-06 07:08:59.999600+00:00", "2021-05-06 07:09:00.000+00:00"),
+    ("postgresql", "TIMESTAMP", 26, 6, "2021-05-06 07:08:09.123500", "2021-05-06 07:08:09.123500"),
+    ("postgresql", "TIME", 8, 0, "07:08:09.500000", "07:08:10"),
+    ("postgresql", "TIME", 8, 0, "23:59:59.500000", "24:00:00"),  # PostgreSQL's 24:00: no BigQuery TIME
+    ("postgresql", "TIMESTAMP", 22, 0, "9999-12-31 23:59:59.500000", "9999-12-31 23:59:59.500000"),  # past DATETIME
+    # numeric(p,s): rounded to s, ties away from zero (PostgreSQL's `round(42.5)` is 43)
+    ("postgresql", "NUMERIC", 12, 0, "42.5", "43"),
+    ("postgresql", "NUMERIC", 12, 2, "-1.555", "-1.56"),
+    ("postgresql", "NUMERIC", 12, None, "1.555", "1.555"),  # numeric without a scale: as written
+    # MariaDB's CHAR: 'Maria   ' reads back as 'Maria'
+    ("mysql", "CHAR", 10, None, "Maria   ", "Maria"),
+    ("mariadb", "CHAR", 5, None, "ab      ", "ab"),
+    ("mysql", "VARCHAR", 10, None, "Maria   ", "Maria   "),
+    # datetime(p), timestamp(p), time(p): cut to p (MySQL's manual inserts '2018-09-08 17:51:04.777' into DATETIME(2)
+    # and rounds to .78; MariaDB, without TIME_ROUND_FRACTIONAL, keeps .77); p not declared is 0
+    ("mysql", "DATETIME", 2, None, "2018-09-08 17:51:04.777000", "2018-09-08 17:51:04.77"),
+    ("mysql", "TIME", 2, None, "17:51:04.777000", "17:51:04.77"),
+    ("mysql", "TIMESTAMP", None, None, "2021-05-06 07:08:09.500000+00:00", "2021-05-06 07:08:09+00:00"),
+    ("mysql", "DATETIME", 0, None, "2021-05-06 07:08:59.999999", "2021-05-06 07:08:59"),
+    # DECIMAL: rounded half away from zero (MySQL's manual: 2.5 into DECIMAL(10,0) is 3)
+    ("mysql", "DECIMAL", 10, 0, "2.5", "3"),
+    ("mysql", "DECIMAL", 10, 0, "-2.5", "-3"),
+    ("mysql", "DECIMAL", 6, 1, "-0.25", "-0.3"),
+    # texts no rule reads, types no rule concerns, sources without rules: as they came
+    ("postgresql", "TIMESTAMP", 22, 0, "CURRENT_TIMESTAMP", "CURRENT_TIMESTAMP"),
+    ("postgresql", "NUMERIC", 12, 2, "NaN", "NaN"),
+    ("postgresql", "TEXT", None, None, "x  ", "x  "),
+    ("sqlserver", "CHAR", 5, None, "x", "x"),
+]
+
+
+@pytest.mark.parametrize(("connector", "name", "length", "scale", "declared", "stored"), STORED)
+def test_a_default_is_stored_as_its_source_stores_it_in_the_column(connector, name, length, scale, declared, stored):
+    assert stored_default(declared, connector, SourceColumnType(name, length, scale)) == stored
+
+
+def propagated(field: dict, source_type: str, length: str | None = None, scale: str | None = None) -> dict:
+    """A Connect field with the parameters `datatype.propagate.source.type` adds."""
+    parameters = {"__debezium.source.column.type": source_type, "__debezium.source.column.name": field["field"]}
+    if length is not None:
+        parameters["__debezium.source.column.length"] = length
+    if scale is not None:
+        parameters["__debezium.source.column.scale"] = scale
+    return {**field, "parameters": {**field.get("parameters", {}), **parameters}}
+
+
+def test_debezium_defaults_are_stored_as_their_source_stores_them():
+    """As the live connectors sent them (PostgreSQL's from the catalog, MariaDB's from the DDL of the binary log):
+    each default reaches metadata.schema as the source stores it; without the propagated type, as sent."""
+    timestamp = {"type": "int64", "optional": True, "name": "io.debezium.time.Timestamp", "version": 1}
+    zoned = {"type": "string", "optional": True, "name": "io.debezium.time.ZonedTimestamp", "version": 1}
+    micro_time = {"type": "int64", "optional": True, "name": "io.debezium.time.MicroTime", "version": 1}
+    text = {"type": "string", "optional": True}
+    cases = {
+        "postgresql": [
+            (propagated({**text, "field": "c", "default": "x"}, "BPCHAR", "5", "0"), "x    "),
+            (
+                propagated({**timestamp, "field": "t0", "default": 1620284889500}, "TIMESTAMP", "22", "0"),
+                "2021-05-06 07:08:10",
+            ),
+            (
+                propagated({**zoned, "field": "z3", "default": "2021-05-06T07:08:09.1235Z"}, "TIMESTAMPTZ", "28", "3"),
+                "2021-05-06 07:08:09.124+00:00",
+            ),
+            ({**text, "field": "plain", "default": "x"}, "x"),
+        ],
+        "mysql": [
+            (propagated({**text, "field": "c", "default": "ab    "}, "CHAR", "5"), "ab"),
+            (propagated({**timestamp, "field": "t0", "default": 1620284889500}, "DATETIME"), "2021-05-06 07:08:09"),
+            (propagated({**micro_time, "field": "h3", "default": 25689123500}, "TIME", "3"), "07:08:09.123"),
+        ],
+    }
+    for connector, fields in cases.items():
+        event = {
+            "schema": {
+                "type": "struct",
+                "fields": [{"type": "struct", "field": "after", "fields": [f for f, _ in fields]}],
+            },
+            "payload": {"op": "c", "after": {}, "source": {"connector": connector, "db": "d", "table": "t"}},
+        }
+        entries = json.loads(convert_event(json.dumps(event)))["metadata"]["schema"]
+        assert [entry["default"] for entry in entries] == [stored for _, stored in fields], connector

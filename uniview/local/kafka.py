@@ -91,6 +91,13 @@ def _run_java(arguments: Sequence[str], log_path: Path) -> None:
         raise UniviewError(f"{arguments[0]} exited with code {result.returncode}; see {log_path}")
 
 
+#: The source types whose type and length the connectors send with each column (`datatype.propagate.source.type`):
+#: a varchar's length is part of its version (PostgreSQL); a char's length and a time's precision say how the
+#: source stores a declared default (uniview.sink.default_values.stored_default).
+POSTGRES_PROPAGATED_TYPES = r".+\.varchar,.+\.bpchar,.+\.timestamp,.+\.timestamptz,.+\.time,.+\.timetz"
+MYSQL_PROPAGATED_TYPES = r".+\.char,.+\.datetime,.+\.timestamp,.+\.time"
+
+
 def postgres_connector(
     name: str,
     host: str,
@@ -119,8 +126,9 @@ def postgres_connector(
         "publication.name": f"uniview_{name}".replace("-", "_"),
         "publication.autocreate.mode": "all_tables" if not tables else "filtered",
         "decimal.handling.mode": "precise",
-        # a varchar's length travels with its schema: `text` -> `varchar(20)`, which cuts older values, is a version
-        "datatype.propagate.source.type": r".+\.varchar",
+        # a varchar's length travels with its schema: `text` -> `varchar(20)`, which cuts older values, is a version;
+        # a char's length and a time's precision tell the sink how PostgreSQL stores a declared default
+        "datatype.propagate.source.type": POSTGRES_PROPAGATED_TYPES,
         "snapshot.mode": "initial",
         "skipped.operations": "none",  # TRUNCATE is published (op "t"); Debezium skips it by default
         "key.converter.schemas.enable": str(schemas_enable).lower(),
@@ -174,6 +182,8 @@ def mysql_connector(
         # MySQL and MariaDB map a 2-digit year when it is written; the value stored (year 1 too) is the one to send
         "enable.time.adjuster": "false",
         "bigint.unsigned.handling.mode": "precise",
+        # a char's length and a time's precision tell the sink how the server stores a declared default
+        "datatype.propagate.source.type": MYSQL_PROPAGATED_TYPES,
         "snapshot.mode": "initial",
         "skipped.operations": "none",  # TRUNCATE TABLE is published (op "t"); Debezium skips it by default
         "key.converter.schemas.enable": str(schemas_enable).lower(),

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from uniview.core.default_literals import is_epoch
 from uniview.core.types import decimal_type
 from uniview.sink.debezium_names import repaired_name
+from uniview.sink.default_values import SourceColumnType, stored_default
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -100,6 +101,7 @@ _DAY_MICROS = 86_400_000_000
 #: The parameters of a field whose source type the connector propagates (`datatype.propagate.source.type`).
 _SOURCE_TYPE = "__debezium.source.column.type"
 _SOURCE_LENGTH = "__debezium.source.column.length"
+_SOURCE_SCALE = "__debezium.source.column.scale"
 #: Source types whose length is the most characters a value holds (a cast to a shorter one cuts the text).
 _VARYING = frozenset({"VARCHAR", "CHARACTER VARYING"})
 #: The longest varchar either source declares (PostgreSQL's 10,485,760; MySQL's 65,535): a larger length is the
@@ -200,6 +202,18 @@ def field_type(field: dict) -> tuple[str, Callable[[Any], Any]]:
     if kind in _PRIMITIVES:
         return _PRIMITIVES[kind], (lambda v: v)
     raise ValueError(f"unsupported Kafka Connect type {name or kind!r}")
+
+
+def source_column_type(parameters: object) -> SourceColumnType | None:
+    """The column's source type as the connector propagates it (`datatype.propagate.source.type`), or None."""
+    if not isinstance(parameters, dict) or not isinstance(parameters.get(_SOURCE_TYPE), str):
+        return None
+    length, scale = str(parameters.get(_SOURCE_LENGTH, "")), str(parameters.get(_SOURCE_SCALE, ""))
+    return SourceColumnType(
+        parameters[_SOURCE_TYPE].upper(),
+        int(length) if length.isdigit() else None,
+        int(scale) if scale.isdigit() else None,
+    )
 
 
 def _string_type(parameters: object) -> str:
@@ -414,8 +428,9 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             typed = None
         if typed is not None:
+            connector = str(source.get("connector", ""))
             metadata["schema"] = [
-                _schema_entry(f, repaired_name(name), bq_type, convert)
+                _schema_entry(f, repaired_name(name), bq_type, convert, connector)
                 for f, (name, bq_type, convert) in zip(fields, typed, strict=True)
             ]
             forms = _DEFAULT_FORMS if placeholder is None else placeholder_forms(placeholder)
@@ -429,16 +444,22 @@ def convert_event(text: str | None, key_text: str | None = None, placeholder: st
     return _record_text({"data": data, "metadata": metadata})
 
 
-def _schema_entry(field: dict, name: str, bq_type: str, convert: Callable[[Any], Any]) -> dict[str, Any]:
+def _schema_entry(
+    field: dict, name: str, bq_type: str, convert: Callable[[Any], Any], connector: str
+) -> dict[str, Any]:
     """One metadata.schema entry: the column's name and type, its default converted like its values (the
-    connectors put a column's default in the value schema), or `default_volatile: true` where that default
-    is the connector's placeholder for one computed when a row is written, and `nullable: false` for a
-    column that is not optional."""
+    connectors put a column's default in the value schema) and stored as the source stores it in the column
+    (uniview.sink.default_values.stored_default), or `default_volatile: true` where that default is the
+    connector's placeholder for one computed when a row is written, and `nullable: false` for a column that is
+    not optional."""
     entry: dict[str, Any] = {"name": name, "type": bq_type}
     if field.get("default") is not None:
         default = _converted(convert, field["default"])
+        column_type = source_column_type(field.get("parameters"))
         if _is_computed_placeholder(field.get("name"), default):
             entry["default_volatile"] = True
+        elif isinstance(default, str) and column_type is not None:
+            entry["default"] = stored_default(default, connector, column_type)
         else:
             entry["default"] = default
     if field.get("optional") is False:
