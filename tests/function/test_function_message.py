@@ -171,7 +171,7 @@ def test_config_reports_every_problem_at_once():
                 "UNIVIEW_POLICY": "newest",
                 "UNIVIEW_MAX_VIEW_CHARS": "12",
                 "UNIVIEW_DATETIME_TIMEZONE": "Mars/Olympus",
-                "UNIVIEW_SOURCE_COLUMN": "bad name",
+                "UNIVIEW_SOURCE_COLUMN": "bad.name",
                 "UNIVIEW_MAX_EVENT_AGE_SECONDS": "-5",
                 "UNIVIEW_MAX_STALENESS": "when it suits",
                 "UNIVIEW_CURRENT": "materialized",

@@ -140,6 +140,6 @@ def test_poison_messages_in_a_running_stream_and_a_kill_9(kafka_bootstrap, produ
     quarantined = landed(warehouse, "SELECT source_file, raw_bytes, reason FROM cdc._uniview_quarantine")
     assert {source: raw for source, raw, _ in quarantined} == bad and len(quarantined) == len(bad)
     reasons = sorted(reason for *_, reason in quarantined)
-    assert set(reasons) == {"not_utf8", "unparseable", "missing_schema", "missing_metadata"}
+    assert set(reasons) == {"not_utf8", "unparseable", "missing_schema", "json_too_deep"}
     ledger = landed(warehouse, "SELECT sum(read), sum(written), sum(quarantined) FROM main._uniview_batches")[0]
     assert ledger == (len(ids) + len(bad) + tombstones, len(ids), len(bad))
