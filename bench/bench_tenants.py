@@ -1,5 +1,5 @@
 """Sink cost against the number of tables one batch touches: the same 20,000 records over 1, 100 and
-1,000 source databases, each landing in its own dataset (the sink's default layout).
+1,000 source databases, each landing in its own dataset (`--dataset-per-database`).
 
     .venv/bin/python -m bench.bench_tenants                           # 1, 100, 1000 databases, 3 rounds
     .venv/bin/python -m bench.bench_tenants --databases 1 1000 --rounds 1
@@ -8,7 +8,7 @@ Whole `uniview sink` processes on DuckDB (local[2]), in rounds that run every da
 so each figure is compared with the one-database run of the same rounds.  Each run's Spark jobs are
 counted from its event log.  The figure is median(T databases) / median(1 database): 1.0 means a
 batch costs the same however many version tables it feeds.  A run with --dataset cdc (one shared
-dataset, the tenant as the `_cdc_database` column) is the other layout.  Then the same into the local
+dataset, the tenant as the `_cdc_database` column: the sink's default layout) is the other layout.  Then the same into the local
 BigQuery emulator with the real spark-bigquery-connector (`--emulator-databases`, default 1 and 100;
 a fresh emulator per run, so every run creates its tables; needs scripts/setup-bigquery-connector.sh).
 """
@@ -87,7 +87,8 @@ def spark_jobs(event_log: Path) -> int:
 def run_sink(
     workdir: Path, source: Path, dataset: str | None, master: str, bigquery: ConnectorEmulator | None = None
 ) -> tuple[float, int]:
-    """One whole `uniview sink` process into a fresh DuckDB file, or into the emulator; (seconds, Spark jobs)."""
+    """One whole `uniview sink` process into a fresh DuckDB file, or into the emulator, landing in `dataset`, or
+    (None) one dataset per source database; (seconds, Spark jobs)."""
     for leftover in ("sink.duckdb", "sink.duckdb.wal"):
         (workdir / leftover).unlink(missing_ok=True)
     events = workdir / "events"
@@ -108,7 +109,7 @@ def run_sink(
         master,
         "--quiet",
     ]
-    command += ["--dataset", dataset] if dataset else []
+    command += ["--dataset", dataset] if dataset else ["--dataset-per-database"]
     submit = f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir={events}"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1"}
     if bigquery:

@@ -8,9 +8,12 @@ A fleet is D databases of T tables, each table with V versions, each source tabl
 `<table>_current` table maintained at most once per `staleness` seconds after a batch wrote to it.  The
 layout is one dataset per database (D x T families) or one shared dataset (T families, the tenant in
 `_cdc_database`).  Every billed figure is uniview.core.billing's bill of the scripts the sink and the
-function render (a part of a sink batch, its reads, one maintenance); nothing is counted by hand.  The
-jobs a sink batch runs are counted from uniview.sink.landing_bigquery's protocol (SINK_JOBS_PER_BATCH
-plus one job per part of at most MAX_TABLES_PER_TRANSACTION - 1 tables).
+function render (a part of a sink batch, its reads, one refresh of a family: its catalog reads, its views' DDL,
+the re-check of its version tables and the maintenance of its `<table>_current`, as uniview.ops.billing bills
+it for `uniview plan --json`); nothing is counted by hand.  The jobs a sink batch runs are counted from
+uniview.sink.landing_bigquery's protocol (SINK_JOBS_PER_BATCH plus one job per part of at most
+MAX_TABLES_PER_TRANSACTION - 1 tables); a refresh runs one job per billed statement of its reads and re-check,
+and one for the maintenance script.
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from uniview.core.billing import ScriptBill, bill_scripts, on_demand_usd, size_t
 from uniview.core.landing_layout import CDC_COLUMNS  # noqa: E402
 from uniview.core.schema import Column, TableVersion  # noqa: E402
 from uniview.core.types import parse_type  # noqa: E402
-from uniview.ops.billing import family_views, maintenance_script  # noqa: E402
-from uniview.planning.plan import GeneratorOptions, plan_family  # noqa: E402
+from uniview.ops.billing import family_views, maintenance_script, refresh_statements  # noqa: E402
+from uniview.planning.plan import FamilyPlan, GeneratorOptions, plan_family  # noqa: E402
 from uniview.sink.bigquery_promotion import (  # noqa: E402
     MAX_TABLES_PER_TRANSACTION,
     Insert,
@@ -91,6 +94,7 @@ class FleetFigures:
     current_table_dml_per_minute: float
     mutating_dml_limit_per_table: str
     maintenance_floor_bytes: int
+    refresh_floor_bytes: int
     floor_bytes_per_day: float
     usd_per_day: float
     slot_hours_per_day: float
@@ -155,14 +159,50 @@ def _inserts(count: int) -> list[Insert]:
     ]
 
 
+@dataclass(frozen=True)
+class RefreshBill:
+    """One refresh of a family after a sink batch wrote to it: its reads (catalog reads, views' DDL, the re-check
+    of its version tables) and the maintenance of its `<table>_current` table."""
+
+    reads: ScriptBill
+    maintenance: ScriptBill
+
+    @property
+    def floor_bytes(self) -> int:
+        return self.reads.floor_bytes + self.maintenance.floor_bytes
+
+    @property
+    def billed_statements(self) -> int:
+        return self.reads.billed_statements + self.maintenance.billed_statements
+
+    @property
+    def jobs(self) -> int:
+        """A job per billed read (DDL of unchanged views does not run), and the maintenance script."""
+        return self.reads.billed_statements + 1
+
+
 @cache
-def maintenance_bill(versions: int) -> ScriptBill:
-    """One maintenance of `<table>_current` of a family of `versions` version tables."""
+def family_plan(versions: int) -> FamilyPlan:
+    """A family of `versions` version tables, `<table>_current` kept as a table."""
     columns = tuple(Column(name, parse_type(t)) for name, t in (("id", "INT64"), ("name", "STRING"), *CDC_COLUMNS))
     family = [TableVersion(f"t_v_{n:04d}", "t", f"{n:04d}", n, columns, ("id",)) for n in range(versions)]
     planned = plan_family("cdc", "cdc", family, GeneratorOptions(current="table"))
     assert planned.current_table is not None
+    return planned
+
+
+@cache
+def maintenance_bill(versions: int) -> ScriptBill:
+    """One maintenance of `<table>_current` of a family of `versions` version tables."""
+    planned = family_plan(versions)
     return bill_scripts([maintenance_script(planned)], family_views(planned))
+
+
+@cache
+def refresh_bill(versions: int) -> RefreshBill:
+    """One refresh of a family of `versions` version tables, as uniview.ops.billing bills it."""
+    planned = family_plan(versions)
+    return RefreshBill(bill_scripts(refresh_statements(planned), family_views(planned)), maintenance_bill(versions))
 
 
 def simulate(fleet: Fleet) -> FleetFigures:
@@ -171,22 +211,23 @@ def simulate(fleet: Fleet) -> FleetFigures:
     sink = sink_batch_bill(math.ceil(routes))
     interval = max(fleet.trigger_seconds, fleet.staleness_seconds)
     maintenances = fleet.families * fleet.touched(interval) * 60 / interval
-    maintenance = maintenance_bill(fleet.versions)
-    statements = batches * sink.billed_statements + maintenances * maintenance.billed_statements
-    floor = (batches * sink.floor_bytes + maintenances * maintenance.floor_bytes) * _MINUTES_A_DAY
+    refresh = refresh_bill(fleet.versions)
+    statements = batches * sink.billed_statements + maintenances * refresh.billed_statements
+    floor = (batches * sink.floor_bytes + maintenances * refresh.floor_bytes) * _MINUTES_A_DAY
     per_family = maintenances / fleet.families
-    current_dml = per_family * sum(1 for s in maintenance.statements if s.kind in ("insert", "delete", "merge"))
+    mutating = sum(1 for s in refresh.maintenance.statements if s.kind in ("insert", "delete", "merge"))
     return FleetFigures(
         families=fleet.families,
         batches_per_minute=batches,
         routes_per_batch=routes,
         sink_jobs_per_minute=batches * (SINK_JOBS_PER_BATCH + sink.parts),
         maintenances_per_minute=maintenances,
-        jobs_per_minute=batches * (SINK_JOBS_PER_BATCH + sink.parts) + maintenances,
+        jobs_per_minute=batches * (SINK_JOBS_PER_BATCH + sink.parts) + maintenances * refresh.jobs,
         version_table_dml_per_minute=batches * fleet.touched(fleet.trigger_seconds),
-        current_table_dml_per_minute=current_dml,
+        current_table_dml_per_minute=per_family * mutating,
         mutating_dml_limit_per_table=f"{MUTATING_DML_RUNNING_PER_TABLE} running, {MUTATING_DML_QUEUED_PER_TABLE} queued",
-        maintenance_floor_bytes=maintenance.floor_bytes,
+        maintenance_floor_bytes=refresh.maintenance.floor_bytes,
+        refresh_floor_bytes=refresh.floor_bytes,
         floor_bytes_per_day=floor,
         usd_per_day=on_demand_usd(floor),
         slot_hours_per_day=statements * _MINUTES_A_DAY * fleet.slot_seconds_per_statement / 3600,

@@ -261,7 +261,7 @@ variable "consolidate_settle" {
 }
 
 variable "sink_control_dataset" {
-  description = "The sink's control dataset (its --dataset, else its --fallback-dataset), where the consolidation registry lives (UNIVIEW_CONSOLIDATE_CONTROL_DATASET). null = each source dataset is its own (a sink run with --dataset)."
+  description = "The sink's control dataset (the dataset it lands in, cdc unless --dataset names another; with --dataset-per-database its --fallback-dataset), where the consolidation registry lives (UNIVIEW_CONSOLIDATE_CONTROL_DATASET). null = each source dataset is its own (a sink that lands in one dataset)."
   type        = string
   default     = null
 

@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from bench.fleet import SINK_JOBS_PER_BATCH, Fleet, maintenance_bill, simulate, sink_batch_bill
+from bench.fleet import (
+    SINK_JOBS_PER_BATCH,
+    Fleet,
+    family_plan,
+    maintenance_bill,
+    refresh_bill,
+    simulate,
+    sink_batch_bill,
+)
 from uniview.core.billing import MB
+from uniview.ops.billing import family_floors
 from uniview.sink.bigquery_promotion import MAX_TABLES_PER_TRANSACTION
 
 
@@ -31,7 +40,8 @@ def test_a_staleness_bound_maintains_each_family_at_most_once_per_interval():
 
 
 def test_the_billed_figures_are_the_cost_model_of_the_rendered_scripts():
-    maintenance = maintenance_bill(20)
+    refresh = refresh_bill(20)
+    maintenance = refresh.maintenance
     assert maintenance.floor_bytes == maintenance.table_references * 10 * MB
     # the window reads the version table the batch wrote, not the unified view: the floor ignores the history
     read = {table for statement in maintenance.statements for table in statement.tables if "_v_" in table}
@@ -41,10 +51,23 @@ def test_the_billed_figures_are_the_cost_model_of_the_rendered_scripts():
     sink = sink_batch_bill(300)
     assert sink.parts == -(-300 // (MAX_TABLES_PER_TRANSACTION - 1))
     assert figures.sink_jobs_per_minute == SINK_JOBS_PER_BATCH + sink.parts
-    day = 24 * 60 * (sink.floor_bytes + 300 * maintenance.floor_bytes)
+    day = 24 * 60 * (sink.floor_bytes + 300 * refresh.floor_bytes)
     assert figures.floor_bytes_per_day == pytest.approx(day)
     # a batch of many parts is billed as its parts rendered one by one
     batch = sink_batch_bill(150)
     parts = sink_batch_bill(99).full_part.floor_bytes + sink_batch_bill(51).last_part.floor_bytes
     assert batch.parts == 2 and batch.floor_bytes == batch.fixed.floor_bytes + parts
     assert batch.full_part.table_references > 99  # each target, its staging table, the registry and the steps
+
+
+def test_each_maintenance_is_billed_and_counted_as_the_whole_refresh_that_runs_it():
+    """The function maintains a family by refreshing it: its catalog reads and the re-check of its version tables
+    are billed and run as jobs too, as `uniview plan --json` bills a refresh (uniview.ops.billing)."""
+    refresh = refresh_bill(20)
+    assert refresh.floor_bytes == family_floors(family_plan(20)).refresh
+    assert refresh.reads.billed_statements >= 3  # the columns, the descriptions, the re-check of the version tables
+    assert refresh.floor_bytes > refresh.maintenance.floor_bytes
+    assert refresh.jobs == refresh.reads.billed_statements + 1  # the view DDL is free and does not run unchanged
+    figures = simulate(fleet("shared"))
+    assert figures.refresh_floor_bytes == refresh.floor_bytes
+    assert figures.jobs_per_minute == pytest.approx(figures.sink_jobs_per_minute + 300 * refresh.jobs)

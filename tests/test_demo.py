@@ -143,7 +143,7 @@ def test_demo_succeeds_and_accounts_for_every_line(demo_run):
     assert match and int(match[1]) == int(match[2]) + int(match[3]) and int(match[3]) == 4
     debezium = re.search(r"debezium: read (\d+) = written (\d+) \+ quarantined (\d+)", completed.stdout)
     assert debezium and debezium.groups() == ("10", "10", "0")
-    assert "shop_unified.accounts_current (latest row per database and key)" in completed.stdout
+    assert "cdc_unified.accounts_current (latest row per database and key)" in completed.stdout
     for heading in (
         "Version tables per family",
         "resolved columns",
@@ -162,7 +162,7 @@ def test_demo_leaves_queryable_unified_views(demo_run):
         views = {
             r[0]
             for r in connection.execute(
-                "SELECT view_name FROM duckdb_views() WHERE schema_name = 'shop_unified'"
+                "SELECT view_name FROM duckdb_views() WHERE schema_name = 'cdc_unified'"
             ).fetchall()
         }
         assert views == {
@@ -174,7 +174,7 @@ def test_demo_leaves_queryable_unified_views(demo_run):
             "accounts_current",
         }
         current = connection.execute(
-            "SELECT _cdc_database, id, email, CAST(balance AS VARCHAR), plan FROM shop_unified.accounts_current "
+            "SELECT _cdc_database, id, email, CAST(balance AS VARCHAR), plan FROM cdc_unified.accounts_current "
             "ORDER BY 1, 2"
         ).fetchall()
         assert current == [
@@ -186,16 +186,16 @@ def test_demo_leaves_queryable_unified_views(demo_run):
         types = dict(
             connection.execute(
                 "SELECT column_name, data_type FROM information_schema.columns "
-                "WHERE table_schema = 'shop_unified' AND table_name = 'orders_unified'"
+                "WHERE table_schema = 'cdc_unified' AND table_name = 'orders_unified'"
             ).fetchall()
         )
         assert types["created_at"] == "TIMESTAMP WITH TIME ZONE" and types["amount"] == "BIGINT"
         customer = connection.execute(
             "SELECT count(*), count(full_name), count(email), count(DISTINCT _uniview_source) "
-            "FROM shop_unified.customer_unified"
+            "FROM cdc_unified.customer_unified"
         ).fetchone()
         assert customer == (80, 40, 40, 2)
-        countries = connection.execute("SELECT count(address.country) FROM shop_unified.shipments_unified").fetchone()
+        countries = connection.execute("SELECT count(address.country) FROM cdc_unified.shipments_unified").fetchone()
         assert countries == (30,)
 
 
@@ -221,7 +221,7 @@ def test_the_stream_demo_runs_again_from_the_wheel_in_the_folder_it_left(stream_
     assert "debezium: read 10 = written 10 + quarantined 0" in completed.stdout
     assert stream_summary(completed.stdout) == stream_summary(demo_run[1].stdout) != ()
     with duckdb.connect(str(workdir / "uniview-demo.duckdb"), read_only=True) as connection:
-        assert connection.execute("SELECT count(*) FROM shop_unified.customer_unified").fetchone() == (80,)
+        assert connection.execute("SELECT count(*) FROM cdc_unified.customer_unified").fetchone() == (80,)
 
 
 def database_demo_skip(source: str) -> str | None:

@@ -323,6 +323,7 @@ def sink_command(stack: CdcStack, landing: Landing) -> list[str]:
         "--input",
         f"kafka://{stack.bootstrap}/?pattern={stack.source.input_pattern}",
         *landing.sink_args,
+        "--dataset-per-database",
         "--stream",
         "--checkpoint",
         str(stack.work / f"ckpt-{landing.name}"),

@@ -168,6 +168,7 @@ class EnvelopeSink:
 
     def arguments(self, batch: Path, renames: list[dict[str, str]]) -> list[str]:
         arguments = ["sink", "--format", "uniview", "--input", str(batch), "--warehouse", duckdb_url(self.warehouse)]
+        arguments += ["--dataset-per-database"]
         arguments += ["--notify", "inline", "--policy", "widen", "--current", self.current, "--json"]
         if renames:
             document = batch.parent / "renames.json"

@@ -141,7 +141,7 @@ def kcat(offset: int, value: dict) -> str:
 @pytest.fixture(scope="module")
 def landed(spark, tmp_path_factory):
     """The documented ALTER, the snapshot's two server-level SET events, and a malformed ALTER of no database,
-    through the sink into DuckDB without --dataset (each event's database is its dataset)."""
+    through the sink into DuckDB with one dataset per source database (each event's database is its dataset)."""
     from uniview.sink.job import SinkOptions, run
 
     root = tmp_path_factory.mktemp("schema-changes")
@@ -154,8 +154,8 @@ def landed(spark, tmp_path_factory):
     (root / "in").mkdir()
     (root / "in" / "events.json").write_text("\n".join(lines) + "\n")
     warehouse = root / "w.duckdb"
-    result = run(spark, SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse), format="debezium"))
-    return warehouse, result, lines
+    options = SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse), dataset=None, format="debezium")
+    return warehouse, run(spark, options), lines
 
 
 def test_schema_changes_of_no_table_are_skipped_and_every_line_is_accounted_for(landed):

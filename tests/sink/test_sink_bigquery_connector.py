@@ -179,7 +179,10 @@ def test_columns_staged_as_text_land_in_their_types(spark, connector_stack, tmp_
         [record("spots", {"id": 1, "place": "POINT(1 2)", "huge": "12.50"}, schema, database="text")],
     )
     result = run(
-        spark, SinkOptions(input=str(tmp_path / "in"), warehouse="bigquery://test-project", bigquery_options=options)
+        spark,
+        SinkOptions(
+            input=str(tmp_path / "in"), warehouse="bigquery://test-project", dataset="text", bigquery_options=options
+        ),
     )
     assert result.counts.total_written == 1
     table = f"spots_v_{compute_version('spots', [SourceColumn(n, t) for n, t in schema])}"
@@ -200,7 +203,10 @@ def test_an_array_with_a_null_element_is_quarantined_not_landed_without_it(spark
         ],
     )
     result = run(
-        spark, SinkOptions(input=str(tmp_path / "in"), warehouse="bigquery://test-project", bigquery_options=options)
+        spark,
+        SinkOptions(
+            input=str(tmp_path / "in"), warehouse="bigquery://test-project", dataset="holes", bigquery_options=options
+        ),
     )
     assert result.counts.total_written == 1
     table = f"arr_v_{compute_version('arr', [SourceColumn(n, t) for n, t in schema])}"
@@ -224,7 +230,10 @@ def test_a_version_whose_every_record_is_quarantined_creates_no_table_and_stops_
         ],
     )
     result = run(
-        spark, SinkOptions(input=str(tmp_path / "in"), warehouse="bigquery://test-project", bigquery_options=options)
+        spark,
+        SinkOptions(
+            input=str(tmp_path / "in"), warehouse="bigquery://test-project", dataset="lone", bigquery_options=options
+        ),
     )
     assert (result.counts.total_written, sum(result.counts.quarantined.values())) == (1, 1)
     tables = {row[0] for row in client.query("SELECT table_name FROM lone.INFORMATION_SCHEMA.TABLES").result()}
@@ -338,7 +347,9 @@ def _two_batches(spark, options, folder, databases: int):
         folder / "a.json",
         [record("wide", {"id": n}, [("id", "int")], database=f"{folder.name}{n % databases:03d}") for n in range(60)],
     )
-    sink_options = SinkOptions(input=str(folder), warehouse="bigquery://test-project", bigquery_options=options)
+    sink_options = SinkOptions(  # one dataset per source database: `databases` tables
+        input=str(folder), warehouse="bigquery://test-project", dataset=None, bigquery_options=options
+    )
     landing = open_landing(spark, sink_options)
     sink = Sink(spark, sink_options, landing, NoNotifier())
     tracker = spark.sparkContext.statusTracker()

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from sink_support import query, record, write_ndjson
 
 from uniview.cli.sink import sink_command
+from uniview.sink.versioning import SourceColumn, compute_version
 from uniview.warehouse.url import duckdb_url
 
 
@@ -24,6 +25,16 @@ from uniview.warehouse.url import duckdb_url
         (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--stream"], 1, "--stream needs --checkpoint"),
         (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--available-now"], 1, "only used with --stream"),
         (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--dataset", "my-db"], 1, "invalid --dataset name"),
+        (
+            ["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--dataset", "cdc", "--dataset-per-database"],
+            2,
+            "--dataset and --dataset-per-database exclude each other",
+        ),
+        (
+            ["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--fallback-dataset", "lost"],
+            2,
+            "--fallback-dataset is only used with --dataset-per-database",
+        ),
         (["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--notify", "kafka://x"], 1, "invalid --notify"),
         (
             ["--input", "in", "--warehouse", "duckdb:///x.duckdb", "--notify", "pubsub://proj"],
@@ -73,6 +84,54 @@ def test_a_run_prints_its_totals(spark, tmp_path):
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == "read=2 written=1 quarantined=1 skipped=0 batches=1 replayed=0"
     assert "unparseable" in result.stdout
+
+
+#: Records of two source databases, one that names none and one whose name is no dataset name.
+FLEET_RECORDS = [
+    record("customer", {"id": 1}, [("id", "int")], database="shop1"),
+    record("customer", {"id": 1}, [("id", "int")], database="shop2"),
+    record("customer", {"id": 2}, [("id", "int")], database=None),
+    record("customer", {"id": 3}, [("id", "int")], database="shop-3"),
+]
+
+
+def landed(warehouse):
+    """{dataset: sorted (table, _cdc_database, id)} of every version table, and the quarantine's (dataset, reason)."""
+    tables = query(warehouse, "SELECT schema_name, table_name FROM duckdb_tables() WHERE contains(table_name, '_v_')")
+    rows = {
+        dataset: sorted(query(warehouse, f'SELECT \'{table}\', _cdc_database, id FROM "{dataset}"."{table}"'))
+        for dataset, table in tables
+    }
+    quarantines = query(warehouse, "SELECT schema_name FROM duckdb_tables() WHERE table_name = '_uniview_quarantine'")
+    rejected = sorted(
+        (dataset, reason)
+        for (dataset,) in quarantines
+        for (reason,) in query(warehouse, f'SELECT reason FROM "{dataset}"._uniview_quarantine')
+    )
+    return rows, rejected
+
+
+def test_every_record_lands_in_one_shared_dataset_unless_one_per_database_is_asked_for(spark, tmp_path):
+    """The default: one dataset `cdc`, the tenant in _cdc_database (a database name that is no dataset name is a
+    tenant like any other); a record that names no database is quarantined there, never landed without its
+    tenant.  --dataset-per-database routes by database_name, its rejections in the fallback dataset."""
+    write_ndjson(tmp_path / "in" / "a.json", FLEET_RECORDS)
+    table = f"customer_v_{compute_version('customer', [SourceColumn('id', 'int')])}"
+    for extra in ([], ["--dataset-per-database"]):
+        warehouse = tmp_path / f"w{len(extra)}.duckdb"
+        arguments = ["--input", str(tmp_path / "in"), "--warehouse", duckdb_url(warehouse), "--quiet", *extra]
+        result = CliRunner().invoke(sink_command, arguments)
+        assert result.exit_code == 0, result.output
+        if not extra:
+            assert landed(warehouse) == (
+                {"cdc": [(table, "shop-3", 3), (table, "shop1", 1), (table, "shop2", 1)]},
+                [("cdc", "missing_metadata")],
+            )
+        else:
+            assert landed(warehouse) == (
+                {"shop1": [(table, "shop1", 1)], "shop2": [(table, "shop2", 1)]},
+                [("uniview", "invalid_metadata"), ("uniview", "missing_metadata")],
+            )
 
 
 def test_python_dash_m_runs_the_command():
@@ -189,7 +248,7 @@ def test_the_spark_extra_alone_runs_the_sink_into_duckdb(tmp_path):
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert query(warehouse, "SELECT id FROM shop_unified.customer_unified") == [(1,)]
+    assert query(warehouse, "SELECT id FROM cdc_unified.customer_unified") == [(1,)]
 
 
 LOCAL_JVM_ARGUMENTS = """
@@ -216,7 +275,7 @@ def test_the_summary_of_a_run_over_many_tables_fits_a_terminal_and_json_lists_th
 
     lines = [record("customer", {"id": n}, [("id", "int")], database=f"db{n % 25:02d}") for n in range(60)]
     write_ndjson(tmp_path / "in" / "a.json", lines)
-    arguments = ["--input", str(tmp_path / "in"), "--quiet", "--notify", "none"]
+    arguments = ["--input", str(tmp_path / "in"), "--quiet", "--notify", "none", "--dataset-per-database"]  # 25 tables
     shown = CliRunner().invoke(sink_command, [*arguments, "--warehouse", duckdb_url(tmp_path / "a.duckdb")])
     assert shown.exit_code == 0, shown.output
     output = shown.stdout.splitlines()

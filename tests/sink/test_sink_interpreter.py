@@ -41,7 +41,7 @@ def test_the_workers_use_unviews_interpreter_from_any_folder(tmp_path):
     done = run_from_elsewhere(tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "ModuleNotFoundError" not in done.stderr
-    assert query(tmp_path / "w.duckdb", "SELECT id FROM shop.t_v_f3120e234cc6") == [(7,)]
+    assert query(tmp_path / "w.duckdb", "SELECT id FROM cdc.t_v_f3120e234cc6") == [(7,)]
 
 
 def test_the_users_pyspark_python_is_kept(tmp_path):

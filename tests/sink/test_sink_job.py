@@ -120,12 +120,13 @@ BAD_LINES = [
 
 @pytest.fixture(scope="module")
 def mixed(spark, tmp_path_factory):
-    """One batch run over good records of 3 tables x 7 versions and one bad line per quarantine case."""
+    """One batch run over good records of 3 tables x 7 versions and one bad line per quarantine case, one dataset
+    per source database (the records' `shop`; the lines that name no usable one in `uniview`)."""
     root = tmp_path_factory.mktemp("mixed")
     write_ndjson(root / "in" / "good.json", good_records())
     write_ndjson(root / "in" / "bad.json", [line for line, _ in BAD_LINES])
     warehouse = root / "w.duckdb"
-    result = run(spark, SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse)))
+    result = run(spark, SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse), dataset=None))
     return warehouse, result
 
 
@@ -441,7 +442,7 @@ def test_a_replayed_batch_is_skipped_and_a_conflicting_version_is_quarantined(sp
     counts = sink.process(later, BatchKey("s", 1))
     landing.close()
     assert (counts.total_written, dict(counts.quarantined)) == (2, {"version_conflict": 1})
-    assert query(tmp_path / "w.duckdb", "SELECT id FROM shop.t_v_v1 ORDER BY id") == [(1,), (2,), (3,)]
+    assert query(tmp_path / "w.duckdb", "SELECT id FROM cdc.t_v_v1 ORDER BY id") == [(1,), (2,), (3,)]
     assert query(
         tmp_path / "w.duckdb", "SELECT stream, batch_id, read, written FROM main._uniview_batches ORDER BY 2"
     ) == [("s", 0, 1, 1), ("s", 1, 3, 2)]
@@ -506,8 +507,8 @@ def test_a_batch_larger_than_the_load_memory_spills_and_lands_whole(spark, tmp_p
     [spilled_bytes] = spilled
     assert spilled_bytes > 0  # ~300 MB of lines did not all fit: on disk, not in memory
     table = f"customer_v_{version_of('customer', CUSTOMER_V1)}"
-    assert dict(result.counts.written) == {f"shop.{table}": 150000}
-    assert query(warehouse, f"SELECT count(*), count(DISTINCT id), min(length(first_name)) FROM shop.{table}") == [
+    assert dict(result.counts.written) == {f"cdc.{table}": 150000}
+    assert query(warehouse, f"SELECT count(*), count(DISTINCT id), min(length(first_name)) FROM cdc.{table}") == [
         (150000, 150000, 2006)
     ]
     assert list(staging.iterdir()) == []  # the spilled blocks went with the batch's staging directory

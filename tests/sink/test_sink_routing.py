@@ -87,6 +87,21 @@ def test_rejections_name_their_dataset():
     assert {k: (d.dataset, d.reason) for k, d in plan.decisions.items()} == cases
 
 
+def test_a_shared_dataset_takes_any_database_name_and_rejects_a_record_that_names_none():
+    named, hyphenated = key(database="shop"), key(database="my-db")
+    unnamed, empty = key(database=None), key(database="")
+    plan = plan_routes([named, hyphenated, unnamed, empty], "cdc", "uniview", no_tables)
+    assert plan.decisions[named].route == plan.decisions[hyphenated].route == 0
+    assert [(route.dataset, route.exists) for route in plan.routes] == [("cdc", False)]
+    for orphan in (unnamed, empty):
+        decision = plan.decisions[orphan]
+        assert (decision.dataset, decision.reason) == ("cdc", reasons.MISSING_METADATA)
+        assert (
+            decision.detail
+            == "no metadata.database_name: every row of the shared dataset 'cdc' names its source database"
+        )
+
+
 #: BigQuery's flexible column names: any Unicode letter, mark or number, `_`, `-`, a space and `& % = + : ' < > # |`.
 ACCEPTED_COLUMN_NAMES = ["größe", "名前", "with space", "1st", "a-b", "Δt", "a&b%c=d+e:f'g<h>i#j|k", "x" * 300]
 #: ... and not `. $ / ? ! ( ) , ; @ [ ] ^ { } ~ \` nor a quote, a tab, more than 300 characters or a reserved prefix.

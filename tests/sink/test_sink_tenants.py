@@ -213,7 +213,8 @@ TENANTS = 150
 
 @pytest.fixture(scope="module")
 def many_tenants(spark, tmp_path_factory):
-    """One table at one schema in TENANTS source databases, each landing in its own dataset, in two runs:
+    """One table at one schema in TENANTS source databases, each landing in its own dataset (one dataset per
+    source database, `--dataset-per-database`), in two runs:
     the second appends to the tables the first created."""
     root = tmp_path_factory.mktemp("many")
     first = [record("customer", {"id": n, "name": f"t{n}"}, SCHEMA, database=f"tenant{n:03d}") for n in range(TENANTS)]
@@ -235,7 +236,7 @@ def many_tenants(spark, tmp_path_factory):
             ),
         )
         results = [
-            run(spark, SinkOptions(input=str(root / folder), warehouse=duckdb_url(warehouse)))
+            run(spark, SinkOptions(input=str(root / folder), warehouse=duckdb_url(warehouse), dataset=None))
             for folder in ("first", "second")
         ]
     return spark, root, warehouse, results, typings

@@ -417,8 +417,8 @@ def migrate_landing(
 @click.option(
     "--control-dataset",
     default=None,
-    help="BigQuery: where the registry lives, the sink's control dataset (its --dataset, else its "
-    "--fallback-dataset) [default: --dataset].",
+    help="BigQuery: where the registry lives, the sink's control dataset (the dataset it lands in; with "
+    "--dataset-per-database its --fallback-dataset) [default: --dataset].",
 )
 @click.option(
     "--settle",

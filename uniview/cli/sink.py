@@ -21,6 +21,7 @@ keep_grpc_fork_handlers_off()  # before anything imports gRPC (`python -m univie
 
 from uniview.cli.options import generator_options, make_generator_options  # noqa: E402
 from uniview.core.errors import UniviewError  # noqa: E402
+from uniview.core.landing_layout import DEFAULT_DATASET  # noqa: E402
 from uniview.sink.job import DEFAULT_FALLBACK_DATASET, RunResult, SinkOptions  # noqa: E402
 from uniview.sink.stop_signals import Interrupted  # noqa: E402
 
@@ -89,12 +90,21 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
     envvar="UNIVIEW_WAREHOUSE",
     help="duckdb:///file.duckdb (relative), duckdb:////abs/file.duckdb, or bigquery://PROJECT.",
 )
-@click.option("--dataset", default=None, help="Dataset for every record [default: each record's database_name].")
+@click.option(
+    "--dataset",
+    default=None,
+    help=f"The one dataset every record lands in, its source database in _cdc_database [default: {DEFAULT_DATASET}].",
+)
+@click.option(
+    "--dataset-per-database",
+    is_flag=True,
+    help="Land each record in the dataset its database_name names instead (one dataset per source database).",
+)
 @click.option(
     "--fallback-dataset",
-    default=DEFAULT_FALLBACK_DATASET,
-    show_default=True,
-    help="Whose quarantine gets records without a usable dataset (when --dataset is not given).",
+    default=None,
+    help="With --dataset-per-database: whose quarantine gets records without a usable dataset "
+    f"[default: {DEFAULT_FALLBACK_DATASET}].",
 )
 @click.option(
     "--notify",
@@ -163,6 +173,9 @@ def sink_command(
     source_column: str | None,
     current: str,
     renames: str | None,
+    dataset: str | None,
+    dataset_per_database: bool,
+    fallback_dataset: str | None,
     **options: Any,
 ) -> None:
     """Land NDJSON CDC records in typed, hash-versioned tables; quarantine bad records; notify.
@@ -172,10 +185,11 @@ def sink_command(
     each new version's refresh also brings `<table>_current` up to date as a table."""
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    layout = _layout(dataset, dataset_per_database, fallback_dataset)
     try:
         generator = make_generator_options(policy, max_view_chars, datetime_timezone, source_column, current, renames)
         sink_options = SinkOptions(
-            input=input_path, generator_options=generator, target_dataset=target_dataset, **options
+            input=input_path, generator_options=generator, target_dataset=target_dataset, **layout, **options
         )
         sink_options.validate()
         result = _run_with_session(sink_options, master, _session_jars(sink_options))
@@ -186,6 +200,26 @@ def sink_command(
     from uniview.sink.summary import print_summary
 
     print_summary(result, as_json)
+
+
+def _layout(dataset: str | None, per_database: bool, fallback_dataset: str | None) -> dict[str, Any]:
+    """SinkOptions' dataset and fallback dataset from the layout options; a usage error for options that
+    contradict each other."""
+    if per_database and dataset is not None:
+        raise OneLineError(
+            "--dataset and --dataset-per-database exclude each other: give --dataset NAME to land every record "
+            "in one dataset, or --dataset-per-database for one dataset per source database",
+            exit_code=2,
+        )
+    if fallback_dataset is not None and not per_database:
+        raise OneLineError(
+            "--fallback-dataset is only used with --dataset-per-database: in a shared dataset, records that name "
+            "no source database are quarantined in that dataset",
+            exit_code=2,
+        )
+    if per_database:
+        return {"dataset": None, "fallback_dataset": fallback_dataset or DEFAULT_FALLBACK_DATASET}
+    return {"dataset": dataset or DEFAULT_DATASET}
 
 
 def _session_jars(options: SinkOptions) -> list[str]:

@@ -19,6 +19,9 @@ from typing import Any
 from uniview.core.identifiers import quote
 from uniview.core.types import BQType, Scalar
 
+#: The dataset the sink lands every record in unless told otherwise: one dataset shared by every source
+#: database, each row naming its database in `_cdc_database` (docs/billing.md, "The layout for a fleet").
+DEFAULT_DATASET = "cdc"
 #: The sink's tables beside the version tables: each dataset's quarantine, and (DuckDB, schema main) the
 #: notifications still to send.
 QUARANTINE_TABLE = "_uniview_quarantine"

@@ -88,7 +88,7 @@ def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:
     clock = StageClock(console)
     with clock.stage("1. Generate a CDC stream with schema changes"):
         paths.reset()
-        files, lines = write_stream(paths.input_dir, DATASET)
+        files, lines = write_stream(paths.input_dir)
         console.print(f"{lines} lines in {len(files)} NDJSON files under {paths.input_dir}")
         debezium_file, events = write_debezium_stream(paths.debezium_dir)
         console.print(
@@ -106,7 +106,6 @@ def run_demo(paths: DemoPaths, console: Console) -> dict[str, float]:
                 options = SinkOptions(
                     input=str(source),
                     warehouse=paths.warehouse_url,
-                    dataset=DATASET,
                     notify=route.notify,
                     staging_dir=str(paths.workdir / "staging"),
                     format=record_format,

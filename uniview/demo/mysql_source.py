@@ -3,7 +3,7 @@
 MariaDB (binary log in ROW format with the FULL row image; Debian's mariadb-server) with two
 source databases -> Debezium's MySQL connector on Kafka Connect (one connector for the server) -> a Kafka
 broker -> the Spark sink (`--format debezium`, incremental runs) -> DuckDB -> the Cloud Function under
-functions-framework -> `<database>_unified.<table>_unified` and `<table>_current`.  The same steps as
+functions-framework -> `cdc_unified.<table>_unified` and `<table>_current`.  The same steps as
 `--source postgres` (uniview/demo/postgres_source.py), in MySQL's dialect.
 """
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from uniview.core.errors import UniviewError
+from uniview.core.landing_layout import DEFAULT_DATASET
 from uniview.core.schema import split_version_table
 from uniview.local.class_archive import spark_archive_options
 from uniview.local.function_server import function_server
@@ -31,7 +32,8 @@ from uniview.warehouse.url import duckdb_url
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-DATASET = "shop"
+#: The sink's own default: every source database's rows in one dataset, the tenant in `_cdc_database`.
+DATASET = DEFAULT_DATASET
 TARGET_DATASET = f"{DATASET}_unified"
 SOURCE_COLUMN = "_uniview_source"
 PROJECT = "uniview-demo"

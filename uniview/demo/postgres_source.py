@@ -2,9 +2,9 @@
 
 PostgreSQL (logical decoding) with two source databases -> Debezium's PostgreSQL connector on
 Kafka Connect -> a Kafka broker -> the Spark sink (`--format debezium`, incremental runs) -> DuckDB
--> the Cloud Function under functions-framework -> `<database>_unified.<table>_unified` and
-`<table>_current`.  After each step of changes (DML, a new column, a type change) it prints the
-source table next to `<table>_current`.
+-> the Cloud Function under functions-framework -> `cdc_unified.<table>_unified` and `<table>_current`, both
+databases in the sink's shared dataset.  After each step of changes (DML, a new column, a type change) it prints
+each source table next to its database's rows of `<table>_current`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
+from uniview.core.landing_layout import DATABASE, DEFAULT_DATASET
 from uniview.demo.pipeline import new_spark_session
 from uniview.demo.stages import StageClock
+from uniview.warehouse.duckdb_connection import string_literal
 from uniview.warehouse.url import duckdb_url
 
 DATABASES = ("shop1", "shop2")
@@ -54,9 +56,11 @@ STEPS: tuple[tuple[str, tuple[str, ...], int], ...] = (
 )
 
 
-def current_rows_sql(dataset: str, table: str, columns: Sequence[str]) -> str:
-    """The source table's columns read through `<dataset>_unified.<table>_current` (DuckDB SQL)."""
-    return f"SELECT {', '.join(columns)} FROM {dataset}_unified.{table}_current ORDER BY id"
+def current_rows_sql(dataset: str, table: str, columns: Sequence[str], database: str | None = None) -> str:
+    """The source table's columns read through `<dataset>_unified.<table>_current` (DuckDB SQL): the rows of
+    source `database` in a shared dataset, every row when the dataset is the database's own (None)."""
+    tenant = "" if database is None else f" WHERE {DATABASE} = {string_literal(database)}"
+    return f"SELECT {', '.join(columns)} FROM {dataset}_unified.{table}_current{tenant} ORDER BY id"
 
 
 @dataclass
@@ -187,10 +191,12 @@ class PostgresDemo:
             return
         with duckdb.connect(str(self.warehouse), read_only=True) as connection:
             through_view = [
-                tuple(row) for row in connection.execute(current_rows_sql(database, TABLE, columns)).fetchall()
+                tuple(row)
+                for row in connection.execute(current_rows_sql(DEFAULT_DATASET, TABLE, columns, database)).fetchall()
             ]
         table = Table(
-            title=f"{database}.{TABLE} in {self.source_name}  |  {database}_unified.{TABLE}_current",
+            title=f"{database}.{TABLE} in {self.source_name}  |  {DEFAULT_DATASET}_unified.{TABLE}_current "
+            f"of {database}",
             title_justify="left",
         )
         for column in columns:

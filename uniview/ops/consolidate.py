@@ -60,8 +60,8 @@ class ConsolidationRequest:
     retention: timedelta = timedelta(days=7)
     options: GeneratorOptions = GeneratorOptions()
     target_dataset: str | None = None
-    #: BigQuery: the dataset of the registry, the sink's control dataset (its --dataset, else its
-    #: --fallback-dataset); default: `dataset`.
+    #: BigQuery: the dataset of the registry, the sink's control dataset (the dataset it lands in, else, with
+    #: --dataset-per-database, its --fallback-dataset); default: `dataset`.
     control_dataset: str | None = None
     #: BigQuery: how long a moved table stays in the view before it may leave (the late-insert window).
     settle: timedelta = timedelta(hours=1)

@@ -30,7 +30,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from uniview.core.errors import ConfigError, UniviewError, WarehouseError
 from uniview.core.identifiers import validate_dataset
-from uniview.core.landing_layout import DEFAULT_GRANULARITY, check_granularity
+from uniview.core.landing_layout import DEFAULT_DATASET, DEFAULT_GRANULARITY, check_granularity
 from uniview.sink.debezium import debezium_lines
 from uniview.sink.frames import LINE_BYTES, ORIGINAL_LINE, bounded_lines, checked_lines
 from uniview.sink.landing import BatchCounts, BatchKey, Landing, LineBatch
@@ -43,7 +43,7 @@ from uniview.warehouse.url import WarehouseURL
 
 logger = logging.getLogger(__name__)
 
-#: Where records without a usable dataset are quarantined when --dataset is not given.
+#: With one dataset per source database: where records without a usable dataset are quarantined.
 DEFAULT_FALLBACK_DATASET = "uniview"
 INPUT_FORMATS = ("uniview", "debezium")
 SESSION_SETTINGS = {
@@ -82,7 +82,10 @@ class SinkOptions:
 
     input: str
     warehouse: str
-    dataset: str | None = None
+    #: The dataset every record lands in, the source database in `_cdc_database`; None: one dataset per source
+    #: database, named by each record's `database_name` (`--dataset-per-database`).
+    dataset: str | None = DEFAULT_DATASET
+    #: One dataset per source database only: whose quarantine gets records without a usable dataset.
     fallback_dataset: str = DEFAULT_FALLBACK_DATASET
     notify: str = "none"
     stream: bool = False
@@ -154,7 +157,7 @@ class SinkOptions:
 
     @property
     def quarantine_dataset(self) -> str:
-        """Whose quarantine gets records without a usable dataset: --dataset, else --fallback-dataset."""
+        """Whose quarantine gets records without a usable dataset: the shared dataset, else --fallback-dataset."""
         return self.dataset or self.fallback_dataset
 
     @property

@@ -20,9 +20,7 @@ JSON_NUMBER_OUT_OF_RANGE = "json_number_out_of_range"  # it holds a number beyon
 #: An object names the same key twice (which value was meant is unknowable): the line's top level or its
 #: metadata, or, for a Debezium event, any object of the event (uniview.sink.debezium).
 DUPLICATE_KEY = "duplicate_key"
-MISSING_METADATA = (
-    "missing_metadata"  # no metadata object, no metadata.table_name, or no dataset (no database_name and no --dataset)
-)
+MISSING_METADATA = "missing_metadata"  # no metadata object, no metadata.table_name, or no metadata.database_name
 INVALID_METADATA = "invalid_metadata"  # a dataset, table name or table_version that is not valid, or a metadata.timestamp that is not a timestamp
 INVALID_SCHEMA = "invalid_schema"  # metadata.schema is not a non-empty list of distinct {name, type} objects (or uses the _cdc_ prefix), or, on BigQuery, has too many columns to type in one statement (about 1,800)
 #: metadata.schema names a column BigQuery refuses (flexible column names: a character such as `.`, `$` or `/`, more than

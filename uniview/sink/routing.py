@@ -201,8 +201,9 @@ def plan_routes(
     lookup: Lookup,
     first_seen: Mapping[RecordKey, FirstSeen] | None = None,
 ) -> RoutingPlan:
-    """Resolve every key.  `dataset` overrides the records' database_name; records without a
-    usable dataset are rejected into `fallback_dataset`.  `lookup` answers which version tables
+    """Resolve every key.  `dataset` is the shared dataset every record lands in (a record that names no source
+    database is rejected into it), None routes each record to the dataset its database_name names (records
+    without a usable one are rejected into `fallback_dataset`).  `lookup` answers which version tables
     exist, as {(dataset, version table name): KnownVersion}.  Routes are ordered by the earliest
     `first_seen` of their keys (time, then log position: the order new tables are created in, which orders a
     family's versions), then by name."""
@@ -311,13 +312,9 @@ def _sort_key(key: RecordKey) -> tuple[str, ...]:
 
 def _resolve(key: RecordKey, dataset: str | None, fallback: str) -> Decision | _Candidate:
     """Validate the key's dataset, table, schema and version; compute the version if needed."""
-    target = dataset or key.database_name
-    if not target:
-        return Decision(fallback, reason=MISSING_METADATA, detail="no metadata.database_name and no --dataset")
-    try:
-        validate_dataset(target, "dataset (metadata.database_name)")
-    except IdentifierError as error:
-        return Decision(fallback, reason=INVALID_METADATA, detail=str(error))
+    target = _target_dataset(key, dataset, fallback)
+    if isinstance(target, Decision):
+        return target
     if not key.table_name:
         return Decision(target, reason=MISSING_METADATA, detail="no metadata.table_name")
     try:
@@ -344,6 +341,24 @@ def _resolve(key: RecordKey, dataset: str | None, fallback: str) -> Decision | _
     except (IdentifierError, SchemaError) as error:
         return Decision(target, reason=INVALID_METADATA, detail=str(error), version=version)
     return _Candidate(key, target, key.table_name, version, columns, primary_key)
+
+
+def _target_dataset(key: RecordKey, dataset: str | None, fallback: str) -> str | Decision:
+    """Where the key's records land: the shared `dataset`, else the dataset its database_name names; a rejection
+    when the record names no source database (in a shared dataset `_cdc_database` is the only thing that tells
+    the databases' rows apart) or, with one dataset per database, names one that is no dataset name."""
+    if dataset is not None:
+        if key.database_name:
+            return dataset
+        detail = f"no metadata.database_name: every row of the shared dataset {dataset!r} names its source database"
+        return Decision(dataset, reason=MISSING_METADATA, detail=detail)
+    if not key.database_name:
+        detail = "no metadata.database_name, which names the dataset (--dataset-per-database)"
+        return Decision(fallback, reason=MISSING_METADATA, detail=detail)
+    try:
+        return validate_dataset(key.database_name, "dataset (metadata.database_name)")
+    except IdentifierError as error:
+        return Decision(fallback, reason=INVALID_METADATA, detail=str(error))
 
 
 def parse_primary_key(text: str | None, columns: tuple[SourceColumn, ...] | None) -> tuple[str, ...] | None:
