@@ -157,6 +157,11 @@ class Statement:
     guard: str | None = None
 
     @property
+    def on_bigquery(self) -> bool:
+        """Whether BigQuery runs it: an "assert" is checked there by the MERGE that has it as `guard`."""
+        return self.kind != "assert"
+
+    @property
     def sql(self) -> str:
         """The statement in BigQuery SQL."""
         if self.kind == "temp":

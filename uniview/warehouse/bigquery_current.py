@@ -313,7 +313,7 @@ def action_script(
         return _script([*body, *drops, plan.counts_select(action)])
     window = window or BatchWindow(None)
     statements = plan.statements(action, window.condition(timestamp_literal), batches, window.reads)
-    in_transaction = [s for s in statements if s.kind not in ("drop", "assert") and not _is_permanent_ddl(s)]
+    in_transaction = [s for s in statements if s.on_bigquery and s.kind != "drop" and not _is_permanent_ddl(s)]
     after = [s.sql for s in statements if _is_permanent_ddl(s)]
     return _script(
         [
