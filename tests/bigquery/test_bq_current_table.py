@@ -260,9 +260,10 @@ def test_the_table_equals_the_view_after_every_step_a_failed_transaction_changes
 def test_a_key_change_arriving_in_pieces_rebuilds_the_table_through_its_scripts_check(
     bq_client, dataset, views_dataset, warehouse
 ):
-    """The maintenance script's ASSERT stops it, in its transaction, when its window holds a key change's create, a
-    delete a create waits for, or a change older than a key change of its key; the table is then rebuilt and shows
-    what the view shows (the same steps as tests/current/test_current_table_key_changes.py on DuckDB)."""
+    """The maintenance script's check (an ERROR() in the key states' MERGE) stops it, in its transaction, when its
+    window holds a key change's create, a delete a create waits for, or a change older than a key change of its
+    key; the table is then rebuilt and shows what the view shows (the same steps as
+    tests/current/test_current_table_key_changes.py on DuckDB)."""
     from test_current_table_key_changes import change, land
 
     history = BigQueryHistory(bq_client, dataset, SEED)

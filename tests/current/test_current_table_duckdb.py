@@ -92,7 +92,7 @@ def test_plan_says_create_and_changes_nothing_then_refresh_creates_the_table_equ
     assert [(t["name"], t["action"]) for t in document["current_tables"]] == [
         ("cdc_unified.customer_current", "maintain")
     ]
-    assert any(statement.startswith("DELETE FROM") for statement in document["current_tables"][0]["statements"])
+    assert any(statement.startswith("MERGE INTO") for statement in document["current_tables"][0]["statements"])
     (billing,) = document["billing"]
     floors = billing["floor_bytes"]
     # a maintenance reads the unified view (10 MB per version table) and its own state besides

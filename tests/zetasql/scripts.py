@@ -33,7 +33,7 @@ def analyze_script(analyzer: Analyzer, script: str, catalog: Catalog, temporary:
             if result.error is None:
                 dataset, table = (created[1], created[2]) if created else temporary_table[1].split(".", 1)
                 catalog.add_table(dataset, table, result.columns)
-        elif statement.startswith(("DELETE", "INSERT", "DROP", "ASSERT")):
+        elif statement.startswith(("DELETE", "INSERT", "MERGE", "DROP", "ASSERT")):
             resolve(analyzer, statement, catalog)
             analyzed += 1
             continue

@@ -55,7 +55,7 @@ def test_every_statement_of_every_script_is_accepted_and_fits_the_job_rules(dml)
         enforcer.check_job(script)
         inside = script.split("BEGIN TRANSACTION;\n")[-1].split("COMMIT TRANSACTION;\n")[0]
         if action in ("maintain", "re-present"):
-            assert "DELETE FROM" in inside and "CREATE OR REPLACE TABLE" not in inside
+            assert "MERGE INTO" in inside and "CREATE OR REPLACE TABLE" not in inside
         analyzed += analyze_script(dml, script, catalog, TEMPORARY)
     # a maintenance of batches that name their tables reads those, each in the unified shape, not the view
     reads = (planned.versions[0].table_name, f"{FAMILY}_v_e5")
@@ -89,7 +89,7 @@ def test_the_scripts_of_a_renamed_carried_column_and_a_column_dropped_and_added_
     for action in ("create", "maintain", "re-present"):
         script = action_script(current, action, drop_view=action == "create")
         LimitEnforcer().check_job(script)
-        assert analyze_script(dml, script, catalog, TEMPORARY) > 5
+        assert analyze_script(dml, script, catalog, TEMPORARY) >= 5
 
 
 def test_the_job_rules_refuse_a_permanent_table_made_inside_the_transaction():
@@ -131,4 +131,6 @@ def test_the_scripts_of_a_family_whose_columns_are_named_like_short_aliases_are_
     catalog = catalog_of(planned)
     check_family(dml, planned, source_column=VERSION_COLUMN, catalog=catalog)
     for action in ("create", "maintain", "re-present"):
-        assert analyze_script(dml, action_script(current, action, drop_view=action == "create"), catalog, TEMPORARY) > 5
+        assert (
+            analyze_script(dml, action_script(current, action, drop_view=action == "create"), catalog, TEMPORARY) >= 5
+        )

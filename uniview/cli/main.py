@@ -196,7 +196,7 @@ def current_table_json(table: CurrentTablePlan, action: str) -> dict[str, Any]:
         "action": action,
         "window": None if window is None else WINDOW_NOTE,
         "floor": table.floor_select,
-        "statements": [statement.sql for statement in statements],
+        "statements": [statement.sql for statement in statements if statement.on_bigquery],
     }
 
 

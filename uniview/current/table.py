@@ -35,19 +35,22 @@ Statements (`Statement.sql` is BigQuery SQL; uniview.warehouse.duckdb_current ru
   `<family>_current` with its description; then drop the temporary tables.  On DuckDB one
   transaction.  Where DDL cannot be in a transaction (BigQuery), run them in this order: the
   table's description is written last, so until it is the next refresh rebuilds again.
-- `maintain_statements(window)` (ONE transaction): 1. `_uniview_window` = the unified view's rows the
-  condition `window` selects (`BatchWindow.condition`: exactly the rows not applied yet, see below);
-  2. `_uniview_facts`
-  = the facts merged with the window; 3. `_uniview_redo` = the databases whose every row must be
-  presented again (see sql_templates/current_table_redo.sql.j2); 4. `_uniview_keys` = the window's
-  keys' states merged with the window; 5. DELETE + INSERT those keys in the key state; 6. DELETE +
-  INSERT the facts (this advances the watermark); 7. `_uniview_scope` = the new states of the
-  window's keys and every key state of the redo databases; 8. DELETE the redo databases' rows, then
-  the window's keys, from `<family>_current`, and INSERT the scope's presentation; 9. record the
-  batches read as applied (`batches_table`); 10. drop the temporary tables.  Statements not marked `typed` are portable SQL: when no name needs quoting they
-  read the same on DuckDB.
-- `represent_statements(window)`: steps 1-6 and 9, then `<family>_current` replaced whole from the key state
-  with the new description (when only the presentation fingerprint changed).
+- `maintain_statements(window)` (ONE transaction; each write is one MERGE, so few statements reference few
+  tables: BigQuery bills at least 10 MB per table a statement references, docs/billing.md):
+  1. `_uniview_window` = the unified view's rows the condition `window` selects (`BatchWindow.condition`:
+  exactly the rows not applied yet, see below); 2. (a family whose keys change) the check that stops the
+  maintenance for a rebuild (`relink_select`: on DuckDB a statement of its own before any write, on BigQuery
+  in the source of the next MERGE, whose ERROR() stops the script); 3. MERGE the window's keys' states
+  merged with the window into the key state; 4. `_uniview_scope` = the rows of `<family>_current` to present
+  again, read after 3 and before 5: one per key of the window and per key of the databases whose every row
+  must be presented again (sql_templates/current_table_redo.sql.j2, with the facts before and after their
+  merge), shown or not, presented with the facts merged; 5. MERGE the facts merged with the window into the
+  facts (this advances the watermark); 6. MERGE the scope into `<family>_current` (a row shown replaces or
+  inserts its key's row, a row not shown deletes it); 7. record the batches read as applied (a MERGE into
+  `batches_table` that inserts them and forgets the old ones); 8. drop the temporary tables.  Statements not
+  marked `typed` are portable SQL: when no name needs quoting they read the same on DuckDB.
+- `represent_statements(window)`: steps 1-3, 5 and 7, then `<family>_current` replaced whole from the key
+  state with the new description (when only the presentation fingerprint changed).
 
 What a maintenance reads (`BatchWindow`): the rows stamped after the newest `_cdc_ingested_at` applied
 (the watermark), and the rows of each batch of the sink's ledger that wrote to the family, is not in
@@ -65,6 +68,7 @@ Rows whose `_cdc_ingested_at` is NULL are read by every refresh.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -100,15 +104,16 @@ MAX_READ_CHARS = 100_000
 STATE_FORMAT = 2
 #: Temporary tables of one refresh (BigQuery script and DuckDB session temporaries, read unqualified).
 WINDOW = "_uniview_window"
-FACTS = "_uniview_facts"
 #: Aliases of the rows of the key state, of `<family>_current` and of the window: named apart from every source
 #: column, which in GoogleSQL would be read first (a family with a column `c` made `c._cdc_database` a field
 #: access on that column).
 STATE_ROW, SHOWN_ROW, WINDOW_ROW = "_uniview_state_row", "_uniview_shown_row", "_uniview_window_row"
+FACT_ROW, APPLIED_ROW = "_uniview_fact_row", "_uniview_applied_row"
 REDO = "_uniview_redo"
-KEYS = "_uniview_keys"
 SCOPE = "_uniview_scope"
-TEMPORARY = (WINDOW, FACTS, REDO, KEYS, SCOPE)
+TEMPORARY = (WINDOW, SCOPE)
+#: The alias of a MERGE's source rows (named apart from every source column, like the aliases above).
+MERGED_ROW = "_uniview_merged_row"
 #: The key state's facts about key changes, kept like carried columns (value, `_at`): the create of an unresolved
 #: key change the key's row rests on (`database/sequence`), and the key's newest delete a key change made.
 LINK_STATE = ("_uniview_link_pending", "_uniview_link_moved")
@@ -128,10 +133,13 @@ class Statement:
     """One statement of a refresh.  `kind`: "temp" (CREATE OR REPLACE TEMP TABLE table AS select),
     "replace" (CREATE OR REPLACE TABLE table AS select, with `description`), "delete" (DELETE FROM
     table WHERE condition), "insert" (INSERT INTO table (columns) select), "drop" (DROP TABLE IF EXISTS
-    table, a temporary one), "assert" (stop the script with RELINK unless `select`, a count, is 0).  `typed`: the select reads column types the translation to another engine
-    must know (uniview.warehouse.duckdb_sql); the others use only portable SQL and may qualify columns."""
+    table, a temporary one), "merge" (MERGE table AS alias USING (select) AS MERGED_ROW ON condition, then
+    `clauses`: its WHEN clauses), "assert" (stop the script with RELINK unless `select`, a count, is 0: run
+    by DuckDB only, BigQuery checks it in the MERGE that has it as `guard`).  `typed`: the select reads column
+    types the translation to another engine must know (uniview.warehouse.duckdb_sql); the others use only
+    portable SQL and may qualify columns."""
 
-    kind: Literal["temp", "replace", "delete", "insert", "drop", "assert"]
+    kind: Literal["temp", "replace", "delete", "insert", "merge", "drop", "assert"]
     table: str
     select: str | None = None
     condition: str | None = None
@@ -142,6 +150,16 @@ class Statement:
     alias: str | None = None
     #: A replaced table's clustering columns (BigQuery; DuckDB has none).
     cluster: tuple[str, ...] = ()
+    #: A MERGE's WHEN clauses.
+    clauses: str = ""
+    #: A count that stops a MERGE with RELINK unless it is 0, checked in its source (BigQuery: one statement less
+    #: than an ASSERT, and one billed table reference less).
+    guard: str | None = None
+
+    @property
+    def on_bigquery(self) -> bool:
+        """Whether BigQuery runs it: an "assert" is checked there by the MERGE that has it as `guard`."""
+        return self.kind != "assert"
 
     @property
     def sql(self) -> str:
@@ -157,6 +175,15 @@ class Statement:
             return f"DELETE FROM {self.table}{alias} WHERE {self.condition}"
         if self.kind == "insert":
             return f"INSERT INTO {self.table} ({', '.join(self.columns)})\n{self.select}"
+        if self.kind == "merge":
+            source = self.select
+            if self.guard:
+                check = f"IF(({self.guard}) = 0, TRUE, ERROR({string_literal(RELINK)}))"
+                source = f"SELECT * FROM (\n{source}\n)\nWHERE (SELECT {check})"
+            return (
+                f"MERGE INTO {self.table} AS {self.alias}\nUSING (\n{source}\n) AS {MERGED_ROW}\n"
+                f"ON {self.condition}\n{self.clauses}"
+            )
         if self.kind == "assert":
             return f"ASSERT ({self.select}) = 0 AS {string_literal(RELINK)}"
         return f"DROP TABLE IF EXISTS {self.table}"
@@ -362,43 +389,63 @@ class CurrentTablePlan:
             "current_table_redo.sql.j2",
             window=WINDOW,
             before=self.databases_select(self.facts_table),
-            after=self.databases_select(FACTS),
+            after=self.databases_select(f"(\n{self.facts_select(with_facts=True)}\n)"),
             facts=self.facts_table,
             version=self.version_column,
             operation=identifier(layout.OPERATION),
             spans=bool(self.rules.entered),
         )
 
-    def present_select(self, keys: str) -> str:
-        """The rows of `<family>_current` for the key states in `keys`."""
+    def present_select(
+        self, keys: str, every_key: bool = False, facts: str | None = None, passed: Sequence[str] = ()
+    ) -> str:
+        """The rows of `<family>_current` for the key states in `keys`, by the facts (`facts`: a table or a
+        subquery; None: the facts table).  `every_key`: a row for each key state, with its `_uniview_shown_db`,
+        whether it is `_uniview_shown`, and its columns `passed`."""
         return render(
             "current_table_present.sql.j2",
+            every_key=every_key,
+            passed=passed,
             outputs=self.rules.outputs,
             version_number=self.version_number,
             keys=keys,
-            databases=self.databases_select(self.facts_table),
+            databases=self.databases_select(facts or self.facts_table),
             operation=identifier(layout.OPERATION),
         )
 
-    def _key_in_window(self, alias: str, state: bool = True) -> str:
-        """`alias`'s row (of the key state, or of `<family>_current`) has a key of the window (NULL keys are
-        one key)."""
+    def _key_in_window(self, alias: str, state: bool = True, source: str = WINDOW) -> str:
+        """`alias`'s row (of the key state, or of `<family>_current`) has a key of the window (or of `source`,
+        in the key state's shape; NULL keys are one key)."""
+        return " AND ".join((*self._cluster_filter(alias, state, source), self._same_key(alias, state, source)))
+
+    def _same_key(self, alias: str, state: bool, source: str) -> str:
+        """A row of `source` (in the key state's shape) has the key of `alias`'s row."""
         database, *key = self.partition
         own = f"{alias}._uniview_db" if state else database_key(f"{alias}.{database}")
         tests = [f"{WINDOW_ROW}._uniview_db = {own}"]
         tests += [f"{WINDOW_ROW}.{column} IS NOT DISTINCT FROM {alias}.{column}" for column in key]
-        exists = f"EXISTS (SELECT 1 FROM {WINDOW} AS {WINDOW_ROW} WHERE {' AND '.join(tests)})"
-        return " AND ".join((*self._cluster_filter(alias, state), exists))
+        return f"EXISTS (SELECT 1 FROM {source} AS {WINDOW_ROW} WHERE {' AND '.join(tests)})"
 
-    def _cluster_filter(self, alias: str, state: bool) -> tuple[str, ...]:
+    def _cluster_filter(self, alias: str, state: bool, source: str = WINDOW) -> tuple[str, ...]:
         """Per clustering column of the key state (or of `<family>_current`), a test that `alias`'s value is one
-        of the window's: implied by the key test, and a plain column against a semi-join, so BigQuery prunes
+        of `source`'s: implied by the key test, and a plain column against a semi-join, so BigQuery prunes
         the blocks of the keys not changed and DuckDB filters the scan before it reads the other columns."""
         database = "_uniview_db" if state else self.partition[0]
-        tests = [f"{alias}._uniview_db IN (SELECT _uniview_db FROM {WINDOW})"] if state else []
+        tests = [f"{alias}._uniview_db IN (SELECT _uniview_db FROM {source})"] if state else []
         nullable = (*(() if state else (database,)), *self.cluster_key)
-        tests += [f"({alias}.{c} IN (SELECT {c} FROM {WINDOW}) OR {alias}.{c} IS NULL)" for c in nullable]
+        tests += [f"({alias}.{c} IN (SELECT {c} FROM {source}) OR {alias}.{c} IS NULL)" for c in nullable]
         return tuple(tests)
+
+    def _upsert(self, table: str, alias: str, select: str, match: Sequence[str], columns: Sequence[str]) -> Statement:
+        """MERGE the rows of `select` (`columns`, named as the target's) into `table`: a row `match`ing one
+        (tests of `alias` against MERGED_ROW) replaces it, the others are inserted."""
+        values = ", ".join(f"{MERGED_ROW}.{column}" for column in columns)
+        assignments = ", ".join(f"{column} = {MERGED_ROW}.{column}" for column in columns)
+        clauses = (
+            f"WHEN MATCHED THEN UPDATE SET {assignments}\n"
+            f"WHEN NOT MATCHED THEN INSERT ({', '.join(columns)}) VALUES ({values})"
+        )
+        return Statement("merge", table, select, condition=" AND ".join(match), alias=alias, clauses=clauses)
 
     # --------------------------------------------------------------- statements
 
@@ -425,31 +472,11 @@ class CurrentTablePlan:
         """Apply the changes the condition `window` selects (BatchWindow.condition; None: every change) in the
         version tables `reads` names (BatchWindow.reads; None: every one) and record `batches` as applied: ONE
         transaction."""
-        state = ", ".join(self.state_columns)
-        in_redo = f"_uniview_db IN (SELECT _uniview_db FROM {REDO})"
-        database, redo = self.partition[0], f"SELECT _uniview_db FROM {REDO}"
         return (
             *self._merge_statements(window, reads),
-            # the new states of the window's keys, and every key state of the databases presented again
-            Statement(
-                "temp",
-                SCOPE,
-                f"SELECT {state} FROM {self.keys_table} WHERE {in_redo}\nUNION ALL\n"
-                f"SELECT {state} FROM {KEYS} WHERE NOT {in_redo}",
-            ),
-            Statement(
-                "delete",
-                self.table,
-                condition=" AND ".join(
-                    (
-                        *self._cluster_filter(SHOWN_ROW, state=False)[:1],
-                        f"{database_key(f'{SHOWN_ROW}.{database}')} IN ({redo})",
-                    )
-                ),
-                alias=SHOWN_ROW,
-            ),
-            Statement("delete", self.table, condition=self._key_in_window(SHOWN_ROW, state=False), alias=SHOWN_ROW),
-            Statement("insert", self.table, self.present_select(SCOPE), columns=self.columns, typed=True),
+            Statement("temp", SCOPE, self.scope_select(), typed=True),
+            self._facts_merge(),
+            self._shown_merge(),
             *self._record_statements(batches),
             *(Statement("drop", name) for name in TEMPORARY),
         )
@@ -460,6 +487,7 @@ class CurrentTablePlan:
         """Apply the changes `window` selects, then write `<family>_current` again whole from the key state."""
         return (
             *self._merge_statements(window, reads),
+            self._facts_merge(),
             *self._record_statements(batches),
             self._replace_table(),
             *(Statement("drop", name) for name in TEMPORARY),
@@ -485,9 +513,13 @@ class CurrentTablePlan:
             return ()
         newest = max(batch.landed_at for batch in batches)
         forget = (_landed_datetime(newest) - timedelta(seconds=4 * LEDGER_HORIZON_SECONDS)).strftime(LANDED_FORMAT)
+        values = ", ".join(f"{MERGED_ROW}.{column}" for column in APPLIED_COLUMNS)
+        clauses = (
+            f"WHEN NOT MATCHED THEN INSERT ({', '.join(APPLIED_COLUMNS)}) VALUES ({values})\n"
+            f"WHEN NOT MATCHED BY SOURCE AND {APPLIED_ROW}.landed_at < {string_literal(forget)} THEN DELETE"
+        )
         return (
-            Statement("delete", self.batches_table, condition=f"landed_at < {string_literal(forget)}"),
-            Statement("insert", self.batches_table, applied_rows(batches), columns=APPLIED_COLUMNS),
+            Statement("merge", self.batches_table, applied_rows(batches), "FALSE", alias=APPLIED_ROW, clauses=clauses),
         )
 
     def relink_select(self) -> str:
@@ -520,24 +552,92 @@ class CurrentTablePlan:
         )
 
     def _merge_statements(self, window: str | None, reads: Sequence[str] | None) -> tuple[Statement, ...]:
-        state = ", ".join(self.state_columns)
-        relink = (Statement("assert", WINDOW, self.relink_select()),) if self.links else ()
+        """The window, the check of its key changes, then the key states merged with the window (a MERGE)."""
+        relink = self.relink_select() if self.links else None
+        same_key = [f"{STATE_ROW}._uniview_db = {MERGED_ROW}._uniview_db"]
+        same_key += [
+            f"{STATE_ROW}.{column} IS NOT DISTINCT FROM {MERGED_ROW}.{column}" for column in self.partition[1:]
+        ]
+        merge = self._upsert(
+            self.keys_table,
+            STATE_ROW,
+            self.keys_select(with_state=True),
+            (*self._cluster_filter(STATE_ROW, state=True), *same_key),
+            self.state_columns,
+        )
         return (
             Statement("temp", WINDOW, self.window_select(window, reads), typed=True),
-            *relink,
-            Statement("temp", FACTS, self.facts_select(with_facts=True)),
-            Statement("temp", REDO, self.redo_select()),
-            Statement("temp", KEYS, self.keys_select(with_state=True)),
-            Statement("delete", self.keys_table, condition=self._key_in_window(STATE_ROW), alias=STATE_ROW),
-            Statement("insert", self.keys_table, f"SELECT {state} FROM {KEYS}", columns=self.state_columns),
-            Statement("delete", self.facts_table, condition="TRUE"),
-            Statement(
-                "insert",
-                self.facts_table,
-                f"SELECT * FROM {FACTS}",
-                columns=self.facts_columns,
-            ),
+            *((Statement("assert", WINDOW, relink), dataclasses.replace(merge, guard=relink)) if relink else (merge,)),
         )
+
+    def _facts_merge(self) -> Statement:
+        """The facts merged with the window (a MERGE): this advances the watermark."""
+        version = self.version_column
+        same_fact = (
+            f"{FACT_ROW}._uniview_db = {MERGED_ROW}._uniview_db",
+            f"{FACT_ROW}.{version} IS NOT DISTINCT FROM {MERGED_ROW}.{version}",
+        )
+        return self._upsert(
+            self.facts_table, FACT_ROW, self.facts_select(with_facts=True), same_fact, self.facts_columns
+        )
+
+    def scope_select(self) -> str:
+        """The rows of `<family>_current` to present again, read after the key states' merge and before the
+        facts' (the facts merged are read as a subquery): a row for each of the window's keys and for each key of
+        the databases presented again (`_uniview_redone`, current_table_redo.sql.j2), shown or not (a deleted key's
+        row goes).  Every row of `<family>_current` is a key state's, so these are the keys of every row to
+        present again.  Each row also records the window's size (`_uniview_changes`): no window, no scope."""
+        state = ", ".join(self.state_columns)
+        in_redo = f"{STATE_ROW}._uniview_db IN (SELECT _uniview_db FROM {REDO})"
+        keys = (
+            f"(\n  SELECT {state}, {in_redo} AS _uniview_redone,"
+            f" (SELECT COUNT(*) FROM {WINDOW}) AS _uniview_changes\n"
+            f"  FROM {self.keys_table} AS {STATE_ROW}\n"
+            f"  WHERE {self._cluster_filter(STATE_ROW, state=True)[0]}\n"
+            f"    AND ({in_redo} OR {self._same_key(STATE_ROW, True, WINDOW)})\n)"
+        )
+        facts = f"(\n{self.facts_select(with_facts=True)}\n)"
+        present = self.present_select(keys, True, facts, ("_uniview_redone", "_uniview_changes"))
+        return f"WITH {REDO} AS (\n{self.redo_select()}\n)\n{present}"
+
+    def _shown_merge(self) -> Statement:
+        """`<family>_current`'s rows of the scope (a MERGE): a row shown replaces the key's row or is inserted,
+        a row not shown (deleted, truncated) deletes the key's row."""
+        database, *key = self.partition
+        same = [f"{MERGED_ROW}._uniview_shown_db = {database_key(f'{SHOWN_ROW}.{database}')}"]
+        same += [f"{MERGED_ROW}.{column} IS NOT DISTINCT FROM {SHOWN_ROW}.{column}" for column in key]
+        values = ", ".join(f"{MERGED_ROW}.{column}" for column in self.columns)
+        assignments = ", ".join(f"{column} = {MERGED_ROW}.{column}" for column in self.columns)
+        clauses = (
+            f"WHEN MATCHED AND NOT {MERGED_ROW}._uniview_shown THEN DELETE\n"
+            f"WHEN MATCHED THEN UPDATE SET {assignments}\n"
+            f"WHEN NOT MATCHED AND {MERGED_ROW}._uniview_shown THEN INSERT ({', '.join(self.columns)}) VALUES ({values})"
+        )
+        return Statement(
+            "merge",
+            self.table,
+            f"SELECT {', '.join(self.columns)}, _uniview_shown_db, _uniview_shown FROM {SCOPE}",
+            condition=" AND ".join((*self._cluster_filter(SHOWN_ROW, False, SCOPE), *same)),
+            alias=SHOWN_ROW,
+            clauses=clauses,
+        )
+
+    def databases_presented(self, action: Action) -> str:
+        """A SELECT of how many databases a maintenance presented again whole (read before the scope is dropped),
+        or a re-presentation (all)."""
+        if action == "maintain":
+            return f"SELECT COUNT(DISTINCT _uniview_shown_db) FROM {SCOPE} WHERE _uniview_redone"
+        return f"SELECT COUNT(DISTINCT _uniview_db) FROM {self.facts_table}"
+
+    def counts_select(self, action: Action) -> str:
+        """A SELECT of what a refresh read (`changes`: the window's rows) and presented again whole (`databases`;
+        -1 for a build), run before its temporary tables are dropped; a maintenance's reads only the scope."""
+        if action == "maintain":
+            changes = f"SELECT IFNULL(MAX(_uniview_changes), 0) FROM {SCOPE}"
+        else:
+            changes = f"SELECT COUNT(*) FROM {WINDOW}"
+        databases = "-1" if action in ("create", "rebuild") else f"({self.databases_presented(action)})"
+        return f"SELECT ({changes}) AS changes, {databases} AS databases"
 
     def _replace_table(self) -> Statement:
         return Statement(

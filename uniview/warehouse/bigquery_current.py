@@ -102,10 +102,6 @@ _SERIALIZATION = re.compile(
 CONFLICT_RETRY_DEADLINE = 300.0
 #: How many builds one refresh runs at most when the maintenance after a build finds a key change to follow.
 MAX_BUILDS = 3
-_COUNTS = (
-    "SELECT (SELECT COUNT(*) FROM {window}) AS changes, {databases} AS databases, "
-    "(SELECT COUNT(*) FROM {table}) AS row_count"
-)
 
 
 def is_serialization_conflict(error: BaseException) -> bool:
@@ -124,8 +120,13 @@ def maintain(warehouse: ScriptWarehouse, plan: CurrentTablePlan, rebuild: bool =
     action = _action(warehouse, plan, table, rebuild)
     drop_view = table is not None and table.table_type == "VIEW"
     action, jobs, counts = _refresh(warehouse, plan, action, drop_view, other_states(warehouse, plan))
+    rows = stored_table(warehouse, plan)  # the table's row count is metadata: no query is billed for it
     result = CurrentTableResult(
-        action, _count(counts, "changes"), _count(counts, "databases"), _count(counts, "row_count"), tuple(jobs)
+        action,
+        _count(counts, "changes"),
+        _count(counts, "databases"),
+        int(rows.num_rows or 0) if rows is not None else 0,
+        tuple(jobs),
     )
     logger.info(
         "%s %s.%s: %d change(s) read, %s row(s)",
@@ -145,7 +146,7 @@ def _refresh(
     that committed while the build read the history would be undone: after a build, a maintenance applies the
     ledger's batches of the family the build did not record, when there are any (rows written without a ledger
     row are stamped after the build's watermark, and the next maintenance reads them).  The action (the build,
-    when one ran), the jobs, and the counts (the build's, with the last job's rows)."""
+    when one ran), the jobs, and the counts (the build's, when one ran)."""
     built: Action | None = None
     jobs: list[str] = []
     counts: dict[str, Any] = {}
@@ -164,7 +165,7 @@ def _refresh(
             continue
         jobs.append(job_id)
         last = rows[-1] if rows else {}
-        counts = {**(counts if built else last), "row_count": last.get("row_count")}
+        counts = counts if built else last
         if not building:
             break
         builds += 1
@@ -309,15 +310,11 @@ def action_script(
     if action in ("create", "rebuild"):
         view = [f"DROP VIEW IF EXISTS {plan.table}"] if drop_view else []
         body = [*view, *(statement.sql for statement in plan.build_statements(batches) if statement.kind != "drop")]
-        counts = _COUNTS.format(window="_uniview_window", databases="-1", table=plan.table)
-        return _script([*body, *drops, counts])
+        return _script([*body, *drops, plan.counts_select(action)])
     window = window or BatchWindow(None)
     statements = plan.statements(action, window.condition(timestamp_literal), batches, window.reads)
-    in_transaction = [s for s in statements if s.kind != "drop" and not _is_permanent_ddl(s)]
+    in_transaction = [s for s in statements if s.on_bigquery and s.kind != "drop" and not _is_permanent_ddl(s)]
     after = [s.sql for s in statements if _is_permanent_ddl(s)]
-    counts = _COUNTS.format(
-        window="_uniview_window", databases="(SELECT COUNT(*) FROM _uniview_redo)", table=plan.table
-    )
     return _script(
         [
             "BEGIN TRANSACTION",
@@ -325,7 +322,7 @@ def action_script(
             "COMMIT TRANSACTION",
             *after,
             *drops,
-            counts,
+            plan.counts_select(action),
         ]
     )
 

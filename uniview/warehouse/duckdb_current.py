@@ -16,6 +16,7 @@ min/max statistics skip what was landed before it.  A view named
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import logging
@@ -29,7 +30,7 @@ import sqlglot
 
 from uniview.current.table import (
     KILL_AT,
-    REDO,
+    SCOPE,
     WINDOW,
     Action,
     AppliedBatch,
@@ -104,6 +105,8 @@ def _reach(number: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+#: What stands for a typed MERGE's source while the rest of it is translated.
+_MERGE_SOURCE = "SELECT * FROM _uniview_merge_source"
 #: The statement kinds that create, replace or drop a table.
 _CREATES_OR_DROPS = frozenset({"temp", "replace", "drop"})
 
@@ -114,9 +117,15 @@ def duckdb_statement(statement: Statement, table_types: TableColumns, state_hash
     table = _duckdb_name(statement.table)
     if statement.kind == "drop":
         return f"DROP TABLE IF EXISTS {table}"
-    if statement.kind == "delete":
+    if statement.kind == "merge":  # DuckDB runs the guard's check as the "assert" before it
+        statement = dataclasses.replace(statement, guard=None)
+    if statement.kind == "delete" or (statement.kind == "merge" and not statement.typed):
         return _portable(statement.sql)
     assert statement.select is not None
+    if statement.kind == "merge":  # the MERGE around a placeholder source, then the source translated in
+        head = _portable(dataclasses.replace(statement, select=_MERGE_SOURCE).sql)
+        assert head.count(_MERGE_SOURCE) == 1, head
+        return head.replace(_MERGE_SOURCE, _typed(statement.select, table_types, state_hash))
     if statement.kind == "assert":  # the count the script stops on (maintain_current_table reads it)
         return _portable(f"SELECT {statement.select}")
     select = _typed(statement.select, table_types, state_hash) if statement.typed else _portable(statement.select)
@@ -195,8 +204,10 @@ def _run_action(
             table_types = column_types(connection)
         if statement.kind == "temp" and statement.table == WINDOW:
             changes = _count(connection, WINDOW)
-        elif statement.kind == "temp" and statement.table == REDO:
-            databases = _count(connection, REDO)
+        elif statement.kind == "temp" and statement.table == SCOPE:
+            databases = _counted(connection, plan.databases_presented(action))
+    if action == "re-present":
+        databases = _counted(connection, plan.databases_presented(action))
     return changes, databases
 
 
@@ -303,7 +314,11 @@ def drop_current_table(connection: duckdb.DuckDBPyConnection, dataset: str, name
 
 
 def _count(connection: duckdb.DuckDBPyConnection, table: str) -> int:
-    found = connection.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return _counted(connection, f"SELECT count(*) FROM {table}")
+
+
+def _counted(connection: duckdb.DuckDBPyConnection, select: str) -> int:
+    found = connection.execute(_portable(select)).fetchone()
     return int(found[0]) if found else 0
 
 
