@@ -110,8 +110,7 @@ WINDOW = "_uniview_window"
 STATE_ROW, SHOWN_ROW, WINDOW_ROW = "_uniview_state_row", "_uniview_shown_row", "_uniview_window_row"
 FACT_ROW, APPLIED_ROW = "_uniview_fact_row", "_uniview_applied_row"
 REDO = "_uniview_redo"
-SCOPE = "_uniview_scope"
-TEMPORARY = (WINDOW, SCOPE)
+TEMPORARY = (WINDOW,)
 #: The alias of a MERGE's source rows (named apart from every source column, like the aliases above).
 MERGED_ROW = "_uniview_merged_row"
 #: The key state's facts about key changes, kept like carried columns (value, `_at`): the create of an unresolved
@@ -474,9 +473,8 @@ class CurrentTablePlan:
         transaction."""
         return (
             *self._merge_statements(window, reads),
-            Statement("temp", SCOPE, self.scope_select(), typed=True),
-            self._facts_merge(),
             self._shown_merge(),
+            self._facts_merge(),
             *self._record_statements(batches),
             *(Statement("drop", name) for name in TEMPORARY),
         )
@@ -584,25 +582,27 @@ class CurrentTablePlan:
     def scope_select(self) -> str:
         """The rows of `<family>_current` to present again, read after the key states' merge and before the
         facts' (the facts merged are read as a subquery): a row for each of the window's keys and for each key of
-        the databases presented again (`_uniview_redone`, current_table_redo.sql.j2), shown or not (a deleted key's
-        row goes).  Every row of `<family>_current` is a key state's, so these are the keys of every row to
-        present again.  Each row also records the window's size (`_uniview_changes`): no window, no scope."""
+        the databases presented again (current_table_redo.sql.j2), shown or not (a deleted key's row goes).  Every
+        row of `<family>_current` is a key state's, so these are the keys of every row to present again."""
         state = ", ".join(self.state_columns)
-        in_redo = f"{STATE_ROW}._uniview_db IN (SELECT _uniview_db FROM {REDO})"
         keys = (
-            f"(\n  SELECT {state}, {in_redo} AS _uniview_redone,"
-            f" (SELECT COUNT(*) FROM {WINDOW}) AS _uniview_changes\n"
+            f"(\n  SELECT {state}\n"
             f"  FROM {self.keys_table} AS {STATE_ROW}\n"
             f"  WHERE {self._cluster_filter(STATE_ROW, state=True)[0]}\n"
-            f"    AND ({in_redo} OR {self._same_key(STATE_ROW, True, WINDOW)})\n)"
+            f"    AND ({self._redone(STATE_ROW)} OR {self._same_key(STATE_ROW, True, WINDOW)})\n)"
         )
         facts = f"(\n{self.facts_select(with_facts=True)}\n)"
-        present = self.present_select(keys, True, facts, ("_uniview_redone", "_uniview_changes"))
-        return f"WITH {REDO} AS (\n{self.redo_select()}\n)\n{present}"
+        return f"WITH {REDO} AS (\n{self.redo_select()}\n)\n{self.present_select(keys, True, facts)}"
+
+    @staticmethod
+    def _redone(alias: str) -> str:
+        """`alias`'s key state is of a database presented again whole (REDO)."""
+        return f"{alias}._uniview_db IN (SELECT _uniview_db FROM {REDO})"
 
     def _shown_merge(self) -> Statement:
-        """`<family>_current`'s rows of the scope (a MERGE): a row shown replaces the key's row or is inserted,
-        a row not shown (deleted, truncated) deletes the key's row."""
+        """`<family>_current`'s rows of the scope (a MERGE whose source is `scope_select`): a row shown replaces the
+        key's row or is inserted, a row not shown (deleted, truncated) deletes the key's row.  Its rows are of the
+        window's databases (those presented again whole are some of them), which is what prunes the table."""
         database, *key = self.partition
         same = [f"{MERGED_ROW}._uniview_shown_db = {database_key(f'{SHOWN_ROW}.{database}')}"]
         same += [f"{MERGED_ROW}.{column} IS NOT DISTINCT FROM {SHOWN_ROW}.{column}" for column in key]
@@ -616,28 +616,29 @@ class CurrentTablePlan:
         return Statement(
             "merge",
             self.table,
-            f"SELECT {', '.join(self.columns)}, _uniview_shown_db, _uniview_shown FROM {SCOPE}",
-            condition=" AND ".join((*self._cluster_filter(SHOWN_ROW, False, SCOPE), *same)),
+            self.scope_select(),
+            condition=" AND ".join((self._cluster_filter(SHOWN_ROW, False)[0], *same)),
             alias=SHOWN_ROW,
             clauses=clauses,
+            typed=True,
         )
 
     def databases_presented(self, action: Action) -> str:
-        """A SELECT of how many databases a maintenance presented again whole (read before the scope is dropped),
-        or a re-presentation (all)."""
+        """A SELECT of how many databases a maintenance presents again whole (read after the key states' merge and
+        before the facts'), or a re-presentation (all)."""
         if action == "maintain":
-            return f"SELECT COUNT(DISTINCT _uniview_shown_db) FROM {SCOPE} WHERE _uniview_redone"
+            return (
+                f"WITH {REDO} AS (\n{self.redo_select()}\n)\nSELECT COUNT(DISTINCT {STATE_ROW}._uniview_db) "
+                f"FROM {self.keys_table} AS {STATE_ROW} WHERE {self._redone(STATE_ROW)}"
+            )
         return f"SELECT COUNT(DISTINCT _uniview_db) FROM {self.facts_table}"
 
     def counts_select(self, action: Action) -> str:
         """A SELECT of what a refresh read (`changes`: the window's rows) and presented again whole (`databases`;
-        -1 for a build), run before its temporary tables are dropped; a maintenance's reads only the scope."""
-        if action == "maintain":
-            changes = f"SELECT IFNULL(MAX(_uniview_changes), 0) FROM {SCOPE}"
-        else:
-            changes = f"SELECT COUNT(*) FROM {WINDOW}"
-        databases = "-1" if action in ("create", "rebuild") else f"({self.databases_presented(action)})"
-        return f"SELECT ({changes}) AS changes, {databases} AS databases"
+        -1: not counted, for a build, and for a maintenance, where it would be a query of its own), run before its
+        temporary tables are dropped: a maintenance's reads only the window."""
+        databases = f"({self.databases_presented(action)})" if action == "re-present" else "-1"
+        return f"SELECT (SELECT COUNT(*) FROM {WINDOW}) AS changes, {databases} AS databases"
 
     def _replace_table(self) -> Statement:
         return Statement(

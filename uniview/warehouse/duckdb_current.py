@@ -30,7 +30,6 @@ import sqlglot
 
 from uniview.current.table import (
     KILL_AT,
-    SCOPE,
     WINDOW,
     Action,
     AppliedBatch,
@@ -196,6 +195,8 @@ def _run_action(
         plan.statements(action, None if window is None else FLOOR, batches, reads), first
     ):
         _reach(number)
+        if action == "maintain" and statement.kind == "merge" and statement.table == plan.table:
+            databases = _counted(connection, _typed(plan.databases_presented(action), table_types, plan.state_hash))
         sql = duckdb_statement(statement, table_types, plan.state_hash)
         found = connection.execute(sql if window is None else with_floor(sql, window))
         if statement.kind == "assert" and found.fetchone() != (0,):
@@ -204,8 +205,6 @@ def _run_action(
             table_types = column_types(connection)
         if statement.kind == "temp" and statement.table == WINDOW:
             changes = _count(connection, WINDOW)
-        elif statement.kind == "temp" and statement.table == SCOPE:
-            databases = _counted(connection, plan.databases_presented(action))
     if action == "re-present":
         databases = _counted(connection, plan.databases_presented(action))
     return changes, databases
