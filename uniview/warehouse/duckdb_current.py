@@ -91,7 +91,10 @@ def maintain_current_table(
         changes, databases = _run_action(connection, plan, action, column_types, relink.reached + 1)
     _drop_other_states(connection, plan)
     if action in ("create", "rebuild"):
-        databases = _count(connection, f"(SELECT DISTINCT _uniview_db FROM {_duckdb_name(plan.facts_table)})")
+        databases = _count(
+            connection,
+            f"(SELECT DISTINCT _uniview_db FROM {_duckdb_name(plan.facts_table)} WHERE _uniview_db IS NOT NULL)",
+        )
     rows = _count(connection, _path(plan.dataset, plan.table_name))
     logger.info("%s %s.%s: %d change(s) read, %d row(s)", action, plan.dataset, plan.table_name, changes, rows)
     return CurrentTableResult(action, changes, databases, rows)
@@ -220,15 +223,13 @@ def pending_window(
     """The window of the next maintenance and the ledger's batches it applies (uniview.current.table.batch_window)."""
     newest = connection.execute(f"SELECT max(_uniview_watermark) FROM {_duckdb_name(plan.facts_table)}").fetchone()
     watermark = None if newest is None or newest[0] is None else newest[0].astimezone(dt.UTC)
-    batches = _duckdb_name(plan.batches_table)
-    (mark,) = connection.execute(f"SELECT max(landed_at) FROM {batches}").fetchone() or (None,)
-    since = ledger_since(mark)
-    ledger = ledger_batches(connection, plan, since)
-    applied = [
-        AppliedBatch(*row)
-        for row in connection.execute(f"SELECT stream, batch_id, landed_at FROM {batches}").fetchall()
-    ]
-    return batch_window(watermark, ledger, applied)
+    facts = _duckdb_name(plan.facts_table)
+    listed = (
+        f"SELECT _uniview_stream, _uniview_batch_id, _uniview_landed_at FROM {facts} WHERE _uniview_stream IS NOT NULL"
+    )
+    applied = [AppliedBatch(*row) for row in connection.execute(listed).fetchall()]
+    mark = max((batch.landed_at for batch in applied), default=None)
+    return batch_window(watermark, ledger_batches(connection, plan, ledger_since(mark)), applied)
 
 
 def ledger_batches(
