@@ -18,10 +18,11 @@ Three tables in the target dataset, next to the views (names: CurrentTablePlan):
   tombstones: a late change older than them then stays hidden.
 - `_uniview_current_facts_<family>_<state hash>` (`facts_table`): per (database, version table) the
   newest change (`_uniview_max`), the newest TRUNCATE (`_uniview_truncate`) and the newest
-  `_cdc_ingested_at` applied (`_uniview_watermark`).
-- `_uniview_current_batches_<family>_<state hash>` (`batches_table`): the sink's batches (its ledger,
-  uniview.sink.landing.LEDGER_TABLE) whose rows this table has applied: stream, batch id, and the
-  ledger's `landed_at` as sortable text (`applied_select` and `BatchWindow` say how they are used).
+  `_cdc_ingested_at` applied (`_uniview_watermark`); and, as rows of their own (`_uniview_db` NULL), the
+  sink's batches (its ledger, uniview.sink.landing.LEDGER_TABLE) whose rows this table has applied:
+  `_uniview_stream`, `_uniview_batch_id`, and the ledger's `landed_at` as sortable text
+  (`_uniview_landed_at`; `applied_select` and `BatchWindow` say how they are used).  One table, so one
+  MERGE records the facts and the batches, and one query reads the watermark and the batches applied.
 
 The state hash changes when the state's shape does (a column appears or changes type, the key or
 the version column changes): the tables then get new names and are built from the whole history.
@@ -41,20 +42,20 @@ Statements (`Statement.sql` is BigQuery SQL; uniview.warehouse.duckdb_current ru
   exactly the rows not applied yet, see below); 2. (a family whose keys change) the check that stops the
   maintenance for a rebuild (`relink_select`: on DuckDB a statement of its own before any write, on BigQuery
   in the source of the next MERGE, whose ERROR() stops the script); 3. MERGE the window's keys' states
-  merged with the window into the key state; 4. `_uniview_scope` = the rows of `<family>_current` to present
-  again, read after 3 and before 5: one per key of the window and per key of the databases whose every row
-  must be presented again (sql_templates/current_table_redo.sql.j2, with the facts before and after their
-  merge), shown or not, presented with the facts merged; 5. MERGE the facts merged with the window into the
-  facts (this advances the watermark); 6. MERGE the scope into `<family>_current` (a row shown replaces or
-  inserts its key's row, a row not shown deletes it); 7. record the batches read as applied (a MERGE into
-  `batches_table` that inserts them and forgets the old ones); 8. drop the temporary tables.  Statements not
-  marked `typed` are portable SQL: when no name needs quoting they read the same on DuckDB.
-- `represent_statements(window)`: steps 1-3, 5 and 7, then `<family>_current` replaced whole from the key
+  merged with the window into the key state; 4. MERGE into `<family>_current` the rows to present again
+  (`scope_select`, the MERGE's source, read after 3 and before 5): one per key of the window and per key of
+  the databases whose every row must be presented again (sql_templates/current_table_redo.sql.j2, with the
+  facts before and after their merge), shown or not, presented with the facts merged (a row shown replaces
+  or inserts its key's row, a row not shown deletes it); 5. MERGE the facts merged with the window into the
+  facts, with the batches read as rows of their own (this advances the watermark, records the batches
+  applied and forgets the old ones); 6. drop the window.  Statements not marked `typed` are portable SQL:
+  when no name needs quoting they read the same on DuckDB.
+- `represent_statements(window)`: steps 1-3 and 5, then `<family>_current` replaced whole from the key
   state with the new description (when only the presentation fingerprint changed).
 
 What a maintenance reads (`BatchWindow`): the rows stamped after the newest `_cdc_ingested_at` applied
-(the watermark), and the rows of each batch of the sink's ledger that wrote to the family, is not in
-`batches_table` and was stamped at or before the watermark (a batch that committed late: another
+(the watermark), and the rows of each batch of the sink's ledger that wrote to the family, is not among the
+batches applied (`facts_table`) and was stamped at or before the watermark (a batch that committed late: another
 stream's, or a BigQuery batch whose parts committed over time), by the batch's exact ingestion range.
 Nothing else: no fixed re-read, whatever the size or delay of a batch.  When every batch applied names the version
 tables it wrote rows to (`BatchWindow.reads`), only those are read, each in the unified view's shape
@@ -101,7 +102,7 @@ MAX_LATE_RANGES = 100
 #: At most this many characters of version tables' SELECTs in one window (more: the window reads the unified view).
 MAX_READ_CHARS = 100_000
 #: Bump when the encoding of the state changes: the state hash changes and every table is rebuilt.
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 #: Temporary tables of one refresh (BigQuery script and DuckDB session temporaries, read unqualified).
 WINDOW = "_uniview_window"
 #: Aliases of the rows of the key state, of `<family>_current` and of the window: named apart from every source
@@ -110,8 +111,7 @@ WINDOW = "_uniview_window"
 STATE_ROW, SHOWN_ROW, WINDOW_ROW = "_uniview_state_row", "_uniview_shown_row", "_uniview_window_row"
 FACT_ROW, APPLIED_ROW = "_uniview_fact_row", "_uniview_applied_row"
 REDO = "_uniview_redo"
-SCOPE = "_uniview_scope"
-TEMPORARY = (WINDOW, SCOPE)
+TEMPORARY = (WINDOW,)
 #: The alias of a MERGE's source rows (named apart from every source column, like the aliases above).
 MERGED_ROW = "_uniview_merged_row"
 #: The key state's facts about key changes, kept like carried columns (value, `_at`): the create of an unresolved
@@ -232,16 +232,12 @@ class CurrentTablePlan:
         return f"_uniview_current_facts_{self.family}_{self.state_hash[:12]}"
 
     @property
-    def batches_name(self) -> str:
-        return f"_uniview_current_batches_{self.family}_{self.state_hash[:12]}"
+    def state_names(self) -> tuple[str, str]:
+        return (self.keys_name, self.facts_name)
 
     @property
-    def state_names(self) -> tuple[str, str, str]:
-        return (self.keys_name, self.facts_name, self.batches_name)
-
-    @property
-    def state_prefixes(self) -> tuple[str, str, str]:
-        """The names of this family's state tables of any state hash start with these."""
+    def state_prefixes(self) -> tuple[str, ...]:
+        """The names of this family's state tables of any state hash (and format) start with these."""
         return state_prefixes(self.family)
 
     @property
@@ -255,10 +251,6 @@ class CurrentTablePlan:
     @property
     def facts_table(self) -> str:
         return identifier_path(self.dataset, self.facts_name)
-
-    @property
-    def batches_table(self) -> str:
-        return identifier_path(self.dataset, self.batches_name)
 
     @property
     def state_columns(self) -> tuple[str, ...]:
@@ -307,8 +299,11 @@ class CurrentTablePlan:
 
     @property
     def applied_select(self) -> str:
-        """The newest `landed_at` of the batches applied (text; NULL: none)."""
-        return f"SELECT MAX(landed_at) FROM {self.batches_table}"
+        """The batches applied (stream, batch_id, landed_at), rows of the facts table."""
+        return (
+            "SELECT _uniview_stream AS stream, _uniview_batch_id AS batch_id, _uniview_landed_at AS landed_at "
+            f"FROM {self.facts_table} WHERE _uniview_stream IS NOT NULL"
+        )
 
     def window_source(self, reads: Sequence[str] | None) -> str:
         """What a window reads: only the version tables `reads` names, each in the unified shape, when each is a
@@ -359,10 +354,13 @@ class CurrentTablePlan:
     def facts_columns(self) -> tuple[str, ...]:
         """The facts table's columns, in order (`_uniview_min` when the older rows depend on the version entered)."""
         spans = ("_uniview_min",) if self.rules.entered else ()
-        return ("_uniview_db", self.version_column, "_uniview_max", "_uniview_truncate", "_uniview_watermark", *spans)
+        facts = ("_uniview_db", self.version_column, "_uniview_max", "_uniview_truncate", "_uniview_watermark")
+        return (*facts, *spans, *APPLIED_COLUMNS)
 
-    def facts_select(self, with_facts: bool) -> str:
-        return render(
+    def facts_select(self, with_facts: bool, batches: Sequence[AppliedBatch] = ()) -> str:
+        """The facts of the window (`with_facts`: merged with the stored facts), then `batches` as rows of the
+        facts table."""
+        facts = render(
             "current_table_facts.sql.j2",
             version=self.version_column,
             facts=self.facts_table if with_facts else None,
@@ -371,6 +369,13 @@ class CurrentTablePlan:
             ingested=identifier(layout.INGESTED_AT),
             window=WINDOW,
         )
+        spans = ("NULL",) if self.rules.entered else ()
+        return "\nUNION ALL\n".join((facts, *(applied_row(batch, ("NULL",) * 5 + spans) for batch in batches)))
+
+    @property
+    def stored_facts(self) -> str:
+        """The facts table's rows of (database, version table): the batches applied left out."""
+        return f"(SELECT * FROM {self.facts_table} WHERE _uniview_db IS NOT NULL)"
 
     def databases_select(self, facts: str) -> str:
         """Per database of `facts`: its newest version (table and number), last TRUNCATE, gone_N."""
@@ -388,7 +393,7 @@ class CurrentTablePlan:
         return render(
             "current_table_redo.sql.j2",
             window=WINDOW,
-            before=self.databases_select(self.facts_table),
+            before=self.databases_select(self.stored_facts),
             after=self.databases_select(f"(\n{self.facts_select(with_facts=True)}\n)"),
             facts=self.facts_table,
             version=self.version_column,
@@ -409,7 +414,7 @@ class CurrentTablePlan:
             outputs=self.rules.outputs,
             version_number=self.version_number,
             keys=keys,
-            databases=self.databases_select(facts or self.facts_table),
+            databases=self.databases_select(facts or self.stored_facts),
             operation=identifier(layout.OPERATION),
         )
 
@@ -460,8 +465,7 @@ class CurrentTablePlan:
                 self.keys_select(with_state=False),
                 cluster=("_uniview_db", *self.cluster_key),
             ),
-            Statement("replace", self.facts_table, self.facts_select(with_facts=False)),
-            Statement("replace", self.batches_table, applied_rows(batches, typed_empty=True)),
+            Statement("replace", self.facts_table, self.facts_select(with_facts=False, batches=batches)),
             self._replace_table(),
             Statement("drop", WINDOW),
         )
@@ -474,10 +478,8 @@ class CurrentTablePlan:
         transaction."""
         return (
             *self._merge_statements(window, reads),
-            Statement("temp", SCOPE, self.scope_select(), typed=True),
-            self._facts_merge(),
             self._shown_merge(),
-            *self._record_statements(batches),
+            self._facts_merge(batches),
             *(Statement("drop", name) for name in TEMPORARY),
         )
 
@@ -487,8 +489,7 @@ class CurrentTablePlan:
         """Apply the changes `window` selects, then write `<family>_current` again whole from the key state."""
         return (
             *self._merge_statements(window, reads),
-            self._facts_merge(),
-            *self._record_statements(batches),
+            self._facts_merge(batches),
             self._replace_table(),
             *(Statement("drop", name) for name in TEMPORARY),
         )
@@ -505,22 +506,6 @@ class CurrentTablePlan:
         if action == "re-present":
             return self.represent_statements(window, batches, reads)
         return self.maintain_statements(window, batches, reads)
-
-    def _record_statements(self, batches: Sequence[AppliedBatch]) -> tuple[Statement, ...]:
-        """Record `batches` as applied, and forget those landed well before the newest (no ledger read
-        reaches them any more)."""
-        if not batches:
-            return ()
-        newest = max(batch.landed_at for batch in batches)
-        forget = (_landed_datetime(newest) - timedelta(seconds=4 * LEDGER_HORIZON_SECONDS)).strftime(LANDED_FORMAT)
-        values = ", ".join(f"{MERGED_ROW}.{column}" for column in APPLIED_COLUMNS)
-        clauses = (
-            f"WHEN NOT MATCHED THEN INSERT ({', '.join(APPLIED_COLUMNS)}) VALUES ({values})\n"
-            f"WHEN NOT MATCHED BY SOURCE AND {APPLIED_ROW}.landed_at < {string_literal(forget)} THEN DELETE"
-        )
-        return (
-            Statement("merge", self.batches_table, applied_rows(batches), "FALSE", alias=APPLIED_ROW, clauses=clauses),
-        )
 
     def relink_select(self) -> str:
         """How many changes of the window make the table rebuild (docs/current-state.md#the-current-table): creates
@@ -570,39 +555,48 @@ class CurrentTablePlan:
             *((Statement("assert", WINDOW, relink), dataclasses.replace(merge, guard=relink)) if relink else (merge,)),
         )
 
-    def _facts_merge(self) -> Statement:
-        """The facts merged with the window (a MERGE): this advances the watermark."""
+    def _facts_merge(self, batches: Sequence[AppliedBatch]) -> Statement:
+        """The facts merged with the window, and `batches` recorded as applied (a MERGE): this advances the
+        watermark.  A batch's row matches no row (its `_uniview_db` is NULL), so it is inserted; the batches
+        landed well before the newest are forgotten (no ledger read reaches them any more)."""
         version = self.version_column
         same_fact = (
             f"{FACT_ROW}._uniview_db = {MERGED_ROW}._uniview_db",
             f"{FACT_ROW}.{version} IS NOT DISTINCT FROM {MERGED_ROW}.{version}",
         )
-        return self._upsert(
-            self.facts_table, FACT_ROW, self.facts_select(with_facts=True), same_fact, self.facts_columns
-        )
+        select = self.facts_select(with_facts=True, batches=batches)
+        merge = self._upsert(self.facts_table, FACT_ROW, select, same_fact, self.facts_columns)
+        if not batches:
+            return merge
+        newest = max(batch.landed_at for batch in batches)
+        forget = (_landed_datetime(newest) - timedelta(seconds=4 * LEDGER_HORIZON_SECONDS)).strftime(LANDED_FORMAT)
+        old = f"WHEN NOT MATCHED BY SOURCE AND {FACT_ROW}._uniview_landed_at < {string_literal(forget)} THEN DELETE"
+        return dataclasses.replace(merge, clauses=f"{merge.clauses}\n{old}")
 
     def scope_select(self) -> str:
         """The rows of `<family>_current` to present again, read after the key states' merge and before the
         facts' (the facts merged are read as a subquery): a row for each of the window's keys and for each key of
-        the databases presented again (`_uniview_redone`, current_table_redo.sql.j2), shown or not (a deleted key's
-        row goes).  Every row of `<family>_current` is a key state's, so these are the keys of every row to
-        present again.  Each row also records the window's size (`_uniview_changes`): no window, no scope."""
+        the databases presented again (current_table_redo.sql.j2), shown or not (a deleted key's row goes).  Every
+        row of `<family>_current` is a key state's, so these are the keys of every row to present again."""
         state = ", ".join(self.state_columns)
-        in_redo = f"{STATE_ROW}._uniview_db IN (SELECT _uniview_db FROM {REDO})"
         keys = (
-            f"(\n  SELECT {state}, {in_redo} AS _uniview_redone,"
-            f" (SELECT COUNT(*) FROM {WINDOW}) AS _uniview_changes\n"
+            f"(\n  SELECT {state}\n"
             f"  FROM {self.keys_table} AS {STATE_ROW}\n"
             f"  WHERE {self._cluster_filter(STATE_ROW, state=True)[0]}\n"
-            f"    AND ({in_redo} OR {self._same_key(STATE_ROW, True, WINDOW)})\n)"
+            f"    AND ({self._redone(STATE_ROW)} OR {self._same_key(STATE_ROW, True, WINDOW)})\n)"
         )
         facts = f"(\n{self.facts_select(with_facts=True)}\n)"
-        present = self.present_select(keys, True, facts, ("_uniview_redone", "_uniview_changes"))
-        return f"WITH {REDO} AS (\n{self.redo_select()}\n)\n{present}"
+        return f"WITH {REDO} AS (\n{self.redo_select()}\n)\n{self.present_select(keys, True, facts)}"
+
+    @staticmethod
+    def _redone(alias: str) -> str:
+        """`alias`'s key state is of a database presented again whole (REDO)."""
+        return f"{alias}._uniview_db IN (SELECT _uniview_db FROM {REDO})"
 
     def _shown_merge(self) -> Statement:
-        """`<family>_current`'s rows of the scope (a MERGE): a row shown replaces the key's row or is inserted,
-        a row not shown (deleted, truncated) deletes the key's row."""
+        """`<family>_current`'s rows of the scope (a MERGE whose source is `scope_select`): a row shown replaces the
+        key's row or is inserted, a row not shown (deleted, truncated) deletes the key's row.  Its rows are of the
+        window's databases (those presented again whole are some of them), which is what prunes the table."""
         database, *key = self.partition
         same = [f"{MERGED_ROW}._uniview_shown_db = {database_key(f'{SHOWN_ROW}.{database}')}"]
         same += [f"{MERGED_ROW}.{column} IS NOT DISTINCT FROM {SHOWN_ROW}.{column}" for column in key]
@@ -616,28 +610,29 @@ class CurrentTablePlan:
         return Statement(
             "merge",
             self.table,
-            f"SELECT {', '.join(self.columns)}, _uniview_shown_db, _uniview_shown FROM {SCOPE}",
-            condition=" AND ".join((*self._cluster_filter(SHOWN_ROW, False, SCOPE), *same)),
+            self.scope_select(),
+            condition=" AND ".join((self._cluster_filter(SHOWN_ROW, False)[0], *same)),
             alias=SHOWN_ROW,
             clauses=clauses,
+            typed=True,
         )
 
     def databases_presented(self, action: Action) -> str:
-        """A SELECT of how many databases a maintenance presented again whole (read before the scope is dropped),
-        or a re-presentation (all)."""
+        """A SELECT of how many databases a maintenance presents again whole (read after the key states' merge and
+        before the facts'), or a re-presentation (all)."""
         if action == "maintain":
-            return f"SELECT COUNT(DISTINCT _uniview_shown_db) FROM {SCOPE} WHERE _uniview_redone"
+            return (
+                f"WITH {REDO} AS (\n{self.redo_select()}\n)\nSELECT COUNT(DISTINCT {STATE_ROW}._uniview_db) "
+                f"FROM {self.keys_table} AS {STATE_ROW} WHERE {self._redone(STATE_ROW)}"
+            )
         return f"SELECT COUNT(DISTINCT _uniview_db) FROM {self.facts_table}"
 
     def counts_select(self, action: Action) -> str:
         """A SELECT of what a refresh read (`changes`: the window's rows) and presented again whole (`databases`;
-        -1 for a build), run before its temporary tables are dropped; a maintenance's reads only the scope."""
-        if action == "maintain":
-            changes = f"SELECT IFNULL(MAX(_uniview_changes), 0) FROM {SCOPE}"
-        else:
-            changes = f"SELECT COUNT(*) FROM {WINDOW}"
-        databases = "-1" if action in ("create", "rebuild") else f"({self.databases_presented(action)})"
-        return f"SELECT ({changes}) AS changes, {databases} AS databases"
+        -1: not counted, for a build, and for a maintenance, where it would be a query of its own), run before its
+        temporary tables are dropped: a maintenance's reads only the window."""
+        databases = f"({self.databases_presented(action)})" if action == "re-present" else "-1"
+        return f"SELECT (SELECT COUNT(*) FROM {WINDOW}) AS changes, {databases} AS databases"
 
     def _replace_table(self) -> Statement:
         return Statement(
@@ -664,8 +659,8 @@ def current_table_plan(
     """The plan of `<family>_current` as a table over `target_dataset.unified_view` (columns: name ->
     unified type, in order, the version column left out); PlanError as for the view."""
     rules = current_rules(family, columns, primary_key, versions, version_column, carried_value=lambda name: name)
-    for prefix in ("_uniview_current_keys_", "_uniview_current_facts_", "_uniview_current_batches_"):
-        validate_table(f"{prefix}{family}_{'0' * 12}")
+    for prefix in state_prefixes(family):
+        validate_table(f"{prefix}{'0' * 12}")
     links = link_facts(rules, moved=True)
     carried = tuple(name for name, *_ in rules.carried) + (LINK_STATE if links else ())
     shape = {
@@ -719,8 +714,9 @@ def parse_description(description: str | None) -> tuple[str, str] | None:
     return (found["state"], found["present"]) if found else None
 
 
-def state_prefixes(family: str) -> tuple[str, str, str]:
-    """The names of `family`'s state tables of any state hash start with these."""
+def state_prefixes(family: str) -> tuple[str, ...]:
+    """The names of `family`'s state tables of any state hash start with these (the last: the batches applied, a
+    table of their own in states of an earlier format)."""
     return (
         f"_uniview_current_keys_{family}_",
         f"_uniview_current_facts_{family}_",
@@ -730,15 +726,15 @@ def state_prefixes(family: str) -> tuple[str, str, str]:
 
 # ----------------------------------------------------------------- the batches applied
 
-#: `landed_at` as `batches_table` keeps it: UTC text that sorts like the times.
+#: `landed_at` as the facts table keeps it (`_uniview_landed_at`): UTC text that sorts like the times.
 LANDED_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
-APPLIED_COLUMNS = ("stream", "batch_id", "landed_at")
+APPLIED_COLUMNS = ("_uniview_stream", "_uniview_batch_id", "_uniview_landed_at")
 _SAMPLE_TIME = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, order=True)
 class AppliedBatch:
-    """One batch of the sink's ledger as `batches_table` records it (`landed_at`: LANDED_FORMAT text)."""
+    """One batch of the sink's ledger as the facts table records it (`landed_at`: LANDED_FORMAT text)."""
 
     stream: str
     batch_id: int
@@ -819,19 +815,9 @@ def batch_window(
     return BatchWindow(watermark, tuple(merged), reads), tuple(sorted(batch.applied for batch in pending))
 
 
-def applied_rows(batches: Sequence[AppliedBatch], typed_empty: bool = False) -> str:
-    """A SELECT of `batches` as rows of `batches_table` (with `typed_empty`, typed even when empty)."""
-    rows = [
-        f"SELECT {string_literal(b.stream)} AS stream, {b.batch_id} AS batch_id, {string_literal(b.landed_at)} AS landed_at"
-        for b in batches
-    ]
-    if typed_empty or not rows:
-        rows.insert(
-            0,
-            "SELECT CAST(NULL AS STRING) AS stream, CAST(NULL AS INT64) AS batch_id, CAST(NULL AS STRING) AS landed_at"
-            " FROM (SELECT 1 AS one) WHERE FALSE",
-        )
-    return "\nUNION ALL\n".join(rows)
+def applied_row(batch: AppliedBatch, facts: Sequence[str]) -> str:
+    """A SELECT of `batch` as a row of the facts table: the values `facts` of its fact columns (NULL), then its own."""
+    return f"SELECT {', '.join(facts)}, {string_literal(batch.stream)}, {batch.batch_id}, {string_literal(batch.landed_at)}"
 
 
 def timestamp_literal(moment: datetime) -> str:

@@ -52,7 +52,7 @@ class CurrentTableResult:
     """What `maintain_current_table` did to one family's `<table>_current` table (uniview.current.table):
     `action` is "create", "rebuild", "re-present" or "maintain"; `changes_read` the rows of the window
     (changes since the watermark, less the lag); `databases_presented` the databases whose every row was
-    presented again; `rows` the table's rows after; `jobs` the ids of the jobs run."""
+    presented again (-1: not counted, on BigQuery by a build or a maintenance: a query of its own); `rows` the table's rows after; `jobs` the ids of the jobs run."""
 
     action: str
     changes_read: int = 0
@@ -133,8 +133,8 @@ class Warehouse(ABC):
         raise WarehouseError(f"{self.url}: keeping <table>_current as a table is not supported here yet")
 
     def applied_batch(self, plan: CurrentTablePlan, stream: str, batch_id: int) -> bool:
-        """Whether `plan`'s current table has applied the sink's batch (stream, batch_id): its batches table
-        (CurrentTablePlan.batches_table) records it.  False where the table or its state does not exist."""
+        """Whether `plan`'s current table has applied the sink's batch (stream, batch_id): its facts table
+        (CurrentTablePlan.facts_table) records it.  False where the table or its state does not exist."""
         return False
 
     def close(self) -> None:  # noqa: B027 (a hook: a warehouse that holds no connection keeps this no-op)

@@ -245,11 +245,12 @@ def control_dataset(plan: CurrentTablePlan) -> str:
 
 def pending_window(warehouse: ScriptWarehouse, plan: CurrentTablePlan) -> tuple[BatchWindow, tuple[AppliedBatch, ...]]:
     """The window of the next maintenance and the ledger's batches it applies: one query reads the
-    watermark and the batches applied, one the ledger's batches since the newest applied less the horizon."""
+    watermark and the batches applied (both of the facts table), one the ledger's batches since the newest
+    applied less the horizon."""
     rows = warehouse.run_query(
         f"read the watermark of {plan.dataset}.{plan.table_name}",
         f"SELECT ({plan.floor_select}) AS watermark, ARRAY(SELECT AS STRUCT stream, batch_id, landed_at "
-        f"FROM {plan.batches_table}) AS applied",
+        f"FROM ({plan.applied_select})) AS applied",
     )
     first = rows[0] if rows else {}
     applied = [AppliedBatch(a["stream"], int(a["batch_id"]), a["landed_at"]) for a in first.get("applied") or []]

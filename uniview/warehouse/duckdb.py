@@ -110,7 +110,7 @@ def fingerprint_from_comment(comment: str | None) -> str:
     return match["digest"]
 
 
-#: Whether a table exists, by schema and name (the current table's batches table).
+#: Whether a table exists, by schema and name (the current table's facts table, which records the batches applied).
 _APPLIED_TABLE_SQL = (
     "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ? "
     "AND table_name = ?"
@@ -292,11 +292,12 @@ class DuckDBWarehouse(Warehouse):
             return False
 
         def read() -> bool:
-            listed = connection.execute(_APPLIED_TABLE_SQL, [plan.dataset, plan.batches_name]).fetchone()
+            listed = connection.execute(_APPLIED_TABLE_SQL, [plan.dataset, plan.facts_name]).fetchone()
             if not listed or not listed[0]:
                 return False
-            sql = f"SELECT count(*) FROM {quote_identifier(plan.dataset)}.{quote_identifier(plan.batches_name)} "
-            found = connection.execute(sql + "WHERE stream = ? AND batch_id = ?", [stream, batch_id]).fetchone()
+            sql = f"SELECT count(*) FROM {quote_identifier(plan.dataset)}.{quote_identifier(plan.facts_name)} "
+            where = "WHERE _uniview_stream = ? AND _uniview_batch_id = ?"
+            found = connection.execute(sql + where, [stream, batch_id]).fetchone()
             return bool(found and found[0])
 
         return _guarded(self.url, read)

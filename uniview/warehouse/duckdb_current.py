@@ -30,7 +30,6 @@ import sqlglot
 
 from uniview.current.table import (
     KILL_AT,
-    SCOPE,
     WINDOW,
     Action,
     AppliedBatch,
@@ -92,7 +91,10 @@ def maintain_current_table(
         changes, databases = _run_action(connection, plan, action, column_types, relink.reached + 1)
     _drop_other_states(connection, plan)
     if action in ("create", "rebuild"):
-        databases = _count(connection, f"(SELECT DISTINCT _uniview_db FROM {_duckdb_name(plan.facts_table)})")
+        databases = _count(
+            connection,
+            f"(SELECT DISTINCT _uniview_db FROM {_duckdb_name(plan.facts_table)} WHERE _uniview_db IS NOT NULL)",
+        )
     rows = _count(connection, _path(plan.dataset, plan.table_name))
     logger.info("%s %s.%s: %d change(s) read, %d row(s)", action, plan.dataset, plan.table_name, changes, rows)
     return CurrentTableResult(action, changes, databases, rows)
@@ -196,6 +198,8 @@ def _run_action(
         plan.statements(action, None if window is None else FLOOR, batches, reads), first
     ):
         _reach(number)
+        if action == "maintain" and statement.kind == "merge" and statement.table == plan.table:
+            databases = _counted(connection, _typed(plan.databases_presented(action), table_types, plan.state_hash))
         sql = duckdb_statement(statement, table_types, plan.state_hash)
         found = connection.execute(sql if window is None else with_floor(sql, window))
         if statement.kind == "assert" and found.fetchone() != (0,):
@@ -204,8 +208,6 @@ def _run_action(
             table_types = column_types(connection)
         if statement.kind == "temp" and statement.table == WINDOW:
             changes = _count(connection, WINDOW)
-        elif statement.kind == "temp" and statement.table == SCOPE:
-            databases = _counted(connection, plan.databases_presented(action))
     if action == "re-present":
         databases = _counted(connection, plan.databases_presented(action))
     return changes, databases
@@ -221,15 +223,13 @@ def pending_window(
     """The window of the next maintenance and the ledger's batches it applies (uniview.current.table.batch_window)."""
     newest = connection.execute(f"SELECT max(_uniview_watermark) FROM {_duckdb_name(plan.facts_table)}").fetchone()
     watermark = None if newest is None or newest[0] is None else newest[0].astimezone(dt.UTC)
-    batches = _duckdb_name(plan.batches_table)
-    (mark,) = connection.execute(f"SELECT max(landed_at) FROM {batches}").fetchone() or (None,)
-    since = ledger_since(mark)
-    ledger = ledger_batches(connection, plan, since)
-    applied = [
-        AppliedBatch(*row)
-        for row in connection.execute(f"SELECT stream, batch_id, landed_at FROM {batches}").fetchall()
-    ]
-    return batch_window(watermark, ledger, applied)
+    facts = _duckdb_name(plan.facts_table)
+    listed = (
+        f"SELECT _uniview_stream, _uniview_batch_id, _uniview_landed_at FROM {facts} WHERE _uniview_stream IS NOT NULL"
+    )
+    applied = [AppliedBatch(*row) for row in connection.execute(listed).fetchall()]
+    mark = max((batch.landed_at for batch in applied), default=None)
+    return batch_window(watermark, ledger_batches(connection, plan, ledger_since(mark)), applied)
 
 
 def ledger_batches(
