@@ -622,13 +622,30 @@ def wait_until_views_match_sources(
     stack: CdcStack, sinks: Sequence[StreamingSink], events: dict, timeout: float = 360
 ) -> None:
     """Until every view agrees with its source table and holds each change once; fails with the differences."""
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    deadline = started + timeout
     wait_until_sinks_caught_up(stack, sinks, timeout)
+    caught_up, compared = time.monotonic(), 1
     while mismatches := view_mismatches(stack, events):
         for sink in sinks:
             assert sink.process.poll() is None, (sink.landing.name, "the sink stopped", sink.tail())
         assert time.monotonic() < deadline, (mismatches, [sink.tail() for sink in sinks])
         time.sleep(1)
+        compared += 1
+    print(
+        f"timing: sinks caught up {caught_up - started:.1f}s, views {time.monotonic() - caught_up:.1f}s ({compared}x)"
+    )
+
+
+@dataclass(frozen=True)
+class Writes:
+    """Statements run on one source database, and the change events they publish: `changes` of `table`, or a
+    {table: changes} mapping for several tables."""
+
+    database: str
+    table: str | dict[str, int]
+    statements: Sequence[str]
+    changes: int = 0
 
 
 def step(
@@ -642,9 +659,18 @@ def step(
 ) -> None:
     """Run `statements` on `database`, count the change events they publish (`changes` of `table`, or a
     {table: changes} mapping for several tables), and wait until the views match the sources again."""
-    stack.source.run(database, *statements)
-    published = table if isinstance(table, dict) else {table: changes}
-    for name, count in published.items():
-        events[(database, name)] = events.get((database, name), 0) + count
+    steps_together(stack, sinks, events, Writes(database, table, statements, changes))
+
+
+def steps_together(stack: CdcStack, sinks: Sequence[StreamingSink], events: dict, *writes: Writes) -> None:
+    """Run each of `writes` in turn, then wait once until the views match the sources again: writes to different
+    tables share one catch-up of the sinks, and every table is still compared with its source after it."""
+    for write in writes:
+        stack.source.run(write.database, *write.statements)
+        published = write.table if isinstance(write.table, dict) else {write.table: write.changes}
+        for name, count in published.items():
+            events[(write.database, name)] = events.get((write.database, name), 0) + count
+    started = time.monotonic()
     wait_for_events(stack, sum(events.values()))
+    print(f"timing: kafka {time.monotonic() - started:.1f}s")
     wait_until_views_match_sources(stack, sinks, events)

@@ -7,7 +7,8 @@ The same step-by-step test as PostgreSQL's (tests/kafka/cdc_e2e_support.py): DML
 a decimal widened, DROP COLUMN, a second source database, a composite primary key, a MEDIUMTEXT value of
 about 1 MB, a primary-key UPDATE, a dropped column added again, ADD COLUMN ... DEFAULT, RENAME COLUMN (read
 from the DDL on the schema-change topic), TRUNCATE TABLE, a transaction over two tables, a primary key
-redefined, a generated column added.  After every step, per warehouse and source database, `<table>_current`
+redefined, a generated column added.  Steps of different tables run together, one catch-up of the sinks for
+them all (`steps_together`); after every step, per warehouse and source database, `<table>_current`
 equals `SELECT *` on the source table (every column it has) and `<table>_unified` holds every change once.
 Then each sink is stopped with Ctrl-C and must account
 for every change and every schema-change event.
@@ -18,7 +19,16 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from cdc_e2e_support import CdcSource, running_stack, step, stopped_summary, streaming_sinks, wait_for_log
+from cdc_e2e_support import (
+    CdcSource,
+    Writes,
+    running_stack,
+    step,
+    steps_together,
+    stopped_summary,
+    streaming_sinks,
+    wait_for_log,
+)
 
 pymysql = pytest.importorskip("pymysql", reason="PyMySQL is not installed")
 kafka = pytest.importorskip("kafka", reason="kafka-python is not installed")
@@ -27,7 +37,7 @@ DATABASES = ("shop1", "shop2")
 TABLES = ("customer", "orders", "line_item", "document", "product")
 KEYS = {"line_item": "order_id, line"}
 PREFIX = "maria"
-#: MariaDB, Kafka, Kafka Connect, two Spark sinks and two functions on one slow 2-core machine: minutes (13 steps,
+#: MariaDB, Kafka, Kafka Connect, two Spark sinks and two functions on one slow 2-core machine: minutes (6 checks,
 #: each waiting for both warehouses' views), more when the machine is shared.
 pytestmark = pytest.mark.timeout(1500)
 SNAPSHOT_ENDED = "Snapshot ended with SnapshotResult [status=COMPLETED"
@@ -161,52 +171,115 @@ def stack(mariadb, kafka_connect, connector_emulator_env, tmp_path_factory):
 
 
 def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
+    """Six checks: each runs the next change of `shop1.customer`, whose steps follow one another, together with
+    the next changes of the other tables, which are independent of it and of each other."""
     events: dict = {}
     with streaming_sinks(stack) as sinks:
-        step(
+        steps_together(
             stack,
             sinks,
             events,
-            "shop1",
-            {"customer": 5, "product": 4},
-            [
-                "INSERT INTO customer VALUES (1, 'Ann', 10), (2, 'Bob', 20), (3, 'Cy', 30)",
-                "UPDATE customer SET name = 'Bobby' WHERE id = 2",
-                "DELETE FROM customer WHERE id = 3",
-                *PRODUCT_BEFORE,
-            ],
+            Writes(
+                "shop1",
+                {"customer": 5, "product": 4},
+                [
+                    "INSERT INTO customer VALUES (1, 'Ann', 10), (2, 'Bob', 20), (3, 'Cy', 30)",
+                    "UPDATE customer SET name = 'Bobby' WHERE id = 2",
+                    "DELETE FROM customer WHERE id = 3",
+                    *PRODUCT_BEFORE,
+                ],
+            ),
+            Writes("shop1", "orders", ["INSERT INTO orders VALUES (1, 1, 19.99), (2, 4, 5.00)"], 2),
+            Writes(
+                "shop2",
+                "customer",
+                ["INSERT INTO customer VALUES (1, 'Other Ann', 99)", "UPDATE customer SET score = 100 WHERE id = 1"],
+                2,
+            ),
+            Writes(
+                "shop2",
+                "line_item",
+                [
+                    "INSERT INTO line_item VALUES (1, 1, 'A-1', 2), (1, 2, 'B-7', 1), (2, 1, 'A-1', 5)",
+                    "UPDATE line_item SET qty = 3 WHERE order_id = 1 AND line = 2",
+                    "DELETE FROM line_item WHERE order_id = 1 AND line = 1",
+                ],
+                5,
+            ),
+            Writes(
+                "shop2",
+                "document",
+                [
+                    f"INSERT INTO document VALUES (1, 'big', REPEAT('x', {BIG})), (2, 'small', 'text')",
+                    "UPDATE document SET title = 'still big' WHERE id = 1",
+                    f"UPDATE document SET body = CONCAT(REPEAT('y', {BIG}), 'end') WHERE id = 2",
+                ],
+                4,
+            ),
         )
-        step(
+        steps_together(
             stack,
             sinks,
             events,
-            "shop1",
-            "customer",
-            [
-                "ALTER TABLE customer ADD COLUMN email varchar(100)",
-                "INSERT INTO customer VALUES (4, 'Dee', 40, 'dee@example.com')",
-                "UPDATE customer SET email = 'ann@example.com' WHERE id = 1",
-            ],
-            2,
+            Writes(
+                "shop1",
+                "customer",
+                [
+                    "ALTER TABLE customer ADD COLUMN email varchar(100)",
+                    "INSERT INTO customer VALUES (4, 'Dee', 40, 'dee@example.com')",
+                    "UPDATE customer SET email = 'ann@example.com' WHERE id = 1",
+                ],
+                2,
+            ),
+            Writes(
+                "shop1",
+                "orders",
+                ["ALTER TABLE orders MODIFY total decimal(14,4)", "UPDATE orders SET total = 1234.5678 WHERE id = 2"],
+                1,
+            ),
+            # a primary-key UPDATE: a delete of the old key (and its tombstone) and a create of the new one
+            Writes("shop2", "customer", ["UPDATE customer SET id = 10 WHERE id = 1"], 2),
+            # TRUNCATE TABLE: one truncate event; the current view is empty, then holds what comes after it
+            Writes("shop2", "line_item", ["TRUNCATE TABLE line_item"], 1),
+            Writes("shop1", "product", PRODUCT_AFTER, 4),
         )
-        step(
+        steps_together(
             stack,
             sinks,
             events,
-            "shop1",
-            "customer",
-            ["ALTER TABLE customer MODIFY score bigint", "UPDATE customer SET score = 3000000000 WHERE id = 4"],
-            1,
-        )
-        step(stack, sinks, events, "shop1", "orders", ["INSERT INTO orders VALUES (1, 1, 19.99), (2, 4, 5.00)"], 2)
-        step(
-            stack,
-            sinks,
-            events,
-            "shop1",
-            "orders",
-            ["ALTER TABLE orders MODIFY total decimal(14,4)", "UPDATE orders SET total = 1234.5678 WHERE id = 2"],
-            1,
+            Writes(
+                "shop1",
+                "customer",
+                ["ALTER TABLE customer MODIFY score bigint", "UPDATE customer SET score = 3000000000 WHERE id = 4"],
+                1,
+            ),
+            # ADD COLUMN with a default: the rows written before it show the default as MariaDB stored it, which the
+            # connector sends as the DDL spells it: a char without its trailing spaces, fractional seconds past the
+            # precision cut (not rounded), a decimal rounded to its scale away from zero
+            Writes(
+                "shop1",
+                "orders",
+                [
+                    "ALTER TABLE orders ADD COLUMN status varchar(10) NOT NULL DEFAULT 'open'",
+                    "ALTER TABLE orders ADD COLUMN code char(5) DEFAULT 'ab      '",
+                    "ALTER TABLE orders ADD COLUMN placed datetime DEFAULT '2021-05-06 07:08:09.5'",
+                    "ALTER TABLE orders ADD COLUMN opens time(3) DEFAULT '07:08:09.1235'",
+                    "ALTER TABLE orders ADD COLUMN fee decimal(6,2) DEFAULT -1.555",
+                    "INSERT INTO orders (id, customer_id, total) VALUES (3, 5, 7.5)",
+                ],
+                1,
+            ),
+            Writes("shop2", "line_item", ["INSERT INTO line_item VALUES (3, 1, 'C-3', 1)"], 1),
+            Writes(
+                "shop2",
+                {"customer": 1, "orders": 1},
+                [
+                    "BEGIN",
+                    "INSERT INTO customer VALUES (2, 'Tx', 1)",
+                    "INSERT INTO orders VALUES (1, 2, 19.99)",
+                    "COMMIT",
+                ],
+            ),
         )
         step(
             stack,
@@ -217,43 +290,6 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
             ["ALTER TABLE customer DROP COLUMN name", "INSERT INTO customer VALUES (5, 50, 'eve@example.com')"],
             1,
         )
-        step(
-            stack,
-            sinks,
-            events,
-            "shop2",
-            "customer",
-            ["INSERT INTO customer VALUES (1, 'Other Ann', 99)", "UPDATE customer SET score = 100 WHERE id = 1"],
-            2,
-        )
-        step(
-            stack,
-            sinks,
-            events,
-            "shop2",
-            "line_item",
-            [
-                "INSERT INTO line_item VALUES (1, 1, 'A-1', 2), (1, 2, 'B-7', 1), (2, 1, 'A-1', 5)",
-                "UPDATE line_item SET qty = 3 WHERE order_id = 1 AND line = 2",
-                "DELETE FROM line_item WHERE order_id = 1 AND line = 1",
-            ],
-            5,
-        )
-        step(
-            stack,
-            sinks,
-            events,
-            "shop2",
-            "document",
-            [
-                f"INSERT INTO document VALUES (1, 'big', REPEAT('x', {BIG})), (2, 'small', 'text')",
-                "UPDATE document SET title = 'still big' WHERE id = 1",
-                f"UPDATE document SET body = CONCAT(REPEAT('y', {BIG}), 'end') WHERE id = 2",
-            ],
-            4,
-        )
-        # a primary-key UPDATE: a delete of the old key (and its tombstone) and a create of the new one
-        step(stack, sinks, events, "shop2", "customer", ["UPDATE customer SET id = 10 WHERE id = 1"], 2)
         # a column dropped and added again: every row the source has shows it NULL, none its old value
         step(
             stack,
@@ -264,25 +300,6 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
             [
                 "ALTER TABLE customer ADD COLUMN name varchar(100)",
                 "INSERT INTO customer (id, score, email, name) VALUES (6, 60, 'fay@example.com', 'Fay')",
-            ],
-            1,
-        )
-        # ADD COLUMN with a default: the rows written before it show the default as MariaDB stored it, which the
-        # connector sends as the DDL spells it: a char without its trailing spaces, fractional seconds past the
-        # precision cut (not rounded), a decimal rounded to its scale away from zero
-        step(
-            stack,
-            sinks,
-            events,
-            "shop1",
-            "orders",
-            [
-                "ALTER TABLE orders ADD COLUMN status varchar(10) NOT NULL DEFAULT 'open'",
-                "ALTER TABLE orders ADD COLUMN code char(5) DEFAULT 'ab      '",
-                "ALTER TABLE orders ADD COLUMN placed datetime DEFAULT '2021-05-06 07:08:09.5'",
-                "ALTER TABLE orders ADD COLUMN opens time(3) DEFAULT '07:08:09.1235'",
-                "ALTER TABLE orders ADD COLUMN fee decimal(6,2) DEFAULT -1.555",
-                "INSERT INTO orders (id, customer_id, total) VALUES (3, 5, 7.5)",
             ],
             1,
         )
@@ -299,21 +316,4 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
             ],
             1,
         )
-        # TRUNCATE TABLE: one truncate event; the current view is empty, then holds what comes after it
-        step(stack, sinks, events, "shop2", "line_item", ["TRUNCATE TABLE line_item"], 1)
-        step(stack, sinks, events, "shop2", "line_item", ["INSERT INTO line_item VALUES (3, 1, 'C-3', 1)"], 1)
-        step(
-            stack,
-            sinks,
-            events,
-            "shop2",
-            {"customer": 1, "orders": 1},
-            [
-                "BEGIN",
-                "INSERT INTO customer VALUES (2, 'Tx', 1)",
-                "INSERT INTO orders VALUES (1, 2, 19.99)",
-                "COMMIT",
-            ],
-        )
-        step(stack, sinks, events, "shop1", "product", PRODUCT_AFTER, 4)
         assert_stopped_cleanly_with_ddl(sinks, events)

@@ -6,12 +6,13 @@ Function under functions-framework -> `<table>_unified` and `<table>_current`.
 The test drives the database step by step (DML, ADD COLUMN, a type change to bigint and then
 numeric(12,2), a dropped column, a second source database, a transaction over two tables, then what real
 tables and migrations do to the latest state: an UPDATE leaving TOASTed text and bytea unchanged, two
-primary-key UPDATEs of that row (the bytea left out of their creates), ADD COLUMN
-... DEFAULT, a column dropped and added again, a primary-key UPDATE, a composite key, TRUNCATE, a declared
-RENAME COLUMN, a `text` -> `varchar(3)` that cuts older values, and an incremental snapshot through Debezium's signal table while writes continue) and after
-every step waits until, per warehouse and source database, `<table>_current` equals `SELECT *` on the source
-table (every column it has) and the unified view holds every change, each with its source database and its
-own `_cdc_sequence`.  Then each sink is stopped with Ctrl-C and must exit cleanly, its summary accounting for
+primary-key UPDATEs of that row (the bytea left out of their creates), ADD COLUMN ... DEFAULT, a column dropped
+and added again, a primary-key UPDATE, a composite key, TRUNCATE, a declared RENAME COLUMN, a `text` ->
+`varchar(3)` that cuts older values, and an incremental snapshot through Debezium's signal table while writes
+continue; steps of different tables run together, one catch-up of the sinks for them all) and after every step
+waits until, per warehouse and source database, `<table>_current` equals `SELECT *` on the source table (every
+column it has) and the unified view holds every change, each with its source database and its own
+`_cdc_sequence`.  Then each sink is stopped with Ctrl-C and must exit cleanly, its summary accounting for
 every change.
 """
 
@@ -23,9 +24,11 @@ import time
 import pytest
 from cdc_e2e_support import (
     CdcSource,
+    Writes,
     assert_stopped_cleanly,
     running_stack,
     step,
+    steps_together,
     streaming_sinks,
     wait_until_views_match_sources,
 )
@@ -41,7 +44,7 @@ SIGNAL_TABLE = "debezium_signal"
 RENAMES = {"uniview_renames": 1, "renames": [{"table": "ticket", "from": "memo", "to": "note"}]}
 BIG = 20_000  # characters (and bytes) of the values stored out of line (TOAST)
 #: PostgreSQL, Kafka, Kafka Connect, two Spark sinks and two functions on one machine: the module takes minutes
-#: (15 steps, each waiting for both warehouses' views), longer than the suite's 300 s per test, and more when the
+#: (9 checks, each waiting for both warehouses' views), longer than the suite's 300 s per test, and more when the
 #: machine is shared.
 pytestmark = pytest.mark.timeout(1800)
 
@@ -131,45 +134,70 @@ def stack(postgres, kafka_connect, connector_emulator_env, tmp_path_factory):
 
 
 def test_postgres_changes_reach_the_unified_views_step_by_step(stack):
+    """Nine checks: each runs the next change of `shop1.customer`, whose steps follow one another, together with
+    the next changes of the other tables, which are independent of it and of each other."""
     events: dict = {}
     with streaming_sinks(stack) as sinks:
-        step(
+        steps_together(
             stack,
             sinks,
             events,
-            "shop1",
-            "customer",
-            [
-                "INSERT INTO customer VALUES (1, 'Ann', 10), (2, 'Bob', 20), (3, 'Cy', 30)",
-                "UPDATE customer SET name = 'Bobby' WHERE id = 2",
-                "DELETE FROM customer WHERE id = 3",
-            ],
-            5,
+            Writes(
+                "shop1",
+                "customer",
+                [
+                    "INSERT INTO customer VALUES (1, 'Ann', 10), (2, 'Bob', 20), (3, 'Cy', 30)",
+                    "UPDATE customer SET name = 'Bobby' WHERE id = 2",
+                    "DELETE FROM customer WHERE id = 3",
+                ],
+                5,
+            ),
+            Writes(
+                "shop2",
+                "customer",
+                ["INSERT INTO customer VALUES (1, 'Other Ann', 99)", "UPDATE customer SET score = 100 WHERE id = 1"],
+                2,
+            ),
+            TOASTED,
+            COMPOSITE_KEY,
+            DECLARED_RENAME,
         )
-        step(
+        steps_together(
             stack,
             sinks,
             events,
-            "shop1",
-            "customer",
-            [
-                "ALTER TABLE customer ADD COLUMN email text",
-                "INSERT INTO customer VALUES (4, 'Dee', 40, 'dee@example.com')",
-                "UPDATE customer SET email = 'ann@example.com' WHERE id = 1",
-            ],
-            2,
+            Writes(
+                "shop1",
+                "customer",
+                [
+                    "ALTER TABLE customer ADD COLUMN email text",
+                    "INSERT INTO customer VALUES (4, 'Dee', 40, 'dee@example.com')",
+                    "UPDATE customer SET email = 'ann@example.com' WHERE id = 1",
+                ],
+                2,
+            ),
+            Writes(
+                "shop2",
+                {"customer": 1, "orders": 1},
+                ["BEGIN; INSERT INTO customer VALUES (2, 'Tx', 1); INSERT INTO orders VALUES (1, 2, 19.99); COMMIT"],
+            ),
+            TOASTED_KEY_MOVED,
+            CUTTING_TYPE_CHANGE,
         )
-        step(
+        steps_together(
             stack,
             sinks,
             events,
-            "shop1",
-            "customer",
-            [
-                "ALTER TABLE customer ALTER COLUMN score TYPE bigint",
-                "UPDATE customer SET score = 3000000000 WHERE id = 4",
-            ],
-            1,
+            Writes(
+                "shop1",
+                "customer",
+                [
+                    "ALTER TABLE customer ALTER COLUMN score TYPE bigint",
+                    "UPDATE customer SET score = 3000000000 WHERE id = 4",
+                ],
+                1,
+            ),
+            TRUNCATED,
         )
         step(
             stack,
@@ -192,56 +220,70 @@ def test_postgres_changes_reach_the_unified_views_step_by_step(stack):
             ["ALTER TABLE customer DROP COLUMN name", "INSERT INTO customer VALUES (5, 50.5, 'eve@example.com')"],
             1,
         )
-        step(
-            stack,
-            sinks,
-            events,
-            "shop2",
-            "customer",
-            ["INSERT INTO customer VALUES (1, 'Other Ann', 99)", "UPDATE customer SET score = 100 WHERE id = 1"],
-            2,
-        )
-        step(
-            stack,
-            sinks,
-            events,
-            "shop2",
-            {"customer": 1, "orders": 1},
-            ["BEGIN; INSERT INTO customer VALUES (2, 'Tx', 1); INSERT INTO orders VALUES (1, 2, 19.99); COMMIT"],
-        )
         latest_state_steps(stack, sinks, events)
         assert_stopped_cleanly(sinks, events)
 
 
+#: TOAST: the UPDATE sends Debezium's placeholder for body and blob; the view shows the values
+TOASTED = Writes(
+    "shop1",
+    "document",
+    [
+        f"INSERT INTO document VALUES (1, 'first', repeat('toasted text ', {BIG // 13}), "
+        f"decode(repeat('00ff', {BIG // 2}), 'hex'))",
+        "INSERT INTO document VALUES (2, 'small', 'short', '\\x0102')",
+        "UPDATE document SET title = 'renamed' WHERE id = 1",
+        "UPDATE document SET title = 'again', body = 'now short' WHERE id = 1",
+        "UPDATE document SET title = 'third' WHERE id = 1",
+    ],
+    5,
+)
+#: two primary-key UPDATEs of that row: each create leaves the TOASTed blob out, and the row moves with it
+TOASTED_KEY_MOVED = Writes(
+    "shop1", "document", ["UPDATE document SET id = 3 WHERE id = 1", "UPDATE document SET id = 4 WHERE id = 3"], 4
+)
+#: a composite key, with a change of one of its columns
+COMPOSITE_KEY = Writes(
+    "shop1",
+    "line_item",
+    [
+        "INSERT INTO line_item VALUES (1, 1, 5), (1, 2, 1), (2, 1, 7)",
+        "UPDATE line_item SET qty = 2 WHERE order_id = 1 AND line = 2",
+        "DELETE FROM line_item WHERE order_id = 2 AND line = 1",
+        "UPDATE line_item SET line = 3 WHERE order_id = 1 AND line = 1",
+    ],
+    7,
+)
+#: TRUNCATE: the database's rows leave the current view; the history keeps them
+TRUNCATED = Writes("shop2", "orders", ["TRUNCATE orders", "INSERT INTO orders VALUES (2, 2, 5.00)"], 2)
+#: RENAME COLUMN, declared (RENAMES): the rows written before it read under the new name
+DECLARED_RENAME = Writes(
+    "shop1",
+    "ticket",
+    [
+        "INSERT INTO ticket VALUES (1, 'a'), (2, 'b')",
+        "ALTER TABLE ticket RENAME COLUMN memo TO note",
+        "UPDATE ticket SET note = 'b2' WHERE id = 2",
+    ],
+    3,
+)
+#: text -> varchar(3) with a cast, which cuts the longer text older rows hold and logs no change for them: the
+#: connector propagates the varchar's length, so the next change is a new version and the view shows the cut
+CUTTING_TYPE_CHANGE = Writes(
+    "shop1",
+    "ticket",
+    [
+        "UPDATE ticket SET note = 'longer' WHERE id = 1",
+        "ALTER TABLE ticket ALTER COLUMN note TYPE varchar(3) USING note::varchar(3)",
+        "INSERT INTO ticket VALUES (3, 'c')",
+    ],
+    2,
+)
+
+
 def latest_state_steps(stack, sinks, events) -> None:
-    """What real tables and migrations do, each step compared column for column with the source."""
-    # TOAST: the UPDATE sends Debezium's placeholder for body and blob; the view shows the values
-    big = f"repeat('toasted text ', {BIG // 13})"
-    step(
-        stack,
-        sinks,
-        events,
-        "shop1",
-        "document",
-        [
-            f"INSERT INTO document VALUES (1, 'first', {big}, decode(repeat('00ff', {BIG // 2}), 'hex'))",
-            "INSERT INTO document VALUES (2, 'small', 'short', '\\x0102')",
-            "UPDATE document SET title = 'renamed' WHERE id = 1",
-            "UPDATE document SET title = 'again', body = 'now short' WHERE id = 1",
-            "UPDATE document SET title = 'third' WHERE id = 1",
-        ],
-        5,
-    )
-    # two primary-key UPDATEs of that row: each create leaves the TOASTed blob out, and the row moves with it
-    step(
-        stack,
-        sinks,
-        events,
-        "shop1",
-        "document",
-        ["UPDATE document SET id = 3 WHERE id = 1", "UPDATE document SET id = 4 WHERE id = 3"],
-        4,
-    )
+    """What real migrations do to `shop1.customer`'s latest state, each step compared column for column with the
+    source (the other tables' cases run with the earlier steps: TOASTED, COMPOSITE_KEY, ...)."""
     # ADD COLUMN ... DEFAULT: every older row shows the default as PostgreSQL stored it, which the connector sends
     # as the catalog spells it: a char padded to its length, a varchar's trailing spaces past its length cut,
     # fractional seconds rounded to the precision (a tie away from 2000-01-01)
@@ -281,60 +323,6 @@ def latest_state_steps(stack, sinks, events) -> None:
     )
     # a primary-key UPDATE: a delete of the old key (and a tombstone) and a create of the new one
     step(stack, sinks, events, "shop1", "customer", ["UPDATE customer SET id = 10 WHERE id = 4"], 2)
-    # a composite key, with a change of one of its columns
-    step(
-        stack,
-        sinks,
-        events,
-        "shop1",
-        "line_item",
-        [
-            "INSERT INTO line_item VALUES (1, 1, 5), (1, 2, 1), (2, 1, 7)",
-            "UPDATE line_item SET qty = 2 WHERE order_id = 1 AND line = 2",
-            "DELETE FROM line_item WHERE order_id = 2 AND line = 1",
-            "UPDATE line_item SET line = 3 WHERE order_id = 1 AND line = 1",
-        ],
-        7,
-    )
-    # TRUNCATE: the database's rows leave the current view; the history keeps them
-    step(
-        stack,
-        sinks,
-        events,
-        "shop2",
-        "orders",
-        ["TRUNCATE orders", "INSERT INTO orders VALUES (2, 2, 5.00)"],
-        2,
-    )
-    # RENAME COLUMN, declared (RENAMES): the rows written before it read under the new name
-    step(
-        stack,
-        sinks,
-        events,
-        "shop1",
-        "ticket",
-        [
-            "INSERT INTO ticket VALUES (1, 'a'), (2, 'b')",
-            "ALTER TABLE ticket RENAME COLUMN memo TO note",
-            "UPDATE ticket SET note = 'b2' WHERE id = 2",
-        ],
-        3,
-    )
-    # text -> varchar(3) with a cast, which cuts the longer text older rows hold and logs no change for them: the
-    # connector propagates the varchar's length, so the next change is a new version and the view shows the cut
-    step(
-        stack,
-        sinks,
-        events,
-        "shop1",
-        "ticket",
-        [
-            "UPDATE ticket SET note = 'longer' WHERE id = 1",
-            "ALTER TABLE ticket ALTER COLUMN note TYPE varchar(3) USING note::varchar(3)",
-            "INSERT INTO ticket VALUES (3, 'c')",
-        ],
-        2,
-    )
     incremental_snapshot_step(stack, sinks, events)
 
 
