@@ -1,0 +1,124 @@
+"""Table renames read from the source's DDL (MySQL, MariaDB): `RENAME TABLE a TO b[, c TO d ...]` and
+`ALTER TABLE a RENAME [TO] b`, as the control table `_uniview_ddl` holds them (uniview.core.ddl_renames).
+
+A family is the table a name stands for now, and the table carries its changes with it.  Per source database,
+the changes of one version table belong to a family by log position: after `RENAME TABLE a TO b` at position P
+(the DDL row's `_cdc_sequence`), family `b` is `a`'s changes before P and `b`'s after P; `b`'s own changes
+before P (an earlier table named `b`, the old table of a swap) follow that table wherever it was renamed to,
+and family `a` is empty until a new table named `a` is written.  The renames of a statement apply in its order,
+so the swaps of gh-ost (`RENAME TABLE t TO _t_del, _t_gho TO t`) and pt-online-schema-change
+(`RENAME TABLE t TO _t_old, _t_new TO t`) move the shadow table's changes to `t` and the old table's away.
+
+The table names a chain of renames touches form one lineage.  Each database of the dataset runs the lineage's
+renames in one order (the statements' texts, in the order of its log), and a database that has run fewer has
+run the first ones: the migrations of a fleet.  A change then belongs to the family its table name reaches
+through the renames after it, and which renames those are depends only on two numbers of its database: how
+many of the lineage's renames it has run (`done`) and how many of them are before the change (`before`).  The
+views look both up in the control table (`rows_of`), so a view's length grows with the lineage's statements,
+never with the number of databases.  A database whose renames are in another order is refused, naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from uniview.core.errors import PlanError
+from uniview.core.segments import Lineage, Segment
+
+#: A table rename statement: what a DDL text must start with to be read as one (case-insensitive).
+_RENAME_TABLE = ("RENAME TABLE", "RENAME TABLES")
+
+
+def moves_in_ddl(ddl: str) -> tuple[tuple[str, str], ...]:
+    """The (old, new) table names a DDL text renames, in order; () when it renames no table."""
+    text = ddl.strip().rstrip(";").strip()
+    if text.upper().startswith(_RENAME_TABLE):
+        return _rename_table_moves(text.split(None, 2)[2] if len(text.split(None, 2)) == 3 else "")
+    from uniview.core.ddl_renames import parsed_alters
+
+    if "RENAME" not in text.upper():
+        return ()
+    moves = []
+    for statement in parsed_alters(text):
+        for action in statement.args.get("actions") or []:
+            if type(action).__name__ == "AlterRename" and action.this is not None:
+                moves.append((statement.this.name, action.this.name))
+    return tuple(moves)
+
+
+def _rename_table_moves(pairs: str) -> tuple[tuple[str, str], ...]:
+    """The moves of `a TO b, c TO d` (names may be quoted or qualified by their database)."""
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+    from sqlglot.tokens import TokenType
+
+    try:
+        tokens = sqlglot.tokenize(pairs, read="mysql")
+    except SqlglotError:
+        return ()
+    moves: list[tuple[str, str]] = []
+    names: list[str] = []  # the last part of each name of the current pair
+    for token in [*tokens, None]:
+        if token is None or token.token_type == TokenType.COMMA:
+            if len(names) == 2:
+                moves.append((names[0], names[1]))
+            names = []
+        elif token.token_type == TokenType.DOT:
+            names.pop()
+        elif token.text.upper() != "TO":
+            names.append(token.text)
+    return tuple(moves)
+
+
+def lineages(rows: Iterable[tuple[str | None, str | None, str | None]]) -> list[Lineage]:
+    """The lineages of the control table's rows ((database, _cdc_sequence, ddl)); PlanError when a database
+    ran a lineage's renames in another order than the others."""
+    renames = sorted(
+        {(database or "", sequence or "", ddl) for database, sequence, ddl in rows if ddl and moves_in_ddl(ddl)},
+        key=lambda row: (row[0], row[1]),
+    )
+    groups: list[set[str]] = []
+    for _, _, ddl in renames:
+        touched = {name for move in moves_in_ddl(ddl) for name in move}
+        joined = [group for group in groups if group & touched]
+        groups = [group for group in groups if not group & touched] + [touched.union(*joined)]
+    return [_lineage(group, [row for row in renames if _touches(row[2], group)]) for group in groups]
+
+
+def _touches(ddl: str, names: set[str]) -> bool:
+    return any(name in names for move in moves_in_ddl(ddl) for name in move)
+
+
+def _lineage(names: set[str], renames: Sequence[tuple[str, str, str]]) -> Lineage:
+    by_database: dict[str, list[str]] = {}
+    for database, _, ddl in renames:
+        by_database.setdefault(database, []).append(ddl)
+    order = max(by_database.values(), key=len)
+    for database, texts in by_database.items():
+        if texts != order[: len(texts)]:
+            raise PlanError(
+                f"tables {', '.join(sorted(names))}: database {database!r} renamed them in another order than "
+                f"the other databases ({texts} against {order}); uniview reads table renames run in one order"
+            )
+    return Lineage(
+        tuple(dict.fromkeys(order)),
+        tuple(moves_in_ddl(ddl) for ddl in order),
+        tuple((database, sequence) for database, sequence, _ in renames),
+    )
+
+
+def family_segments(lineage: Lineage, sources: Iterable[str]) -> dict[str, list[tuple[str, Segment]]]:
+    """{family: [(source table name, the segment of its changes that belongs to the family)]} of every family
+    the lineage's tables (those of `sources`, the names with version tables) reach."""
+    found: dict[str, list[tuple[str, Segment]]] = {}
+    for source in sorted(set(sources) & lineage.names):
+        reached = {
+            lineage.family_of(source, before, done)
+            for done in range(len(lineage.statements) + 1)
+            for before in range(done + 1)
+        }
+        for family in sorted(reached):
+            found.setdefault(family, []).append((source, Segment(lineage, lineage.states(source, family))))
+    for name in lineage.names:
+        found.setdefault(name, [])
+    return found
