@@ -72,38 +72,40 @@ def _rename_table_moves(pairs: str) -> tuple[tuple[str, str], ...]:
 
 def lineages(rows: Iterable[tuple[str | None, str | None, str | None]]) -> list[Lineage]:
     """The lineages of the control table's rows ((database, _cdc_sequence, ddl)); PlanError when a database
-    ran a lineage's renames in another order than the others."""
-    renames = sorted(
-        {(database or "", sequence or "", ddl) for database, sequence, ddl in rows if ddl and moves_in_ddl(ddl)},
-        key=lambda row: (row[0], row[1]),
-    )
+    ran a lineage's renames in another order than the others.  The rows of one log position are one statement
+    (a connector may send one event per table it renames), in the order they were landed."""
+    positions: dict[tuple[str, str], list[str]] = {}
+    for database, sequence, ddl in sorted(rows, key=lambda row: (row[0] or "", row[1] or "")):
+        if ddl and moves_in_ddl(ddl) and ddl not in positions.setdefault((database or "", sequence or ""), []):
+            positions[(database or "", sequence or "")].append(ddl)
+    statements = [(database, sequence, tuple(texts)) for (database, sequence), texts in positions.items() if texts]
     groups: list[set[str]] = []
-    for _, _, ddl in renames:
-        touched = {name for move in moves_in_ddl(ddl) for name in move}
+    for _, _, texts in statements:
+        touched = _names(texts)
         joined = [group for group in groups if group & touched]
         groups = [group for group in groups if not group & touched] + [touched.union(*joined)]
-    return [_lineage(group, [row for row in renames if _touches(row[2], group)]) for group in groups]
+    return [_lineage(group, [row for row in statements if _names(row[2]) & group]) for group in groups]
 
 
-def _touches(ddl: str, names: set[str]) -> bool:
-    return any(name in names for move in moves_in_ddl(ddl) for name in move)
+def _names(texts: Sequence[str]) -> set[str]:
+    return {name for text in texts for move in moves_in_ddl(text) for name in move}
 
 
-def _lineage(names: set[str], renames: Sequence[tuple[str, str, str]]) -> Lineage:
-    by_database: dict[str, list[str]] = {}
-    for database, _, ddl in renames:
-        by_database.setdefault(database, []).append(ddl)
+def _lineage(names: set[str], statements: Sequence[tuple[str, str, tuple[str, ...]]]) -> Lineage:
+    by_database: dict[str, list[tuple[str, ...]]] = {}
+    for database, _, texts in statements:
+        by_database.setdefault(database, []).append(texts)
     order = max(by_database.values(), key=len)
-    for database, texts in by_database.items():
-        if texts != order[: len(texts)]:
+    for database, done in by_database.items():
+        if done != order[: len(done)]:
             raise PlanError(
                 f"tables {', '.join(sorted(names))}: database {database!r} renamed them in another order than "
-                f"the other databases ({texts} against {order}); uniview reads table renames run in one order"
+                f"the other databases ({done} against {order}); uniview reads table renames run in one order"
             )
     return Lineage(
-        tuple(dict.fromkeys(order)),
-        tuple(moves_in_ddl(ddl) for ddl in order),
-        tuple((database, sequence) for database, sequence, _ in renames),
+        tuple(dict.fromkeys(text for texts in order for text in texts)),
+        tuple(tuple(move for text in texts for move in moves_in_ddl(text)) for texts in order),
+        tuple((database, sequence) for database, sequence, _ in statements),
     )
 
 
