@@ -44,7 +44,7 @@ SNAPSHOT_PART_ROWS = 1  # rows of `part` in shop1 before the connector starts
 #: create of the root's row), one within a partition, a DELETE.
 PARTITION_STEPS = (
     "INSERT INTO part VALUES (2, '2023-06-01', 'a'), (3, '2024-06-01', 'b')",
-    "UPDATE part SET at = '2024-02-01' WHERE id = 1",
+    "UPDATE part SET placed = '2024-02-01' WHERE id = 1",
     "UPDATE part SET note = 'b2' WHERE id = 3",
     "DELETE FROM part WHERE id = 2",
 )
@@ -75,7 +75,7 @@ def postgres(postgres_server):
             "CREATE TABLE line_item (order_id int, line int, qty int, PRIMARY KEY (order_id, line))",
             "CREATE TABLE ticket (id int PRIMARY KEY, memo text)",
             # partitioned by range: one family `part`, none per partition
-            "CREATE TABLE part (id int, at date, note text, PRIMARY KEY (id, at)) PARTITION BY RANGE (at)",
+            "CREATE TABLE part (id int, placed date, note text, PRIMARY KEY (id, placed)) PARTITION BY RANGE (placed)",
             "CREATE TABLE part_2023 PARTITION OF part FOR VALUES FROM ('2023-01-01') TO ('2024-01-01')",
             "CREATE TABLE part_2024 PARTITION OF part FOR VALUES FROM ('2024-01-01') TO ('2025-01-01')",
             f"CREATE TABLE {SIGNAL_TABLE} (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data text)",
