@@ -72,13 +72,16 @@ def _rename_table_moves(pairs: str) -> tuple[tuple[str, str], ...]:
 
 def lineages(rows: Iterable[tuple[str | None, str | None, str | None]]) -> list[Lineage]:
     """The lineages of the control table's rows ((database, _cdc_sequence, ddl)); PlanError when a database
-    ran a lineage's renames in another order than the others.  The rows of one log position are one statement
-    (a connector may send one event per table it renames), in the order they were landed."""
-    positions: dict[tuple[str, str], list[str]] = {}
-    for database, sequence, ddl in sorted(rows, key=lambda row: (row[0] or "", row[1] or "")):
-        if ddl and moves_in_ddl(ddl) and ddl not in positions.setdefault((database or "", sequence or ""), []):
-            positions[(database or "", sequence or "")].append(ddl)
-    statements = [(database, sequence, tuple(texts)) for (database, sequence), texts in positions.items() if texts]
+    ran a lineage's renames in another order than the others.  The rows of one log position are one statement:
+    Debezium sends `RENAME TABLE t TO _t_del, _t_gho TO t` as one event per pair, at one position.  A row without
+    a log position (`_cdc_sequence` NULL) cannot be placed and is not read."""
+    positions: dict[tuple[str, str], set[str]] = {}
+    for database, sequence, ddl in rows:
+        if sequence is not None and ddl and moves_in_ddl(ddl):
+            positions.setdefault((database or "", sequence), set()).add(ddl)
+    statements = [
+        (database, sequence, tuple(sorted(texts))) for (database, sequence), texts in sorted(positions.items())
+    ]
     groups: list[set[str]] = []
     for _, _, texts in statements:
         touched = _names(texts)
@@ -104,9 +107,22 @@ def _lineage(names: set[str], statements: Sequence[tuple[str, str, tuple[str, ..
             )
     return Lineage(
         tuple(dict.fromkeys(text for texts in order for text in texts)),
-        tuple(tuple(move for text in texts for move in moves_in_ddl(text)) for texts in order),
+        tuple(freeing_first([move for text in texts for move in moves_in_ddl(text)]) for texts in order),
         tuple((database, sequence) for database, sequence, _ in statements),
     )
+
+
+def freeing_first(moves: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """The moves of one statement in an order the server can have run them: a table's name is moved away before
+    another table takes it (`t TO _t_del` before `_t_gho TO t`).  A circle of moves (through a name the
+    statement itself creates) keeps the order given."""
+    pending, ordered = list(moves), []
+    while pending:
+        free = [move for move in pending if not any(other[0] == move[1] for other in pending if other is not move)]
+        chosen = free[0] if free else pending[0]
+        pending.remove(chosen)
+        ordered.append(chosen)
+    return tuple(ordered)
 
 
 def family_segments(lineage: Lineage, sources: Iterable[str]) -> dict[str, list[tuple[str, Segment]]]:
