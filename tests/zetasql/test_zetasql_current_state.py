@@ -110,8 +110,8 @@ def test_the_families_of_a_swap_read_through_the_renames_table(zetasql):
     found = lineages([("shop1", "150", "RENAME TABLE t TO _t_del, _t_gho TO t")])
     renamed = renamed_families(families, found, ["_uniview_ddl_v_d1"])
     assert sorted(renamed) == ["_t_del", "_t_gho", "t"]
-    for current in ("view", "table"):
-        planned = plan_family("cdc", "cdc_unified", renamed["t"], GeneratorOptions(current=current))
+    for mode in ("view", "table"):
+        planned = plan_family("cdc", "cdc_unified", renamed["t"], GeneratorOptions(current=mode))
         assert "_uniview_renames._uniview_done" in planned.top_view.body
         catalog = catalog_of(planned)
         catalog.add_table(
