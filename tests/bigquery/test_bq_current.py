@@ -119,3 +119,41 @@ def test_a_key_change_shows_the_value_the_moved_row_held_on_the_emulator(bq_clie
     ).result()
     expected = [(*row[:-1], row[-1] or []) for row in current_state.KEY_CHANGES_CURRENT]  # BigQuery: no NULL array
     assert sorted(tuple(row.values()) for row in found) == expected
+
+
+def test_a_gh_ost_swap_on_the_emulator_gives_the_table_the_shadow_tables_rows_once(
+    bq_client, dataset, limited_warehouse
+):
+    """gh-ost's swap read from `_uniview_ddl`: `t_current` is the shadow table's rows and those written after the
+    swap, the shadow table's family holds none, the old table's rows are `_t_del`'s."""
+    columns, wider = [("id", "INT64"), ("v", "STRING")], [("id", "INT64"), ("v", "STRING"), ("extra", "INT64")]
+
+    def change(key, value, sequence, operation="INSERT", **more):
+        return {
+            "id": key,
+            "v": value,
+            **more,
+            "_cdc_operation": operation,
+            "_cdc_database": "shop1",
+            "_cdc_sequence": sequence,
+        }
+
+    old = [change(1, "a", "100"), change(2, "b", "110"), change(2, "b2", "140", "UPDATE")]
+    create_version(bq_client, dataset, "t_v_1", "t", columns, old)
+    copied = [change(1, "a", "120", extra=0), change(2, "b", "130", extra=0), change(2, "b2", "141", "UPDATE", extra=0)]
+    create_version(bq_client, dataset, "_t_gho_v_1", "_t_gho", wider, copied)
+    swap = {"ddl": "RENAME TABLE t TO _t_del, _t_gho TO t", "_cdc_database": "shop1", "_cdc_sequence": "150"}
+    create_version(bq_client, dataset, "_uniview_ddl_v_x", "_uniview_ddl", [("ddl", "STRING")], [swap])
+    create_version(bq_client, dataset, "t_v_2", "t", wider, [change(3, "c", "200", extra=7)])
+    outcomes = refresh(
+        limited_warehouse, RefreshRequest(dataset, ("_uniview_ddl",), options=GeneratorOptions(current=True))
+    )
+    assert sorted(o.family for o in outcomes) == ["_t_del", "_t_gho", "t"] and not [o for o in outcomes if o.error]
+
+    def current(family, columns):
+        found = bq_client.query(f"SELECT {columns} FROM `{dataset}_unified`.{family}_current ORDER BY id").result()
+        return [tuple(row.values()) for row in found]
+
+    assert current("t", "id, v, extra") == [(1, "a", 0), (2, "b2", 0), (3, "c", 7)]
+    assert current("_t_gho", "id") == []
+    assert current("_t_del", "id, v") == [(1, "a"), (2, "b2")]

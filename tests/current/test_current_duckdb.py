@@ -112,15 +112,15 @@ def test_plan_json_lists_the_current_view_after_the_unified_view(tmp_path, flag)
     assert names == ["cdc_unified.customer_unified", "cdc_unified.customer_current"]
 
 
-def land_version(connection, table, columns, key, changes):
+def land_version(connection, table, columns, key, changes, database="db1"):
     """Version table `cdc.<table>` (columns: (name, BigQuery type); `key`: its primary key) holding `changes`:
-    (values of the columns..., operation, binlog position) in database db1."""
+    (values of the columns..., operation, binlog position) in `database` (created if it is not there)."""
     from uniview.core.landing_layout import CDC_COLUMNS
     from uniview.core.version_description import version_description
     from uniview.sink.sequence import sequence_of
 
     definitions = ", ".join(f'"{c}" {duckdb_type(parse_type(t))}' for c, t in [*columns, *CDC_COLUMNS])
-    connection.execute(f"CREATE SCHEMA IF NOT EXISTS cdc; CREATE TABLE cdc.{table} ({definitions})")
+    connection.execute(f"CREATE SCHEMA IF NOT EXISTS cdc; CREATE TABLE IF NOT EXISTS cdc.{table} ({definitions})")
     description = version_description(table.rsplit("_v_", 1)[0], columns, key).replace("'", "''")
     connection.execute(f"COMMENT ON TABLE cdc.{table} IS '{description}'")
     names = ", ".join(f'"{c}"' for c, _ in columns)
@@ -128,9 +128,9 @@ def land_version(connection, table, columns, key, changes):
         at = f"mysql-bin.000001:{position}"
         connection.execute(
             f"INSERT INTO cdc.{table} ({names}, _cdc_operation, _cdc_position, _cdc_sequence, _cdc_database, "
-            f"_cdc_timestamp, _cdc_ingested_at) VALUES ({', '.join('?' * len(values))}, ?, ?, ?, 'db1', "
+            f"_cdc_timestamp, _cdc_ingested_at) VALUES ({', '.join('?' * len(values))}, ?, ?, ?, ?, "
             "TIMESTAMP '2024-05-01 10:00:00' + INTERVAL (?) MILLISECOND, TIMESTAMP '2024-05-01 11:00:00')",
-            [*values, operation, at, sequence_of(at), position],
+            [*values, operation, at, sequence_of(at), database, position],
         )
 
 
@@ -172,3 +172,69 @@ def test_a_generated_column_added_later_is_not_known_in_older_rows(tmp_path, mod
         land_version(connection, "product_v_g2", columns, ("id",), [(2, 20, 40, "INSERT", 200)])
     sql = "SELECT id, doubled, _cdc_unavailable FROM cdc_unified.product_current ORDER BY id"
     assert refreshed_current(path, "product", mode, sql) == [(1, None, ["doubled"]), (2, 40, None)]
+
+
+def land_ddl(connection, ddl, position, database="db1"):
+    land_version(connection, "_uniview_ddl_v_d1", [("ddl", "STRING")], None, [(ddl, "DDL", position)], database)
+
+
+RENAMED = [("id", "INT64"), ("v", "STRING")]
+
+
+@pytest.mark.parametrize("mode", ["view", "table"])
+def test_a_renamed_table_carries_its_rows_per_database_from_the_rename_on(tmp_path, mode):
+    path = tmp_path / "w.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        before = [(1, "a", "INSERT", 100), (2, "b", "INSERT", 110), (2, "b2", "UPDATE", 120)]
+        land_version(connection, "rn_v_a", RENAMED, ("id",), before)
+        land_ddl(connection, "RENAME TABLE rn TO rn2", 150)
+        land_version(connection, "rn2_v_a", RENAMED, ("id",), [(3, "c", "INSERT", 200), (1, "a", "DELETE", 210)])
+        land_version(connection, "rn_v_a", RENAMED, ("id",), [(9, "new", "INSERT", 300)])  # a new table named rn
+        land_version(connection, "rn_v_a", RENAMED, ("id",), [(1, "x", "INSERT", 100)], "db2")  # not renamed yet
+    sql = "SELECT _cdc_database, id, v FROM cdc_unified.{}_current ORDER BY 1, 2"
+    assert refreshed_current(path, "rn2", mode, sql.format("rn2")) == [("db1", 2, "b2"), ("db1", 3, "c")]
+    assert refreshed_current(path, "rn", mode, sql.format("rn")) == [("db1", 9, "new"), ("db2", 1, "x")]
+    with duckdb.connect(str(path)) as connection:  # db2 renames later: its rows move, with no change of theirs
+        land_ddl(connection, "RENAME TABLE rn TO rn2", 400, "db2")
+    found = refreshed_current(path, "_uniview_ddl", mode, sql.format("rn2"))
+    assert found == [("db1", 2, "b2"), ("db1", 3, "c"), ("db2", 1, "x")]
+    assert refreshed_current(path, "rn", mode, sql.format("rn")) == [("db1", 9, "new")]
+
+
+@pytest.mark.parametrize("mode", ["view", "table"])
+def test_a_gh_ost_swap_gives_the_table_the_shadow_tables_rows_once(tmp_path, mode):
+    wider = [*RENAMED, ("extra", "INT64")]
+    path = tmp_path / "w.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        old = [(1, "a", "INSERT", 100), (2, "b", "INSERT", 110), (2, "b2", "UPDATE", 140)]
+        land_version(connection, "t_v_1", RENAMED, ("id",), old)
+        copied = [(1, "a", 0, "INSERT", 120), (2, "b", 0, "INSERT", 130), (2, "b2", 0, "UPDATE", 141)]
+        land_version(connection, "_t_gho_v_1", wider, ("id",), copied)
+        land_ddl(connection, "RENAME TABLE `t` TO `_t_del`, `_t_gho` TO `t`", 150)
+        land_version(connection, "t_v_2", wider, ("id",), [(3, "c", 7, "INSERT", 200)])
+    sql = "SELECT id, v, extra FROM cdc_unified.t_current ORDER BY 1"
+    assert refreshed_current(path, "t", mode, sql) == [(1, "a", 0), (2, "b2", 0), (3, "c", 7)]
+    sql = "SELECT id, v FROM cdc_unified.{}_current ORDER BY 1"
+    assert refreshed_current(path, "_t_gho", mode, sql.format("_t_gho")) == []
+    assert refreshed_current(path, "_t_del", mode, sql.format("_t_del")) == [(1, "a"), (2, "b2")]
+
+
+@pytest.mark.parametrize("mode", ["view", "table"])
+def test_a_declared_table_rename_carries_the_tables_rows(tmp_path, mode):
+    path = tmp_path / "w.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        land_version(connection, "orders_v_1", RENAMED, ("id",), [(1, "a", "INSERT", 100), (2, "b", "INSERT", 110)])
+    sql = "SELECT id, v FROM cdc_unified.{}_current ORDER BY 1"
+    assert refreshed_current(path, "orders", mode, sql.format("orders")) == [(1, "a"), (2, "b")]
+    with duckdb.connect(str(path)) as connection:  # renamed in the source: the next changes arrive under the new name
+        land_version(connection, "purchase_v_1", RENAMED, ("id",), [(3, "c", "INSERT", 200), (1, "a", "DELETE", 210)])
+    renames = tmp_path / "renames.json"
+    renames.write_text('{"uniview_renames": 1, "renames": [{"table": "orders", "to": "purchase"}]}')
+    current = ["--current", "table"] if mode == "table" else ["--current"]
+    for family in ("purchase", "orders"):
+        arguments = ["--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", family, "--renames", renames]
+        result = cli("refresh", *map(str, arguments), *current)
+        assert result.exit_code == 0, result.output
+    with duckdb.connect(str(path), read_only=True) as connection:
+        assert connection.execute(sql.format("purchase")).fetchall() == [(2, "b"), (3, "c")]
+        assert connection.execute(sql.format("orders")).fetchall() == []

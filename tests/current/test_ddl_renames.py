@@ -111,3 +111,43 @@ def test_every_schema_change_event_is_a_record_of_the_control_table():
     }
     not_an_event = json.dumps({"payload": {"ddl": "ALTER TABLE t RENAME COLUMN a TO b", "source": "x"}, "schema": {}})
     assert convert_event(not_an_event) == not_an_event
+
+
+@pytest.mark.parametrize(
+    ("ddl", "moves"),
+    [
+        ("RENAME TABLE rn TO rn2", [("rn", "rn2")]),
+        ("rename table `t` to `_t_del`, `_t_gho` to `t`", [("t", "_t_del"), ("_t_gho", "t")]),
+        ("RENAME TABLE shop1.a TO shop1.b;", [("a", "b")]),
+        ("ALTER TABLE a RENAME TO b", [("a", "b")]),
+        ("ALTER TABLE a RENAME COLUMN x TO y", []),
+        ("CREATE TABLE rename_log (a int)", []),
+    ],
+)
+def test_table_renames_are_read_from_mysql_ddl(ddl, moves):
+    from uniview.core.table_renames import moves_in_ddl
+
+    assert moves_in_ddl(ddl) == tuple(moves)
+
+
+def test_a_swap_moves_each_table_once_and_a_database_renaming_in_another_order_is_refused():
+    from uniview.core.errors import PlanError
+    from uniview.core.table_renames import family_segments, lineages
+
+    swap = "RENAME TABLE t TO _t_del, _t_gho TO t"
+    (lineage,) = lineages([("db1", "0150", swap), ("db1", "0150", swap), ("db2", None, "CREATE TABLE x (a int)")])
+    assert lineage.statements == ((("t", "_t_del"), ("_t_gho", "t")),)
+    # as Debezium sends it: one event per pair at one position, in any order, and again without a position
+    split = [("db1", "0150", "RENAME TABLE _t_gho TO t"), ("db1", "0150", "RENAME TABLE t TO _t_del")]
+    (as_sent,) = lineages([*split, *((database, None, ddl) for database, _, ddl in split)])
+    assert as_sent.statements == lineage.statements
+    # states are done * 2 + before: not swapped yet (0), a change before the swap (2), after it (3)
+    segments = {family: dict(found) for family, found in family_segments(lineage, ["t", "_t_gho"]).items()}
+    assert {family: {name: s.states for name, s in found.items()} for family, found in segments.items()} == {
+        "t": {"t": (0, 3), "_t_gho": (2,)},
+        "_t_del": {"t": (2,)},
+        "_t_gho": {"_t_gho": (0, 3)},
+    }
+    back = "RENAME TABLE b TO a"
+    with pytest.raises(PlanError, match="database 'db2' renamed them in another order"):
+        lineages([("db1", "1", "RENAME TABLE a TO b"), ("db1", "2", back), ("db2", "1", back)])

@@ -120,7 +120,7 @@ def events(postgres_server, kafka_connect) -> dict[str, list[dict[str, Any]]]:
     """{table: its change events, in order}."""
     from cdc_e2e_support import connectors_added, wait_for_log
 
-    from uniview.local.kafka import postgres_connector
+    from uniview.local.postgres_publication import captured_connector
 
     with psycopg.connect(postgres_server.dsn(), autocommit=True) as connection:
         connection.execute(f"CREATE DATABASE {DATABASE}")
@@ -129,7 +129,7 @@ def events(postgres_server, kafka_connect) -> dict[str, list[dict[str, Any]]]:
             connection.execute(f"CREATE TABLE {table} ({columns})")
             for statement in before:
                 connection.execute(statement)
-    connector = postgres_connector(DATABASE, postgres_server.host, postgres_server.port, DATABASE, "postgres")
+    connector = captured_connector(postgres_server, DATABASE, DATABASE)
     # the statements after the connector starts run once its snapshot ended: a table rewritten while the snapshot
     # reads (ALTER ... TYPE) shows it no row, as PostgreSQL's rewrites are not MVCC-safe
     with connectors_added(kafka_connect, [connector], lambda since: wait_for_log(kafka_connect, SNAPSHOT_ENDED, since)):

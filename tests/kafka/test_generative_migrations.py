@@ -269,7 +269,8 @@ def sources(mariadb, postgres_server):
 
 
 def connectors(sources: Sources, bootstrap: str) -> list[dict]:
-    from uniview.local.kafka import mysql_connector, postgres_connector
+    from uniview.local.kafka import mysql_connector
+    from uniview.local.postgres_publication import captured_connector
 
     server = sources.mariadb
     return [
@@ -283,9 +284,7 @@ def connectors(sources: Sources, bootstrap: str) -> list[dict]:
             bootstrap,
             server_id=5402,
         ),
-        postgres_connector(
-            PREFIX[POSTGRES], sources.postgres.host, sources.postgres.port, DATABASE[POSTGRES], "postgres"
-        ),
+        captured_connector(sources.postgres, PREFIX[POSTGRES], DATABASE[POSTGRES]),
     ]
 
 

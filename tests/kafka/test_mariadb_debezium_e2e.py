@@ -34,7 +34,9 @@ pymysql = pytest.importorskip("pymysql", reason="PyMySQL is not installed")
 kafka = pytest.importorskip("kafka", reason="kafka-python is not installed")
 
 DATABASES = ("shop1", "shop2")
-TABLES = ("customer", "orders", "line_item", "document", "product")
+TABLES = ("customer", "orders", "line_item", "document", "product", "rn", "gt", "pt")
+#: The tables the renames below create (as the old and the shadow tables of the swaps are called meanwhile).
+RENAMED_TABLES = ("rn2", "_gt_gho", "_gt_del", "_pt_new")
 KEYS = {"line_item": "order_id, line"}
 PREFIX = "maria"
 #: MariaDB, Kafka, Kafka Connect, two Spark sinks and two functions on one slow 2-core machine: minutes (6 checks,
@@ -55,7 +57,10 @@ def run(server, database, *statements):
 
 
 def source_rows(server, database, table):
+    """`SELECT *` on the table in key order; [] when the database has no such table (not yet, or no more)."""
     with connect(server, database) as connection, connection.cursor() as cursor:
+        if not cursor.execute("SHOW TABLES LIKE %s", [table]):
+            return []
         cursor.execute(f"SELECT * FROM {table} ORDER BY {KEYS.get(table, 'id')}")
         return [tuple(time_of_day(value) for value in row) for row in cursor.fetchall()]
 
@@ -116,7 +121,7 @@ UNKNOWN = {("shop1", "product"): {key: {"doubled": "named"} for key in (1, 2, 4)
 def mariadb_source(server) -> CdcSource:
     return CdcSource(
         databases=DATABASES,
-        tables=TABLES,
+        tables=TABLES + RENAMED_TABLES,
         topic_prefixes=(PREFIX,),
         # the table topics and the schema-change topic (each DDL statement: renames are read from it)
         input_pattern=f"{PREFIX}\\.shop[0-9]+\\..*|{PREFIX}",
@@ -144,6 +149,7 @@ def stack(mariadb, kafka_connect, connector_emulator_env, tmp_path_factory):
             "CREATE TABLE line_item (order_id int, line int, sku varchar(20), qty int, PRIMARY KEY (order_id, line))",
             "CREATE TABLE document (id int PRIMARY KEY, title varchar(50), body mediumtext)",
             "CREATE TABLE product (id int PRIMARY KEY, code varchar(20), price int)",
+            *(f"CREATE TABLE {table} (id int PRIMARY KEY, v varchar(20))" for table in ("rn", "gt", "pt")),
         )
     connector = mysql_connector(
         PREFIX,
@@ -181,12 +187,13 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
             events,
             Writes(
                 "shop1",
-                {"customer": 5, "product": 4},
+                {"customer": 5, "product": 4, "rn": 3, "gt": 2, "pt": 2},
                 [
                     "INSERT INTO customer VALUES (1, 'Ann', 10), (2, 'Bob', 20), (3, 'Cy', 30)",
                     "UPDATE customer SET name = 'Bobby' WHERE id = 2",
                     "DELETE FROM customer WHERE id = 3",
                     *PRODUCT_BEFORE,
+                    *RENAMED_BEFORE,
                 ],
             ),
             Writes("shop1", "orders", ["INSERT INTO orders VALUES (1, 1, 19.99), (2, 4, 5.00)"], 2),
@@ -270,6 +277,7 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
                 1,
             ),
             Writes("shop2", "line_item", ["INSERT INTO line_item VALUES (3, 1, 'C-3', 1)"], 1),
+            shadow_copies(),
             Writes(
                 "shop2",
                 {"customer": 1, "orders": 1},
@@ -304,16 +312,85 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
             1,
         )
         # RENAME COLUMN, read from the DDL: the rows written before it show their value under the new name
-        step(
+        steps_together(
             stack,
             sinks,
             events,
-            "shop1",
-            "customer",
-            [
-                "ALTER TABLE customer RENAME COLUMN email TO contact",
-                "INSERT INTO customer (id, score, contact, name) VALUES (7, 70, 'gil@example.com', 'Gil')",
-            ],
-            1,
+            Writes(
+                "shop1",
+                "customer",
+                [
+                    "ALTER TABLE customer RENAME COLUMN email TO contact",
+                    "INSERT INTO customer (id, score, contact, name) VALUES (7, 70, 'gil@example.com', 'Gil')",
+                ],
+                1,
+            ),
+            swapped(events),
         )
+        assert_renamed_tables_hold_nothing(stack)
         assert_stopped_cleanly_with_ddl(sinks, events)
+
+
+#: The tables renamed below, written first: `rn` (renamed to `rn2`), `gt` (swapped as gh-ost does) and `pt` (swapped
+#: as pt-online-schema-change does), 7 change events in shop1.
+RENAMED_BEFORE = [
+    "INSERT INTO rn VALUES (1, 'a'), (2, 'b')",
+    "UPDATE rn SET v = 'b2' WHERE id = 2",
+    "INSERT INTO gt VALUES (1, 'a'), (2, 'b')",
+    "INSERT INTO pt VALUES (1, 'a'), (2, 'b')",
+]
+#: The online migrations' copy: a shadow table with a new column, the rows copied into it, and a write to the table
+#: copied too (gh-ost replays it from the binary log, pt-online-schema-change's triggers write it).  9 change events:
+#: gt 1, _gt_gho 3, pt 2, _pt_new 4 (2 copied, 2 written by the triggers; a REPLACE of a row there is an update).
+SHADOW_COPIES = [
+    "CREATE TABLE _gt_gho LIKE gt",
+    "ALTER TABLE _gt_gho ADD COLUMN extra int NOT NULL DEFAULT 0",
+    "INSERT INTO _gt_gho (id, v) SELECT id, v FROM gt",
+    "UPDATE gt SET v = 'b2' WHERE id = 2",
+    "UPDATE _gt_gho SET v = 'b2' WHERE id = 2",
+    "CREATE TABLE _pt_new LIKE pt",
+    "ALTER TABLE _pt_new ADD COLUMN extra int NOT NULL DEFAULT 0",
+    "CREATE TRIGGER pt_ins AFTER INSERT ON pt FOR EACH ROW REPLACE INTO _pt_new (id, v) VALUES (NEW.id, NEW.v)",
+    "CREATE TRIGGER pt_upd AFTER UPDATE ON pt FOR EACH ROW REPLACE INTO _pt_new (id, v) VALUES (NEW.id, NEW.v)",
+    "CREATE TRIGGER pt_del AFTER DELETE ON pt FOR EACH ROW DELETE IGNORE FROM _pt_new WHERE id = OLD.id",
+    "INSERT LOW_PRIORITY IGNORE INTO _pt_new (id, v) SELECT id, v FROM pt LOCK IN SHARE MODE",
+    "INSERT INTO pt VALUES (3, 'c')",
+    "UPDATE pt SET v = 'a2' WHERE id = 1",
+]
+#: The renames: `rn` to `rn2`, then a row written and one deleted; gh-ost's swap (the old table kept as `_gt_del`)
+#: and pt-online-schema-change's (the old table dropped), each followed by a write.  4 change events.
+SWAPS = [
+    "RENAME TABLE rn TO rn2",
+    "INSERT INTO rn2 VALUES (3, 'c')",
+    "DELETE FROM rn2 WHERE id = 1",
+    "RENAME TABLE gt TO _gt_del, _gt_gho TO gt",
+    "INSERT INTO gt (id, v) VALUES (3, 'c')",
+    "RENAME TABLE pt TO _pt_old, _pt_new TO pt",
+    "DROP TRIGGER pt_ins",
+    "DROP TRIGGER pt_upd",
+    "DROP TRIGGER pt_del",
+    "DROP TABLE _pt_old",
+    "UPDATE pt SET v = 'c2' WHERE id = 3",
+]
+
+
+def shadow_copies() -> Writes:
+    """The online migrations' copy into their shadow tables (each table then compared with its source)."""
+    return Writes("shop1", {"gt": 1, "_gt_gho": 3, "pt": 2, "_pt_new": 4}, SHADOW_COPIES)
+
+
+def swapped(events: dict) -> Writes:
+    """A table renamed, and the swaps of gh-ost and pt-online-schema-change: a rename carries the table's changes, so
+    those counted so far are the new name's; each `<table>_current` then equals its table, with the rows written under
+    the old names."""
+    for moves in ((("rn", "rn2"),), (("gt", "_gt_del"), ("_gt_gho", "gt")), (("pt", "_pt_old"), ("_pt_new", "pt"))):
+        for old, new in moves:
+            events[("shop1", new)] = events.pop(("shop1", old), 0)
+    return Writes("shop1", {"rn2": 2, "gt": 1, "pt": 1}, SWAPS)
+
+
+def assert_renamed_tables_hold_nothing(stack) -> None:
+    """The renamed table's and the shadow tables' old names hold nothing."""
+    for landing in stack.landings:
+        for table in ("rn", "_gt_gho", "_pt_new"):
+            assert landing.read(f"SELECT * FROM shop1_unified.{table}_current") == [], (landing.name, table)

@@ -37,11 +37,20 @@ psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
 kafka = pytest.importorskip("kafka", reason="kafka-python is not installed")
 
 DATABASES = ("shop1", "shop2")
-TABLES = ("customer", "orders", "document", "line_item", "ticket")
+TABLES = ("customer", "orders", "document", "line_item", "ticket", "part")
 KEYS = {"line_item": "order_id, line"}
 SIGNAL_TABLE = "debezium_signal"
 #: Declared for the function of both warehouses: `ticket.memo` is renamed to `note` in one step below.
 RENAMES = {"uniview_renames": 1, "renames": [{"table": "ticket", "from": "memo", "to": "note"}]}
+SNAPSHOT_PART_ROWS = 1  # rows of `part` in shop1 before the connector starts
+#: A partitioned table: rows into both partitions, an UPDATE that moves a row from one to the other (a delete and a
+#: create of the root's row), one within a partition, a DELETE.
+PARTITION_STEPS = (
+    "INSERT INTO part VALUES (2, '2023-06-01', 'a'), (3, '2024-06-01', 'b')",
+    "UPDATE part SET placed = '2024-02-01' WHERE id = 1",
+    "UPDATE part SET note = 'b2' WHERE id = 3",
+    "DELETE FROM part WHERE id = 2",
+)
 BIG = 20_000  # characters (and bytes) of the values stored out of line (TOAST)
 #: PostgreSQL, Kafka, Kafka Connect, two Spark sinks and two functions on one machine: the module takes minutes
 #: (9 checks, each waiting for both warehouses' views), longer than the suite's 300 s per test, and more when the
@@ -68,8 +77,14 @@ def postgres(postgres_server):
             "ALTER TABLE document ALTER COLUMN blob SET STORAGE EXTERNAL",
             "CREATE TABLE line_item (order_id int, line int, qty int, PRIMARY KEY (order_id, line))",
             "CREATE TABLE ticket (id int PRIMARY KEY, memo text)",
+            # partitioned by range: one family `part`, none per partition
+            "CREATE TABLE part (id int, placed date, note text, PRIMARY KEY (id, placed)) PARTITION BY RANGE (placed)",
+            "CREATE TABLE part_2023 PARTITION OF part FOR VALUES FROM ('2023-01-01') TO ('2024-01-01')",
+            "CREATE TABLE part_2024 PARTITION OF part FOR VALUES FROM ('2024-01-01') TO ('2025-01-01')",
             f"CREATE TABLE {SIGNAL_TABLE} (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data text)",
         )
+    # read by the connector's snapshot, through the root only
+    run(postgres_server, "shop1", "INSERT INTO part VALUES (1, '2023-03-01', 'snapshot')")
     return postgres_server
 
 
@@ -113,12 +128,9 @@ def postgres_source(server) -> CdcSource:
 def stack(postgres, kafka_connect, connector_emulator_env, tmp_path_factory):
     """Debezium publishing both databases (connectors added to the shared Connect worker), and one sink target +
     function per warehouse."""
-    from uniview.local.kafka import postgres_connector
+    from uniview.local.postgres_publication import captured_connector
 
-    connectors = [
-        postgres_connector(db, postgres.host, postgres.port, db, "postgres", signal_table=f"public.{SIGNAL_TABLE}")
-        for db in DATABASES
-    ]
+    connectors = [captured_connector(postgres, db, db, signal_table=f"public.{SIGNAL_TABLE}") for db in DATABASES]
     with running_stack(
         postgres_source(postgres),
         kafka_connect,
@@ -136,7 +148,7 @@ def stack(postgres, kafka_connect, connector_emulator_env, tmp_path_factory):
 def test_postgres_changes_reach_the_unified_views_step_by_step(stack):
     """Nine checks: each runs the next change of `shop1.customer`, whose steps follow one another, together with
     the next changes of the other tables, which are independent of it and of each other."""
-    events: dict = {}
+    events: dict = {("shop1", "part"): SNAPSHOT_PART_ROWS}
     with streaming_sinks(stack) as sinks:
         steps_together(
             stack,
@@ -160,8 +172,10 @@ def test_postgres_changes_reach_the_unified_views_step_by_step(stack):
             ),
             TOASTED,
             COMPOSITE_KEY,
+            PARTITIONED,
             DECLARED_RENAME,
         )
+        assert_no_partition_families(stack)
         steps_together(
             stack,
             sinks,
@@ -254,6 +268,8 @@ COMPOSITE_KEY = Writes(
     ],
     7,
 )
+#: the partitioned table: rows into both partitions, one moved between them, one deleted
+PARTITIONED = Writes("shop1", "part", PARTITION_STEPS, 6)
 #: TRUNCATE: the database's rows leave the current view; the history keeps them
 TRUNCATED = Writes("shop2", "orders", ["TRUNCATE orders", "INSERT INTO orders VALUES (2, 2, 5.00)"], 2)
 #: RENAME COLUMN, declared (RENAMES): the rows written before it read under the new name
@@ -324,6 +340,19 @@ def latest_state_steps(stack, sinks, events) -> None:
     # a primary-key UPDATE: a delete of the old key (and a tombstone) and a create of the new one
     step(stack, sinks, events, "shop1", "customer", ["UPDATE customer SET id = 10 WHERE id = 4"], 2)
     incremental_snapshot_step(stack, sinks, events)
+
+
+def assert_no_partition_families(stack) -> None:
+    """A partitioned table is one family, named after its root: nothing lands or is viewed under a partition's name."""
+    for landing in stack.landings:
+        for dataset in ("shop1", "shop1_unified"):
+            if landing.name == "duckdb":
+                sql = f"SELECT table_name FROM information_schema.tables WHERE table_schema = '{dataset}'"
+            else:
+                sql = f"SELECT table_name FROM {dataset}.INFORMATION_SCHEMA.TABLES"
+            names = [name for (name,) in landing.read(sql)]
+            assert not [name for name in names if name.startswith("part_20")], (landing.name, dataset, names)
+            assert any(name.startswith("part") for name in names), (landing.name, dataset, names)
 
 
 def topic_counts(bootstrap: str, prefix: str) -> dict[str, int]:

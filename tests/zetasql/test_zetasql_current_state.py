@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,30 @@ def test_a_family_read_through_renames(zetasql):
     planned = plan_family("cdc", "cdc_unified", renamed, GeneratorOptions(current=True))
     assert "memo AS note" in planned.top_view.body
     check_family(zetasql, planned)
+
+
+def test_the_families_of_a_swap_read_through_the_renames_table(zetasql):
+    """gh-ost's swap: each version table's changes chosen by a join to `_uniview_ddl`, in the view and the current
+    table alike, SQL BigQuery's analyzer accepts."""
+    from checks import catalog_of
+
+    from uniview.core.table_renames import lineages
+    from uniview.current.view import VERSION_COLUMN
+    from uniview.planning.renamed_families import renamed_families
+
+    ghost = replace(version(2, [("id", "INT64"), ("v", "STRING"), ("extra", "INT64")]), table_name="_t_gho_v_2")
+    families = {"t": [version(1, [("id", "INT64"), ("v", "STRING")])], "_t_gho": [replace(ghost, family="_t_gho")]}
+    found = lineages([("shop1", "150", "RENAME TABLE t TO _t_del, _t_gho TO t")])
+    renamed = renamed_families(families, found, ["_uniview_ddl_v_d1"])
+    assert sorted(renamed) == ["_t_del", "_t_gho", "t"]
+    for mode in ("view", "table"):
+        planned = plan_family("cdc", "cdc_unified", renamed["t"], GeneratorOptions(current=mode))
+        assert "_uniview_renames._uniview_done" in planned.top_view.body
+        catalog = catalog_of(planned)
+        catalog.add_table(
+            "cdc", "_uniview_ddl_v_d1", [(n, parse_type(t)) for n, t in [("ddl", "STRING"), *CDC_COLUMNS]]
+        )
+        check_family(zetasql, planned, VERSION_COLUMN, catalog)
 
 
 # --- ZetaSQL's evaluator runs the BigQuery SQL of the views over the rows the sink landed in DuckDB --------------

@@ -9,6 +9,10 @@ A rename is declared in uniview's renames document (JSON, versioned by its first
 given to `uniview plan/refresh` and `uniview sink --notify inline` as `--renames FILE`, to the
 Cloud Function as UNIVIEW_RENAMES (the document itself), and in Terraform as `renames`.
 
+A table rename, `{"table": "orders", "to": "purchase"}`, reads every change written to `orders` as
+`purchase`'s: the source (PostgreSQL, whose stream carries no DDL) renamed the table, and its changes
+arrive under the new name from then on (uniview.planning.renamed_families).
+
 The renames of a family apply in the order declared, before anything is planned.  A rename
 `a -> b` names column `a` of a version `b` when that version has `a`, lacks `b`, and was created
 before the family's first version that has `b` and lacks `a` (the first version written after
@@ -46,7 +50,15 @@ class Rename:
     new: str
 
 
-def parse_renames(text: str, setting: str = "--renames") -> tuple[Rename, ...]:
+@dataclass(frozen=True)
+class TableRename:
+    """Table `old` is now called `new`: every change written to `old` is read as `new`'s."""
+
+    old: str
+    new: str
+
+
+def parse_renames(text: str, setting: str = "--renames") -> tuple[Rename | TableRename, ...]:
     """The renames of a renames document; ConfigError naming `setting` and what is wrong."""
     try:
         document = json.loads(text)
@@ -63,10 +75,15 @@ def parse_renames(text: str, setting: str = "--renames") -> tuple[Rename, ...]:
     return tuple(_rename(entry, number, setting) for number, entry in enumerate(entries, start=1))
 
 
-def _rename(entry: object, number: int, setting: str) -> Rename:
+def _rename(entry: object, number: int, setting: str) -> Rename | TableRename:
     where = f"{setting}: rename {number}"
+    if isinstance(entry, dict) and set(entry) == {"table", "to"}:
+        return _table_rename(entry, where)
     if not isinstance(entry, dict) or set(entry) != {"table", "from", "to"}:
-        raise ConfigError(f'{where} must be an object with exactly "table", "from" and "to"')
+        raise ConfigError(
+            f'{where} must be an object with exactly "table", "from" and "to" (a column), or "table" and "to" '
+            "(the table)"
+        )
     try:
         table = validate_table(entry["table"], "table")
         old, new = (validate_column_name(entry[key], f'"{key}" column') for key in ("from", "to"))
@@ -79,7 +96,17 @@ def _rename(entry: object, number: int, setting: str) -> Rename:
     return Rename(table, old, new)
 
 
-def read_renames_file(path: str | None) -> tuple[Rename, ...]:
+def _table_rename(entry: dict, where: str) -> TableRename:
+    try:
+        old, new = (validate_table(entry[key], f'"{key}" table') for key in ("table", "to"))
+    except UniviewError as error:
+        raise ConfigError(f"{where}: {error}") from None
+    if old == new:
+        raise ConfigError(f"{where}: renames table {old!r} to itself")
+    return TableRename(old, new)
+
+
+def read_renames_file(path: str | None) -> tuple[Rename | TableRename, ...]:
     """The renames of the document at `path` (None: no renames)."""
     if path is None:
         return ()
@@ -91,11 +118,11 @@ def read_renames_file(path: str | None) -> tuple[Rename, ...]:
     return parse_renames(text, f"--renames {path}")
 
 
-def apply_renames(versions: Sequence[TableVersion], renames: Iterable[Rename]) -> list[TableVersion]:
-    """The family's versions (in creation order) with the renames of its family applied, in order."""
+def apply_renames(versions: Sequence[TableVersion], renames: Iterable[Rename | TableRename]) -> list[TableVersion]:
+    """The family's versions (in creation order) with the column renames of its family applied, in order."""
     result = list(versions)
     family = result[0].family if result else None
-    for rename in (r for r in renames if r.table == family):
+    for rename in (r for r in renames if isinstance(r, Rename) and r.table == family):
         old, new = rename.old.lower(), rename.new.lower()
         boundary = next((n for n, v in enumerate(result) if _has(v, new) and not _has(v, old)), len(result))
         result = [

@@ -17,6 +17,7 @@ from itertools import groupby
 from operator import attrgetter
 from typing import NamedTuple, cast
 
+from uniview.core.segments import Segment
 from uniview.core.types import BQType, parse_type
 
 #: The one version syntax: the sink's hash spec, family discovery and the notification all use it.
@@ -65,6 +66,8 @@ class TableVersion:
     #: (read with --current only: uniview.current.view shows them for rows older than a column).
     defaults: tuple[tuple[str, str], ...] = ()
     not_null: tuple[str, ...] = ()
+    #: Only the changes a table rename leaves to the family (uniview.core.table_renames); None: every change.
+    segment: Segment | None = None
 
 
 def split_version_table(table_name: str) -> tuple[str, str] | None:

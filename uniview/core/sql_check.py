@@ -47,8 +47,12 @@ def check_statement_shape() -> None:
     bare later ones, a top view over parts)."""
     if "statement" in _checked:
         return
-    first = render("version_select.sql.j2", named=True, items=["a", "CAST(b AS STRING) AS b"], source="d.t", alias="v")
-    later = render("version_select.sql.j2", named=False, items=["a", "CAST(b AS STRING)"], source="d.t", alias="v")
+    first = render(
+        "version_select.sql.j2", named=True, items=["a", "CAST(b AS STRING) AS b"], source="d.t", alias="v", rows=None
+    )
+    later = render(
+        "version_select.sql.j2", named=False, items=["a", "CAST(b AS STRING)"], source="d.t", alias="v", rows=None
+    )
     body = render("union_view.sql.j2", branches=[first, later, later])
     for statement in (
         render("create_view.sql.j2", view="d.v", description="'x'", body=body),

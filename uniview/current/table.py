@@ -655,9 +655,11 @@ def current_table_plan(
     version_column: str,
     source_dataset: str | None = None,
     version_reads: dict[str, str] | None = None,
+    renamed: str = "",
 ) -> CurrentTablePlan:
     """The plan of `<family>_current` as a table over `target_dataset.unified_view` (columns: name ->
-    unified type, in order, the version column left out); PlanError as for the view."""
+    unified type, in order, the version column left out); PlanError as for the view.  `renamed` says which table
+    renames the family's changes follow (uniview.core.table_renames): when it changes, the table is built again."""
     rules = current_rules(family, columns, primary_key, versions, version_column, carried_value=lambda name: name)
     for prefix in state_prefixes(family):
         validate_table(f"{prefix}{'0' * 12}")
@@ -672,6 +674,8 @@ def current_table_plan(
     }
     if rules.entered:  # the facts keep each version's oldest change too (uniview.current.older_rows)
         shape["spans"] = True
+    if renamed:  # changes that belonged to another family belong to this one now, or the other way round
+        shape["renamed"] = renamed
     state_hash = hashlib.sha256(json.dumps(shape, sort_keys=True).encode("utf-8")).hexdigest()
     quoted = version_column if version_column == identifier(version_column) else identifier(version_column)
     return CurrentTablePlan(

@@ -141,9 +141,9 @@ class PostgresDemo:
         return f"127.0.0.1:{self.postgres.port}"
 
     def _connectors(self) -> list[dict[str, object]]:
-        from uniview.local.kafka import postgres_connector
+        from uniview.local.postgres_publication import captured_connector
 
-        return [postgres_connector(db, self.postgres.host, self.postgres.port, db, "postgres") for db in DATABASES]
+        return [captured_connector(self.postgres, db, db) for db in DATABASES]
 
     def _source_table(self, database: str) -> tuple[list[str], list[tuple]]:
         """(column names, rows) of `SELECT *` on the source table, in key order."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 import time
 import urllib.error
@@ -98,6 +99,11 @@ POSTGRES_PROPAGATED_TYPES = r".+\.varchar,.+\.bpchar,.+\.timestamp,.+\.timestamp
 MYSQL_PROPAGATED_TYPES = r".+\.char,.+\.datetime,.+\.timestamp,.+\.time"
 
 
+def postgres_publication(name: str) -> str:
+    """The publication (and replication slot) of PostgreSQL connector `name`."""
+    return f"uniview_{name}".replace("-", "_")
+
+
 def postgres_connector(
     name: str,
     host: str,
@@ -106,12 +112,17 @@ def postgres_connector(
     user: str,
     *,
     tables: Sequence[str] = (),
+    partitions: Sequence[str] = (),
     schemas_enable: bool = True,
     signal_table: str | None = None,
 ) -> dict[str, object]:
     """Debezium's PostgreSQL connector (pgoutput) for one database; topics are `<name>.<schema>.<table>`.
-    `TRUNCATE` is published as a truncate event; `signal_table` (`schema.table`) is where incremental
-    snapshots are asked for (Debezium's signal table)."""
+
+    It reads the publication `postgres_publication(name)`, which it does not create: uniview creates it with
+    `publish_via_partition_root` (uniview.local.postgres_publication.captured_connector).  `partitions`
+    (`schema.table`) are left out of the capture, so the snapshot reads a partitioned table once, through its
+    root; with `tables` only those are captured.  `TRUNCATE` is published as a truncate event; `signal_table`
+    (`schema.table`) is where incremental snapshots are asked for (Debezium's signal table)."""
     settings: dict[str, object] = {
         "name": name,
         "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
@@ -122,9 +133,10 @@ def postgres_connector(
         "database.password": "unused",
         "database.dbname": database,
         "topic.prefix": name,
-        "slot.name": f"uniview_{name}".replace("-", "_"),
-        "publication.name": f"uniview_{name}".replace("-", "_"),
-        "publication.autocreate.mode": "all_tables" if not tables else "filtered",
+        "slot.name": postgres_publication(name),
+        "publication.name": postgres_publication(name),
+        # the publication publishes a partition's changes as its root's, which only its creator can ask for
+        "publication.autocreate.mode": "disabled",
         "decimal.handling.mode": "precise",
         # a varchar's length travels with its schema: `text` -> `varchar(20)`, which cuts older values, is a version;
         # a char's length and a time's precision tell the sink how PostgreSQL stores a declared default
@@ -136,6 +148,8 @@ def postgres_connector(
     }
     if tables:
         settings["table.include.list"] = ",".join(tables)
+    elif partitions:
+        settings["table.exclude.list"] = ",".join(re.escape(partition) for partition in partitions)
     if signal_table:
         settings["signal.data.collection"] = signal_table
     return settings

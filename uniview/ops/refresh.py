@@ -19,8 +19,9 @@ from uniview.core.ddl_generated import generated_columns, with_generated
 from uniview.core.ddl_renames import DDL_TABLE, ordered_renames
 from uniview.core.errors import NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError
 from uniview.core.identifiers import validate_dataset, validate_table
-from uniview.core.renames import apply_renames
+from uniview.core.renames import TableRename, apply_renames
 from uniview.core.schema import TableVersion, collector_paused, discover_families, split_version_table
+from uniview.core.table_renames import lineages
 from uniview.core.types import STRING, Scalar
 from uniview.core.version_description import (
     described_defaults,
@@ -30,6 +31,7 @@ from uniview.core.version_description import (
 )
 from uniview.current.view import current_view_name
 from uniview.planning.plan import FamilyPlan, GeneratorOptions, is_family_view, plan_family
+from uniview.planning.renamed_families import declared_families, lineage_tables, renamed_families
 from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Warehouse, fingerprint
 
 #: How often one refresh goes round when versions keep appearing while it applies.
@@ -118,10 +120,14 @@ def plan_families(
     A family that cannot be planned raises, unless `failures` is given: then it is appended there and
     the other families are still planned.
     """
+    ddl_rows = warehouse.read_ddl_renames(request.dataset)
+    found = lineages(ddl_rows)  # table renames: a family may be made of other tables' changes
+    declared = [rename for rename in request.options.renames if isinstance(rename, TableRename)]
+    read_tables = lineage_tables(request.tables, found, DDL_TABLE, declared)
     # One pause of the collector over the records' whole life: they are gone before it runs again, so it never
     # scans the 270,000 of a wide family.
     with collector_paused():
-        records = warehouse.read_columns(request.dataset, request.tables, request.required_tables)
+        records = warehouse.read_columns(request.dataset, read_tables, request.required_tables)
         primary_keys = None
         descriptions: dict[str, str | None] | None = None
         if request.options.keeps_current:
@@ -131,19 +137,23 @@ def plan_families(
                 primary_keys = warehouse.read_primary_keys(request.dataset, tables)
             else:
                 primary_keys = {table: described_primary_key(text) for table, text in descriptions.items()}
-        families = discover_families(records, request.tables, primary_keys)
+        families = discover_families(records, read_tables, primary_keys)
         del records
     if descriptions:
         families = {name: [_described(v, descriptions.get(v.table_name)) for v in vs] for name, vs in families.items()}
     control = families.pop(DDL_TABLE, None)  # renames read from the source's DDL: an input, not a family
-    ddl_rows = warehouse.read_ddl_renames(request.dataset)
+    if declared:
+        families = declared_families(families, declared)
+    if found:
+        families = renamed_families(families, found, [version.table_name for version in control or ()])
     renames = ordered_renames(ddl_rows) + request.options.renames
     if renames:
         families = {name: apply_renames(versions, renames) for name, versions in families.items()}
     generated = generated_columns(ddl_rows)
     if generated:
         families = {name: with_generated(name, versions, generated) for name, versions in families.items()}
-    missing = [table for table in request.tables or () if table not in families and table != DDL_TABLE]
+    renamed = frozenset().union(*(lineage.names for lineage in found))
+    missing = [table for table in request.tables or () if table not in families and table not in {DDL_TABLE, *renamed}]
     if missing:
         raise NotFoundError(
             f"no version tables for {', '.join(map(repr, missing))} in dataset {request.dataset!r} "
@@ -234,7 +244,8 @@ def _refresh_family(
             break
         stored = {view.name: fingerprint(view.body) for view in plan.all_views}
         required = tuple(t for t in request.required_tables if (split_version_table(t) or ("",))[0] == plan.family)
-        plan = plan_families(warehouse, replace(request, tables=(plan.family,), required_tables=required))[0]
+        again = plan_families(warehouse, replace(request, tables=(plan.family,), required_tables=required))
+        plan = next(planned for planned in again if planned.family == plan.family)
     else:
         raise TransientWarehouseError(f"versions of {plan.family} kept changing during {MAX_ROUNDS} refresh rounds")
     nearing = plan.footprint.nearing_limits() if plan.footprint is not None else None

@@ -32,7 +32,7 @@ from uniview.core.identifiers import (
     validate_table,
 )
 from uniview.core.landing_layout import SOURCE_TABLE
-from uniview.core.renames import Rename
+from uniview.core.renames import Rename, TableRename
 from uniview.core.render import render
 from uniview.core.resolve import POLICIES, Converter, null_of, unify, validate_timezone
 from uniview.core.schema import Column, TableVersion
@@ -40,6 +40,7 @@ from uniview.core.sql_check import check_expression_shape, check_statement_shape
 from uniview.core.types import BQType
 from uniview.current.table import CurrentTablePlan, current_table_plan
 from uniview.current.view import VERSION_COLUMN, current_view_body, current_view_name, family_primary_key
+from uniview.planning.segments import renamed_key, renamed_rows
 
 DEFAULT_POLICY = "uniview"
 #: The view budget: BigQuery's 256,000 less room for the CREATE VIEW statement around the body.
@@ -87,8 +88,8 @@ class GeneratorOptions:
     #: `<table>_current`, the latest row per primary key: "off", "view" (uniview.current.view) or "table"
     #: (uniview.current.table, kept incrementally).  True/"true" mean "view", False/"false" mean "off".
     current: bool | str = "off"
-    #: Declared column renames (uniview.core.renames), applied to the versions before they are planned.
-    renames: tuple[Rename, ...] = ()
+    #: Declared column and table renames (uniview.core.renames), applied to the versions before they are planned.
+    renames: tuple[Rename | TableRename, ...] = ()
     #: BigQuery's query-time limits (resources, resolved size) are enforced; benchmarks lift them.
     enforce_query_limits: bool = True
     caller: str = field(default="cli", compare=False)
@@ -437,7 +438,8 @@ class SelectBuilder:
             source = identifier(SOURCE_TABLE) if shape.has_source_table else string_literal(version.table_name)
             items = [*items, f"{source} AS {identifier(self.options.source_column)}" if named else source]
         source = identifier_path(self.source_dataset, version.table_name)
-        return render("version_select.sql.j2", named=named, items=items, source=source, alias=shape.alias)
+        rows = renamed_rows(self.source_dataset, version.segment, shape.alias) if version.segment else None
+        return render("version_select.sql.j2", named=named, items=items, source=source, alias=shape.alias, rows=rows)
 
 
 def version_select(
@@ -495,6 +497,7 @@ def _with_current_view(plan: FamilyPlan, options: GeneratorOptions) -> FamilyPla
                 version_column,
                 plan.source_dataset,
                 reads,
+                renamed_key(plan.family, plan.versions),
             )
             table.check_limits()
             return replace(plan, current_table=table)
