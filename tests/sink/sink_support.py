@@ -11,6 +11,8 @@ from pathlib import Path
 
 import duckdb
 
+from uniview.sink.versioning import SourceColumn, compute_version
+
 
 def record(
     table: str,
@@ -91,3 +93,8 @@ class Endpoint:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def version_table(table: str, schema: list[tuple[str, str]]) -> str:
+    """The version table `table`'s records of `schema` land in."""
+    return f"{table}_v_{compute_version(table, [SourceColumn(n, t) for n, t in schema])}"

@@ -17,10 +17,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
-from sink_support import record, write_ndjson
+from sink_support import record, version_table, write_ndjson
 
 from uniview.sink.job import SinkOptions, run
-from uniview.sink.versioning import SourceColumn, compute_version
 
 SCHEMA = [
     ("id", "int(11)"),
@@ -54,7 +53,7 @@ ROW = {
     "address": {"street": "Main", "zip": 1000},
     "tags": ["x", "y"],
 }
-TABLE = f"orders_v_{compute_version('orders', [SourceColumn(n, t) for n, t in SCHEMA])}"
+TABLE = version_table("orders", SCHEMA)
 
 
 class _Receiver(BaseHTTPRequestHandler):
@@ -169,62 +168,23 @@ def test_the_new_table_is_announced_only_once_its_rows_are_in(landed):
     assert _Receiver.seen == [(f"cdc.{TABLE}", 2)]
 
 
-def test_columns_staged_as_text_land_in_their_types(spark, connector_stack, tmp_path):
-    """GEOGRAPHY and BIGNUMERIC of more than 38 digits travel as text (the connector's direct write refuses
-    both for such columns) and are converted by the promotion's SQL."""
-    client, options = connector_stack
-    schema = [("id", "int"), ("place", "point"), ("huge", "decimal(40,2)")]
-    write_ndjson(
-        tmp_path / "in" / "a.json",
-        [record("spots", {"id": 1, "place": "POINT(1 2)", "huge": "12.50"}, schema, database="text")],
-    )
-    result = run(
-        spark,
-        SinkOptions(
-            input=str(tmp_path / "in"), warehouse="bigquery://test-project", dataset="text", bigquery_options=options
-        ),
-    )
-    assert result.counts.total_written == 1
-    table = f"spots_v_{compute_version('spots', [SourceColumn(n, t) for n, t in schema])}"
-    (row,) = client.query(f"SELECT id, ST_ASTEXT(place), huge FROM text.{table}").result()
-    assert tuple(row.values()) == (1, "POINT(1 2)", Decimal("12.5"))
+TEXT_SCHEMA = [("id", "int"), ("place", "point"), ("huge", "decimal(40,2)")]
+ARRAY_SCHEMA = [("id", "int"), ("tags", "ARRAY<INT64>")]
 
 
-def test_an_array_with_a_null_element_is_quarantined_not_landed_without_it(spark, connector_stack, tmp_path):
-    """BigQuery's arrays cannot hold NULL (the emulator's can): a record whose array holds one is quarantined
-    whole, with its line, instead of landing with the element left out; the batch's other records land."""
+@pytest.fixture(scope="module")
+def routed(spark, connector_stack, tmp_path_factory):
+    """One batch, one dataset per source database, holding the cases the tests below look at each in its own
+    dataset: columns staged as text (`text`), an array with a NULL element (`holes`), and a version whose every
+    record is quarantined beside one that lands (`lone`).  One sink run serves them all."""
     client, options = connector_stack
-    schema = [("id", "int"), ("tags", "ARRAY<INT64>")]
+    root = tmp_path_factory.mktemp("connector-routed")
     write_ndjson(
-        tmp_path / "in" / "a.json",
+        root / "in" / "a.json",
         [
-            record("arr", {"id": 1, "tags": [1, None]}, schema, database="holes"),
-            record("arr", {"id": 2, "tags": [3]}, schema, database="holes"),
-        ],
-    )
-    result = run(
-        spark,
-        SinkOptions(
-            input=str(tmp_path / "in"), warehouse="bigquery://test-project", dataset="holes", bigquery_options=options
-        ),
-    )
-    assert result.counts.total_written == 1
-    table = f"arr_v_{compute_version('arr', [SourceColumn(n, t) for n, t in schema])}"
-    assert [tuple(row.values()) for row in client.query(f"SELECT id, tags FROM holes.{table}").result()] == [(2, [3])]
-    (quarantined,) = client.query("SELECT reason, detail, raw_line FROM holes._uniview_quarantine").result()
-    assert quarantined["reason"] == "type_mismatch" and "tags" in quarantined["detail"], dict(quarantined)
-    assert '"tags": [1, null]' in quarantined["raw_line"]
-
-
-def test_a_version_whose_every_record_is_quarantined_creates_no_table_and_stops_nothing(
-    spark, connector_stack, tmp_path
-):
-    """A route whose every record is quarantined writes no row: its version table is not created, and the
-    promotion has no INSERT into it (one failed the whole batch with "Table ... was not found")."""
-    client, options = connector_stack
-    write_ndjson(
-        tmp_path / "in" / "a.json",
-        [
+            record("spots", {"id": 1, "place": "POINT(1 2)", "huge": "12.50"}, TEXT_SCHEMA, database="text"),
+            record("arr", {"id": 1, "tags": [1, None]}, ARRAY_SCHEMA, database="holes"),
+            record("arr", {"id": 2, "tags": [3]}, ARRAY_SCHEMA, database="holes"),
             record("fine", {"id": 1}, [("id", "int")], database="lone"),
             record("misfit", {"id": "not a number"}, [("id", "int")], database="lone"),
         ],
@@ -232,12 +192,52 @@ def test_a_version_whose_every_record_is_quarantined_creates_no_table_and_stops_
     result = run(
         spark,
         SinkOptions(
-            input=str(tmp_path / "in"), warehouse="bigquery://test-project", dataset="lone", bigquery_options=options
+            input=str(root / "in"), warehouse="bigquery://test-project", dataset=None, bigquery_options=options
         ),
     )
-    assert (result.counts.total_written, sum(result.counts.quarantined.values())) == (1, 1)
+    return client, result
+
+
+def test_one_batch_lands_each_database_in_its_own_dataset(routed):
+    _, result = routed
+    written = {
+        f"text.{version_table('spots', TEXT_SCHEMA)}": 1,
+        f"holes.{version_table('arr', ARRAY_SCHEMA)}": 1,
+        f"lone.{version_table('fine', [('id', 'int')])}": 1,
+    }
+    assert (result.counts.read, dict(result.counts.written), dict(result.counts.quarantined)) == (
+        5,
+        written,
+        {"type_mismatch": 2},
+    )
+
+
+def test_columns_staged_as_text_land_in_their_types(routed):
+    """GEOGRAPHY and BIGNUMERIC of more than 38 digits travel as text (the connector's direct write refuses
+    both for such columns) and are converted by the promotion's SQL."""
+    client, _ = routed
+    (row,) = client.query(f"SELECT id, ST_ASTEXT(place), huge FROM text.{version_table('spots', TEXT_SCHEMA)}").result()
+    assert tuple(row.values()) == (1, "POINT(1 2)", Decimal("12.5"))
+
+
+def test_an_array_with_a_null_element_is_quarantined_not_landed_without_it(routed):
+    """BigQuery's arrays cannot hold NULL (the emulator's can): a record whose array holds one is quarantined
+    whole, with its line, instead of landing with the element left out; the batch's other records land."""
+    client, _ = routed
+    table = version_table("arr", ARRAY_SCHEMA)
+    assert [tuple(row.values()) for row in client.query(f"SELECT id, tags FROM holes.{table}").result()] == [(2, [3])]
+    (quarantined,) = client.query("SELECT reason, detail, raw_line FROM holes._uniview_quarantine").result()
+    assert quarantined["reason"] == "type_mismatch" and "tags" in quarantined["detail"], dict(quarantined)
+    assert '"tags": [1, null]' in quarantined["raw_line"]
+
+
+def test_a_version_whose_every_record_is_quarantined_creates_no_table_and_stops_nothing(routed):
+    """A route whose every record is quarantined writes no row: its version table is not created, and the
+    promotion has no INSERT into it (one failed the whole batch with "Table ... was not found")."""
+    client, _ = routed
     tables = {row[0] for row in client.query("SELECT table_name FROM lone.INFORMATION_SCHEMA.TABLES").result()}
     assert not any(name.startswith("misfit_v_") for name in tables), tables
+    assert version_table("fine", [("id", "int")]) in tables, tables
     (reason,) = [row[0] for row in client.query("SELECT reason FROM lone._uniview_quarantine").result()]
     assert reason == "type_mismatch"
 
@@ -324,7 +324,7 @@ def test_kill_9_at_each_step_in_turn_then_restart_lands_every_row_once(connector
     restarted = _sink_process(tmp_path, options, dataset, None)
     assert restarted.wait(timeout=240) == 0, (tmp_path / "sink.log").read_text()[-3000:]
 
-    table = f"people_v_{compute_version('people', [SourceColumn(n, t) for n, t in KILL_SCHEMA])}"
+    table = version_table("people", KILL_SCHEMA)
     ids = [row[0] for row in client.query(f"SELECT id FROM {dataset}.{table} ORDER BY id").result()]
     assert ids == list(range(FILES * ROWS_PER_FILE))
     (quarantined,) = client.query(

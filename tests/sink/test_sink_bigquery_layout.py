@@ -7,20 +7,15 @@ from __future__ import annotations
 
 import pytest
 from bigquery_limits import check_table_layout
-from sink_support import record, write_ndjson
+from sink_support import record, version_table, write_ndjson
 
 from uniview.core.landing_layout import QUARANTINE_TABLE
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
 from uniview.sink.job import SinkOptions, run
-from uniview.sink.versioning import SourceColumn, compute_version
 
 DATASET = "layout"
 ORDERS = [("tenant", "varchar(20)"), ("ratio", "double"), ("id", "int(11)"), ("note", "text")]
 LEGACY = [("id", "int(11)"), ("name", "varchar(40)")]
-
-
-def version_table(table: str, schema: list[tuple[str, str]]) -> str:
-    return f"{table}_v_{compute_version(table, [SourceColumn(n, t) for n, t in schema])}"
 
 
 def create_unpartitioned(client, table: str, schema: list[tuple[str, str]]) -> None:
