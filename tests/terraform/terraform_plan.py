@@ -43,21 +43,18 @@ def terraform(terraform_bin: str, directory: Path, *args: str, check: bool = Tru
     return done
 
 
-def plan_json(terraform_bin: str, directory: Path, name: str, variables: dict) -> dict:
-    """`terraform plan -refresh=false` of `directory` with `variables`, as `terraform show -json` gives it.
-    Plans of different `name`s may run at once: each writes its own files and none reads or locks a state."""
-    (directory / f"{name}.tfvars.json").write_text(json.dumps(variables))
-    terraform(
-        terraform_bin,
-        directory,
-        "plan",
-        "-refresh=false",
-        "-lock=false",
-        "-input=false",
-        f"-var-file={name}.tfvars.json",
-        f"-out={name}.plan",
-    )
-    return json.loads(terraform(terraform_bin, directory, "show", "-json", f"{name}.plan").stdout)
+def plans_json(terraform_bin: str, examples: Path, variable_sets: dict[str, dict]) -> dict:
+    """One `terraform plan -refresh=false` of the example called once per variable set (name -> its
+    variables), as `terraform show -json` gives it: a root module beside `examples` whose module `<name>`
+    is the example with that set. One plan evaluates the configuration and starts the providers once for
+    every set; `Plan(document, name)` reads one set's part."""
+    root = examples.parent / "variable_sets"
+    root.mkdir()
+    calls = {name: {"source": f"../{examples.name}", **variables} for name, variables in variable_sets.items()}
+    (root / "main.tf.json").write_text(json.dumps({"module": calls}, indent=2))
+    terraform(terraform_bin, root, "init", "-backend=false", "-input=false")
+    terraform(terraform_bin, root, "plan", "-refresh=false", "-lock=false", "-input=false", "-out=sets.plan")
+    return json.loads(terraform(terraform_bin, root, "show", "-json", "sets.plan").stdout)
 
 
 @dataclass(frozen=True)
@@ -90,13 +87,18 @@ _MEMBER_ATTRIBUTES = ("member", "user_by_email", "group_by_email", "special_grou
 class Plan:
     """The module's resources in one plan, with the configuration's references for what is unknown."""
 
-    def __init__(self, document: dict) -> None:
+    def __init__(self, document: dict, instance: str) -> None:
+        """The part of `document` (plans_json's) that the example called as module `instance` plans."""
         self.document = document
-        (module,) = document["planned_values"]["root_module"]["child_modules"]
-        self.resources = module["resources"]
-        calls = document["configuration"]["root_module"]["module_calls"]["uniview"]["module"]
-        self.configuration = {resource["address"]: resource["expressions"] for resource in calls["resources"]}
-        self.outputs = {name: value.get("value") for name, value in document["planned_values"]["outputs"].items()}
+        prefix = f"module.{instance}."
+        (example,) = [
+            m for m in document["planned_values"]["root_module"]["child_modules"] if m["address"] == prefix[:-1]
+        ]
+        (module,) = example["child_modules"]
+        self.resources = [{**r, "address": r["address"].removeprefix(prefix)} for r in module["resources"]]
+        self.resource_changes = [c for c in document["resource_changes"] if c["address"].startswith(prefix)]
+        calls = document["configuration"]["root_module"]["module_calls"][instance]["module"]["module_calls"]
+        self.configuration = {r["address"]: r["expressions"] for r in calls["uniview"]["module"]["resources"]}
 
     def of_type(self, type_name: str) -> list[dict]:
         return [resource for resource in self.resources if resource["type"] == type_name]

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from terraform_plan import STANDIN_CONFIG, Plan, copy_checkout, plan_json, terraform
+from terraform_plan import STANDIN_CONFIG, Plan, copy_checkout, plans_json, terraform
 
 PROJECT = "acme-cdc-prod"
 CHANNEL = f"projects/{PROJECT}/notificationChannels/42"
@@ -54,9 +53,8 @@ def plans(terraform_bin, tmp_path_factory) -> dict[str, Plan]:
         "alerts": {**base, "test_alerts_enabled": True},
         "status_job": {**base, "test_alerts_enabled": True, "test_status_job_image": IMAGE},
     }
-    with ThreadPoolExecutor(max_workers=3) as pool:  # separate plan files, no state written
-        documents = pool.map(lambda item: plan_json(terraform_bin, examples, *item), variants.items())
-        return {name: Plan(document) for name, document in zip(variants, documents, strict=True)}
+    document = plans_json(terraform_bin, examples, variants)
+    return {name: Plan(document, name) for name in variants}
 
 
 MONITORING_TYPES = {

@@ -4,13 +4,11 @@ archive 2.7.1; see scripts/terraform_standin), and least privilege read from eac
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from terraform_plan import STANDIN_CONFIG, Plan, copy_checkout, plan_json, terraform
+from terraform_plan import STANDIN_CONFIG, Plan, copy_checkout, plans_json, terraform
 from terraform_support import REPO_ROOT
 
 PROJECT = "acme-cdc-prod"
@@ -84,11 +82,9 @@ def workspace(request, terraform_bin, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def plans(terraform_bin, workspace) -> dict[str, Plan]:
-    examples = workspace / "terraform" / "examples"
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:  # separate plan files, no state written
-        documents = pool.map(lambda item: plan_json(terraform_bin, examples, *item), VARIABLE_SETS.items())
-        planned = {name: Plan(document) for name, document in zip(VARIABLE_SETS, documents, strict=True)}
-    lock = (examples / ".terraform.lock.hcl").read_text()
+    document = plans_json(terraform_bin, workspace / "terraform" / "examples", VARIABLE_SETS)
+    planned = {name: Plan(document, name) for name in VARIABLE_SETS}
+    lock = (workspace / "terraform" / "variable_sets" / ".terraform.lock.hcl").read_text()
     google = re.search(r'provider "registry.terraform.io/hashicorp/google" \{\n  version\s+= "([\d.]+)"', lock)
     assert google and google.group(1) == (workspace / "google-version").read_text(), lock
     return planned
@@ -151,7 +147,8 @@ def test_each_variable_set_plans_its_resources(plans):
     assert "google_storage_bucket" not in {t for t in counts["scheduler_off"] if counts["scheduler_off"][t] > 1}
     assert "google_project_iam_custom_role" in counts["minimal"]
     for plan in plans.values():
-        assert all(change["change"]["actions"] == ["create"] for change in plan.document["resource_changes"])
+        assert plan.resource_changes
+        assert all(change["change"]["actions"] == ["create"] for change in plan.resource_changes)
 
 
 def test_no_primitive_roles_and_no_authoritative_iam(each_plan):
