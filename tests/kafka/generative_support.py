@@ -207,6 +207,22 @@ TYPES: tuple[SourceType, ...] = (
     ),
 )
 TYPES_BY_NAME = {source_type.name: source_type for source_type in TYPES}
+#: The (type, kind of default) pairs whose declared default a source converts to what it stores in the rows already
+#: there (padding, cut spaces, fractional seconds, scale: uniview/sink/default_values.py's stored_default): their ADD
+#: COLUMN's `drawn:` line says so (CONVERTED_MARK), and the soak counts them (scripts/soak-migrations.sh).
+CONVERTED_DEFAULTS = {
+    ("decimal", "rounded"),
+    ("varchar", "spaces"),
+    ("char", "literal"),
+    ("char", "spaces"),
+    ("datetime0", "fraction"),
+    ("datetime0", "before_2000"),
+    ("datetime4", "fraction"),
+    ("datetime4", "carry"),
+    ("time0", "fraction"),
+    ("time3", "fraction"),
+}
+CONVERTED_MARK = ", stored converted"
 #: Type changes: widening, narrowing, and ones few values survive.
 TYPE_CHANGES = (
     ("int", "bigint"),

@@ -51,6 +51,8 @@ from cdc_e2e_support import (
 )
 from envelope_support import EnvelopeLog, EnvelopeSink, SourceColumn
 from generative_support import (
+    CONVERTED_DEFAULTS,
+    CONVERTED_MARK,
     DIALECTS,
     MARIADB,
     POSTGRES,
@@ -637,7 +639,7 @@ class Migrations(RuleBasedStateMachine):
             default = {d: f" DEFAULT {source_type.defaults[kind][d]}" for d in DIALECTS}
         accepted = self.apply(
             Change(
-                f"add {type_name} default {kind}",
+                f"add {type_name} default {kind}" + (CONVERTED_MARK if (type_name, kind) in CONVERTED_DEFAULTS else ""),
                 {d: [f"ALTER TABLE {self.table} ADD COLUMN {name} {source_type.ddl[d]}{default[d]}"] for d in DIALECTS},
             )
         )
