@@ -128,6 +128,8 @@ DRAWN_TYPE_CHANGES = tuple(
 #: The types ADD COLUMN draws (its migration family's aside): every type, or those UNIVIEW_GEN_TYPES lists
 #: (comma-separated; a soak aimed at some types: scripts/soak-migrations.sh --types).
 ADDED_TYPES = [t.name for t in TYPES if t.name in (os.environ.get("UNIVIEW_GEN_TYPES") or t.name).split(",")]
+#: Whether the run is aimed at some types: each example then also adds a column of each of them first (`aimed_columns`).
+AIMED = bool(os.environ.get("UNIVIEW_GEN_TYPES"))
 #: Seconds a step may take to reach both warehouses' views before it fails.
 WAIT = float(os.environ.get("UNIVIEW_GEN_WAIT", "180"))
 BIG = 3000  # characters of a value PostgreSQL keeps out of line (TOAST)
@@ -590,6 +592,14 @@ class Migrations(RuleBasedStateMachine):
         """The table, two rows, then the migration families every example draws (`migration_families`)."""
         self.create_table()
         self.migration_families(data)
+        if AIMED:
+            self.aimed_columns(data)
+
+    def aimed_columns(self, data) -> None:
+        """ADD COLUMN of each type the run is aimed at (UNIVIEW_GEN_TYPES), in an order of the seed's, each with a
+        drawn kind of default over the rows already there: the drawn steps then work on a table holding them all."""
+        for type_name in seeded("aimed types", ADDED_TYPES):
+            self.add(type_name, data)
 
     def migration_families(self, data) -> None:
         """ADD COLUMN of a drawn type (one a type change applies to) with a drawn default, written by two INSERTs of
