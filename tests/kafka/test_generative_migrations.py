@@ -110,9 +110,15 @@ MISREAD_BY_CONNECTORS = {(POSTGRES, "boolean", "number")}
 #: (source, type) or (source, type, kind of default) whose DEFAULT the connector does not declare at all:
 #: PostgreSQL's unconstrained numeric, and a numeric(p,s) default with more fractional digits than s (pinned by
 #: tests/kafka/test_debezium_connector_behaviour.py; docs/sources.md); MySQL's connector, MariaDB's
-#: `timestamp(6) NULL DEFAULT CURRENT_TIMESTAMP(6)` (seed 9138; docs/sources.md).  Rows older than such a column
-#: show NULL, as for a column without a default.
-UNDECLARED_DEFAULTS = {(POSTGRES, "free_numeric"), (POSTGRES, "decimal", "rounded"), (MARIADB, "timestamp", "now")}
+#: `timestamp(6) NULL DEFAULT CURRENT_TIMESTAMP(6)` (seed 9138; docs/sources.md); PostgreSQL's connector, a money
+#: column's (the `year` type's counterpart; seed 9314, read from the change event's schema; docs/sources.md).  Rows
+#: older than such a column show NULL, as for a column without a default.
+UNDECLARED_DEFAULTS = {
+    (POSTGRES, "free_numeric"),
+    (POSTGRES, "decimal", "rounded"),
+    (MARIADB, "timestamp", "now"),
+    (POSTGRES, "year"),
+}
 #: MySQL's types whose values pymysql reads as text when they are no date (the zero date `0000-00-00`).
 FIELD_TYPE = pymysql.constants.FIELD_TYPE
 ZERO_DATES = {FIELD_TYPE.DATE, FIELD_TYPE.NEWDATE, FIELD_TYPE.DATETIME, FIELD_TYPE.TIMESTAMP}
