@@ -38,7 +38,7 @@ for seed in $(seq "$first" $((first + seeds - 1))); do
     .venv/bin/python -m pytest -p no:cacheprovider -q -s tests/kafka/test_generative_migrations.py >"$log" 2>&1
   status=$?
   drawn=$(grep -c '^drawn: ' "$log" || true)
-  migrations=$(grep -cE '^drawn: (add|drop|rename|type|truncate)' "$log" || true)
+  migrations=$(grep -cE '^drawn: (add|drop|rename|type|truncate|change|redefine|enum)' "$log" || true)
   converted=$(grep -c '^drawn: add .*, stored converted$' "$log" || true)
   refused=$(sed -n 's/^refused statements (no-op steps): //p' "$log" | tail -1)
   drawn_total=$((drawn_total + drawn)) migrations_total=$((migrations_total + migrations))
