@@ -9,7 +9,8 @@
 # example (default 20), --examples the examples (tables) per seed (default 5), --types the types ADD COLUMN draws
 # (comma-separated names of tests/kafka/generative_support.py's TYPES; default all), --current the one mode of
 # <table>_current both warehouses keep (default: a view on one, a table on the other, swapped on odd seeds).  It prints, per seed, the migrations
-# and writes drawn (every "drawn:" line of the log, shrinking's included) and the differences found, then the totals; a failing seed's minimal steps are printed as SQL in
+# and writes drawn (every "drawn:" line of the log, shrinking's included; the ADD COLUMNs whose default the source
+# converts when it fills the rows already there counted apart) and the differences found, then the totals; a failing seed's minimal steps are printed as SQL in
 # its log (soak-<seed>.log in $SOAK_LOGS, default /tmp/uniview-soak).  Exit code 1 when any seed found a difference.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,23 +31,26 @@ while [ $# -gt 0 ]; do
 done
 logs=${SOAK_LOGS:-/tmp/uniview-soak}
 mkdir -p "$logs"
-drawn_total=0 migrations_total=0 refused_total=0 failed=0
+drawn_total=0 migrations_total=0 converted_total=0 refused_total=0 failed=0
 for seed in $(seq "$first" $((first + seeds - 1))); do
   log="$logs/soak-$seed.log"
   UNIVIEW_GEN_SEED=$seed UNIVIEW_GEN_STEPS=$steps UNIVIEW_GEN_EXAMPLES=$examples UNIVIEW_GEN_OPEN_DEFECTS=$open UNIVIEW_GEN_TYPES=$types UNIVIEW_GEN_CURRENT=$current \
     .venv/bin/python -m pytest -p no:cacheprovider -q -s tests/kafka/test_generative_migrations.py >"$log" 2>&1
   status=$?
   drawn=$(grep -c '^drawn: ' "$log" || true)
-  migrations=$(grep -cE '^drawn: (add|drop|rename|type|truncate)' "$log" || true)
+  migrations=$(grep -cE '^drawn: (add|drop|rename|type|truncate|change|redefine|enum)' "$log" || true)
+  converted=$(grep -c '^drawn: add .*, stored converted$' "$log" || true)
   refused=$(sed -n 's/^refused statements (no-op steps): //p' "$log" | tail -1)
-  drawn_total=$((drawn_total + drawn)) migrations_total=$((migrations_total + migrations)) refused_total=$((refused_total + ${refused:-0}))
+  drawn_total=$((drawn_total + drawn)) migrations_total=$((migrations_total + migrations))
+  converted_total=$((converted_total + converted)) refused_total=$((refused_total + ${refused:-0}))
   if [ "$status" -eq 0 ]; then
-    echo "seed $seed: $drawn steps drawn ($migrations migrations), ${refused:-0} refused by a source, 0 differences"
+    echo "seed $seed: $drawn steps drawn ($migrations migrations, $converted with a default the source converts), ${refused:-0} refused by a source, 0 differences"
   else
     failed=$((failed + 1))
-    echo "seed $seed: $drawn steps drawn ($migrations migrations), DIFFERENCE FOUND (minimal steps in $log)"
+    echo "seed $seed: $drawn steps drawn ($migrations migrations, $converted with a default the source converts), DIFFERENCE FOUND (minimal steps in $log)"
   fi
 done
-echo "total: $seeds seeds, $drawn_total steps drawn ($migrations_total migrations, the rest writes)," \
+echo "total: $seeds seeds, $drawn_total steps drawn ($migrations_total migrations, $converted_total of them ADD COLUMNs" \
+  "with a default the source converts; the rest writes)," \
   "$refused_total refused, $failed with differences"
 [ "$failed" -eq 0 ]

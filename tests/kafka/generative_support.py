@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from ipaddress import IPv4Address, IPv4Interface, IPv6Address, IPv6Interface
 from typing import Any
 
 from cdc_e2e_support import OutsideBigQuery
@@ -37,6 +38,11 @@ class SourceType:
     ddl: dict[str, str]
     values: tuple[Any, ...]
     defaults: dict[str, Any] = field(default_factory=dict)
+    #: The integer digits a DOUBLE keeps of the type's values where BigQuery's type is a BIGNUMERIC: DuckDB and the
+    #: emulator hold a BIGNUMERIC as a DOUBLE (docs/duckdb.md#known-differences-from-bigquery); None: no BIGNUMERIC.
+    bignumeric_digits: int | None = None
+    #: Whether the source computes the column's value (MariaDB's `AS (expr) STORED`): no DEFAULT, not even NULL.
+    generated: bool = False
 
 
 def same(text: str) -> dict[str, str]:
@@ -48,6 +54,8 @@ def _q(text: str) -> str:
 
 
 UNICODE = "Grüße ✓ 😀 ﬀ \u00a0"
+#: The `enum` type's values, and the one `enum_value_added` adds (PostgreSQL's ALTER TYPE ... ADD VALUE, MariaDB's MODIFY).
+ENUM_LIST, ADDED_ENUM_VALUE = "'small','medium','large'", "'huge'"
 TYPES: tuple[SourceType, ...] = (
     SourceType(
         "int",
@@ -68,6 +76,20 @@ TYPES: tuple[SourceType, ...] = (
         "wide_decimal",
         {MARIADB: "decimal(38,10)", POSTGRES: "numeric(38,10)"},
         ("9999999999999999999999999999.9999999999", "-0.0000000001"),
+        bignumeric_digits=28,
+    ),
+    SourceType(
+        # MariaDB's widest decimal
+        "huge_decimal",
+        {MARIADB: "decimal(65,30)", POSTGRES: "numeric(65,30)"},
+        (
+            "99999999999999999999999999999999999.999999999999999999999999999999",
+            "-0.000000000000000000000000000001",
+            "12345678901234567890.5",
+            "100000000000000000000000000000000000",
+        ),
+        {"literal": same("-1.000000000000000000000000000001")},
+        bignumeric_digits=35,
     ),
     SourceType(
         # PostgreSQL's numeric without precision or scale (Debezium's VariableScaleDecimal: a STRING of its exact
@@ -205,8 +227,88 @@ TYPES: tuple[SourceType, ...] = (
         ),
         {"expression": {MARIADB: "(uuid())", POSTGRES: "gen_random_uuid()"}},
     ),
+    # MariaDB's small and unsigned integers; PostgreSQL's counterparts a smallint and a DOMAIN (a CHECK the value
+    # must pass, created with the database: GENERATIVE_POSTGRES_TYPES)
+    SourceType(
+        "utinyint",
+        {MARIADB: "tinyint unsigned", POSTGRES: "smallint"},
+        ("0", "255", "256", "-1"),
+        {"literal": same("200")},
+    ),
+    SourceType(
+        "usmallint",
+        {MARIADB: "smallint unsigned", POSTGRES: "natural_number"},
+        ("65535", "0", "65536", "-1"),
+        {"literal": same("7"), "string": same("'9'")},
+    ),
+    SourceType(
+        "umediumint",
+        {MARIADB: "mediumint unsigned", POSTGRES: "natural_number"},
+        ("16777215", "1", "16777216", "2147483647"),
+    ),
+    SourceType(
+        # MariaDB's ENUM and PostgreSQL's enum type (GENERATIVE_POSTGRES_TYPES); `enum_value_added` adds 'huge'
+        "enum",
+        {MARIADB: f"enum({ENUM_LIST})", POSTGRES: "size_kind"},
+        ("'small'", "'large'", ADDED_ENUM_VALUE, "''"),
+        {"literal": same("'medium'")},
+    ),
+    SourceType(
+        # MariaDB's SET; PostgreSQL's inet beside it
+        "set",
+        {MARIADB: "set('x','y','z')", POSTGRES: "inet"},
+        (
+            {MARIADB: "'x,z'", POSTGRES: "'10.1.2.3/8'"},
+            {MARIADB: "''", POSTGRES: "'::1'"},
+            {MARIADB: "'z,y,x'", POSTGRES: "'192.168.0.1'"},
+            {MARIADB: "'w'", POSTGRES: "'2001:db8::ff00:42:8329/64'"},
+        ),
+        {"literal": {MARIADB: "'y'", POSTGRES: "'127.0.0.1'"}},
+    ),
+    SourceType(
+        # MariaDB's YEAR (1901 to 2155; 0 is the year 0000, which the connector sends as 1900: docs/sources.md);
+        # PostgreSQL's money beside it (two fractional digits; the connector's precise mode sends a decimal)
+        "year",
+        {MARIADB: "year", POSTGRES: "money"},
+        (
+            {MARIADB: "1901", POSTGRES: "'-92233720368547758.08'"},
+            {MARIADB: "2155", POSTGRES: "'92233720368547758.07'"},
+            {MARIADB: "2024", POSTGRES: "'12.345'"},
+            {MARIADB: "1900", POSTGRES: "'0.01'"},
+        ),
+        {"literal": {MARIADB: "2000", POSTGRES: "'1.50'"}},
+    ),
+    SourceType(
+        # MariaDB's STORED generated column (older rows: not known, docs/current-state.md); PostgreSQL's column of
+        # that name a plain integer (a generated column there logs no change either, and its DDL is not in the stream)
+        "generated",
+        {MARIADB: "int AS (c0 * 2) STORED", POSTGRES: "integer"},
+        ("1", "-7"),
+        generated=True,
+    ),
+)
+#: PostgreSQL's own types the generator's database holds: an enum type and a DOMAIN.
+GENERATIVE_POSTGRES_TYPES = (
+    f"CREATE TYPE size_kind AS ENUM ({ENUM_LIST})",
+    "CREATE DOMAIN natural_number AS integer CHECK (VALUE >= 0)",
 )
 TYPES_BY_NAME = {source_type.name: source_type for source_type in TYPES}
+#: The (type, kind of default) pairs whose declared default a source converts to what it stores in the rows already
+#: there (padding, cut spaces, fractional seconds, scale: uniview/sink/default_values.py's stored_default): their ADD
+#: COLUMN's `drawn:` line says so (CONVERTED_MARK), and the soak counts them (scripts/soak-migrations.sh).
+CONVERTED_DEFAULTS = {
+    ("decimal", "rounded"),
+    ("varchar", "spaces"),
+    ("char", "literal"),
+    ("char", "spaces"),
+    ("datetime0", "fraction"),
+    ("datetime0", "before_2000"),
+    ("datetime4", "fraction"),
+    ("datetime4", "carry"),
+    ("time0", "fraction"),
+    ("time3", "fraction"),
+}
+CONVERTED_MARK = ", stored converted"
 #: Type changes: widening, narrowing, and ones few values survive.
 TYPE_CHANGES = (
     ("int", "bigint"),
@@ -246,11 +348,16 @@ class Change:
 
     label: str
     sql: dict[str, list[str]]
-    events_per_row: int = 1
+    #: One count for every dialect, or one per dialect (a key-part UPDATE where only one source's key has that part).
+    events_per_row: int | dict[str, int] = 1
     truncate: bool = False
 
     def statements(self, dialect: str) -> list[str]:
         return self.sql.get(dialect, [])
+
+    def events(self, dialect: str) -> int:
+        """The change events each row the dialect's statements touch publishes."""
+        return self.events_per_row if isinstance(self.events_per_row, int) else self.events_per_row[dialect]
 
     def writes_rows(self, dialect: str) -> bool:
         """Whether the dialect's statements are INSERTs, UPDATEs or DELETEs: each row they touch publishes
@@ -294,8 +401,8 @@ def comparable(value: Any) -> Any:
         return (dt.datetime.min + value).time() if in_a_day else OutsideBigQuery(value)
     if isinstance(value, memoryview | bytearray):
         return bytes(value)
-    if isinstance(value, uuid.UUID):  # PostgreSQL's uuid: Debezium sends its text
-        return str(value)
+    if isinstance(value, uuid.UUID | IPv4Address | IPv6Address | IPv4Interface | IPv6Interface):
+        return str(value)  # PostgreSQL's uuid and inet: Debezium sends their text
     if isinstance(value, dict | list):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, str) and value[:1] in "{[":
@@ -341,3 +448,16 @@ def read_values_past_python(connection: Any) -> None:
                     return OutsideBigQuery(bytes(data).decode())
 
         connection.adapters.register_loader(name, Loader)
+
+
+def read_money_as_decimal(connection: Any) -> None:
+    """Make a psycopg `connection` read PostgreSQL's money (its text, `-$1,234.50` with lc_monetary C) as the Decimal
+    Debezium sends for it (the connector's precise decimal mode)."""
+    from psycopg.adapt import Loader
+
+    class MoneyLoader(Loader):
+        def load(self, data: Any) -> Decimal:
+            text = bytes(data).decode()
+            return Decimal(text.replace("$", "").replace(",", ""))
+
+    connection.adapters.register_loader("money", MoneyLoader)
