@@ -48,6 +48,7 @@ from google.api_core import exceptions as api_exceptions
 from uniview.core.errors import NotFoundError
 from uniview.core.identifiers import identifier_path, string_literal
 from uniview.current.table import (
+    CHANGES_VARIABLE,
     KILL_AT,
     RELINK,
     Action,
@@ -318,14 +319,22 @@ def action_script(
     after = [s.sql for s in statements if _is_permanent_ddl(s)]
     return _script(
         [
+            f"DECLARE {CHANGES_VARIABLE} INT64 DEFAULT 0",
             "BEGIN TRANSACTION",
-            *(s.sql for s in in_transaction),
+            *(sql for s in in_transaction for sql in _with_count(plan, s)),
             "COMMIT TRANSACTION",
             *after,
             *drops,
             plan.counts_select(action),
         ]
     )
+
+
+def _with_count(plan: CurrentTablePlan, statement: Statement) -> tuple[str, ...]:
+    """`statement`, and after the INSERT of the new rows the count of its rows kept (@@row_count: no query)."""
+    if statement.kind == "insert" and statement.table == plan.state_table:
+        return (statement.sql, f"SET {CHANGES_VARIABLE} = @@row_count")
+    return (statement.sql,)
 
 
 def _is_permanent_ddl(statement: Statement) -> bool:
