@@ -7,55 +7,58 @@ twice (retries, duplicate deliveries, a refresh killed half-way, two refreshes r
 an older sequence that arrive late, all give the same state.  The order is encoded as ONE sortable
 string, `_uniview_order` (`ordering_key`): larger is newer, in byte order, on BigQuery and DuckDB alike.
 
-Three tables in the target dataset, next to the views (names: CurrentTablePlan):
+Two tables in the target dataset, next to the views (names: CurrentTablePlan):
 
 - `<family>_current` (`table`): exactly the view's columns and rows, what analysts read.  Its
   description (DuckDB: comment) records the state and presentation fingerprints (`description`).
-- `_uniview_current_keys_<family>_<state hash>` (`keys_table`): per (_cdc_database, key) the newest
-  change's unified columns and version table, `_uniview_db` (the database as a non-NULL key),
-  `_uniview_order`, and per carried column `_uniview_carried_N` (the value the newest change that sent
-  it sent) and `_uniview_carried_N_at` (that change's order).  Deleted and truncated keys stay as
-  tombstones: a late change older than them then stays hidden.
-- `_uniview_current_facts_<family>_<state hash>` (`facts_table`): per (database, version table) the
-  newest change (`_uniview_max`), the newest TRUNCATE (`_uniview_truncate`) and the newest
-  `_cdc_ingested_at` applied (`_uniview_watermark`); and, as rows of their own (`_uniview_db` NULL), the
-  sink's batches (its ledger, uniview.sink.landing.LEDGER_TABLE) whose rows this table has applied:
-  `_uniview_stream`, `_uniview_batch_id`, and the ledger's `landed_at` as sortable text
-  (`_uniview_landed_at`; `applied_select` and `BatchWindow` say how they are used).  One table, so one
-  MERGE records the facts and the batches, and one query reads the watermark and the batches applied.
+- `_uniview_current_state_<family>_<state hash>` (`state_table`), ONE table whose column `_uniview_kind` (KIND)
+  says what a row is, so one MERGE writes all of it and a statement reading any of it references one table
+  (BigQuery bills at least 10 MB per table a statement references, docs/billing.md):
+  - KEY_ROW, per (_cdc_database, key): the newest change's unified columns and version table, `_uniview_db` (the
+    database as a non-NULL key), `_uniview_order`, and per carried column `_uniview_carried_N` (the value the
+    newest change that sent it sent) and `_uniview_carried_N_at` (that change's order).  Deleted and truncated
+    keys stay as tombstones: a late change older than them then stays hidden.
+  - FACT_ROW, per (database, version table): the newest change (`_uniview_max`), the newest TRUNCATE
+    (`_uniview_truncate`) and the newest `_cdc_ingested_at` applied (`_uniview_watermark`); and, as fact rows
+    whose `_uniview_db` is NULL, the sink's batches (its ledger, uniview.sink.landing.LEDGER_TABLE) whose rows
+    this table has applied: `_uniview_stream`, `_uniview_batch_id`, and the ledger's `landed_at` as sortable
+    text (`_uniview_landed_at`; `applied_select` and `BatchWindow` say how they are used).  One query reads the
+    watermark and the batches applied.
+  - NEW_ROW: a change of the window a maintenance applies, in the key state's shape, written by its first
+    statement and deleted by its last, in its one transaction: no committed state holds one.
 
-The state hash changes when the state's shape does (a column appears or changes type, the key or
-the version column changes): the tables then get new names and are built from the whole history.
+The state hash changes when the state's shape (or STATE_FORMAT) does (a column appears or changes type, the key
+or the version column changes): the table then gets a new name and is built from the whole history.
 A new version that keeps the unified columns and types is absorbed: only the presentation changes,
 and `<family>_current` is rewritten from the key state (no history read).
 
 Statements (`Statement.sql` is BigQuery SQL; uniview.warehouse.duckdb_current runs them on DuckDB):
 
 - `build_statements()` (first refresh, a changed state hash, or --rebuild-current): the window
-  `_uniview_window` (every change), then CREATE OR REPLACE the key state, the facts, and last
-  `<family>_current` with its description; then drop the temporary tables.  On DuckDB one
-  transaction.  Where DDL cannot be in a transaction (BigQuery), run them in this order: the
-  table's description is written last, so until it is the next refresh rebuilds again.
-- `maintain_statements(window)` (ONE transaction; each write is one MERGE, so few statements reference few
-  tables: BigQuery bills at least 10 MB per table a statement references, docs/billing.md):
-  1. `_uniview_window` = the unified view's rows the condition `window` selects (`BatchWindow.condition`:
-  exactly the rows not applied yet, see below); 2. (a family whose keys change) the check that stops the
-  maintenance for a rebuild (`relink_select`: on DuckDB a statement of its own before any write, on BigQuery
-  in the source of the next MERGE, whose ERROR() stops the script); 3. MERGE the window's keys' states
-  merged with the window into the key state; 4. MERGE into `<family>_current` the rows to present again
-  (`scope_select`, the MERGE's source, read after 3 and before 5): one per key of the window and per key of
-  the databases whose every row must be presented again (sql_templates/current_table_redo.sql.j2, with the
-  facts before and after their merge), shown or not, presented with the facts merged (a row shown replaces
-  or inserts its key's row, a row not shown deletes it); 5. MERGE the facts merged with the window into the
-  facts, with the batches read as rows of their own (this advances the watermark, records the batches
-  applied and forgets the old ones); 6. drop the window.  Statements not marked `typed` are portable SQL:
-  when no name needs quoting they read the same on DuckDB.
-- `represent_statements(window)`: steps 1-3 and 5, then `<family>_current` replaced whole from the key
-  state with the new description (when only the presentation fingerprint changed).
+  `_uniview_window` (every change, a temporary table), then CREATE OR REPLACE the state (key and fact rows),
+  and last `<family>_current` with its description; then drop the window.  On DuckDB one transaction.
+  Where DDL cannot be in a transaction (BigQuery), run them in this order: the table's description is
+  written last, so until it is the next refresh rebuilds again.
+- `maintain_statements(window)` (ONE transaction, three writes, each referencing few tables):
+  1. INSERT into the state, as new rows, the unified view's rows the condition `window` selects
+  (`BatchWindow.condition`: exactly the rows not applied yet, see below): its count of rows is the count of
+  changes read (BigQuery: `@@row_count`, kept in CHANGES_VARIABLE, no query); 2. (a family whose keys change)
+  the check that stops the maintenance for a rebuild (`relink_select`: on DuckDB a statement of its own, on
+  BigQuery in the source of the next MERGE, whose ERROR() stops the script and rolls the INSERT back); 3. MERGE
+  into `<family>_current` the rows to present again (`scope_select`, the MERGE's source): one per key of the new
+  rows and per key of the databases whose every row must be presented again (sql_templates/
+  current_table_redo.sql.j2, with the facts before and after their merge), shown or not, presented from the key
+  states and the facts merged with the new rows (a row shown replaces or inserts its key's row, a row not shown
+  deletes it); 4. MERGE the state (`_state_merge`): the key states and the facts merged with the new rows, the
+  batches recorded as fact rows of their own (this advances the watermark), the new rows and the batches long
+  applied deleted.  Statements not marked `typed` are portable SQL: when no name needs quoting they read the
+  same on DuckDB.
+- `represent_statements(window)`: steps 1, 2 and 4, then `<family>_current` replaced whole from the key
+  states with the new description (when only the presentation fingerprint changed).
 
 What a maintenance reads (`BatchWindow`): the rows stamped after the newest `_cdc_ingested_at` applied
 (the watermark), and the rows of each batch of the sink's ledger that wrote to the family, is not among the
-batches applied (`facts_table`) and was stamped at or before the watermark (a batch that committed late: another
+batches applied (fact rows of `state_table`) and was stamped at or before the watermark (a batch that committed late: another
 stream's, or a BigQuery batch whose parts committed over time), by the batch's exact ingestion range.
 Nothing else: no fixed re-read, whatever the size or delay of a batch.  When every batch applied names the version
 tables it wrote rows to (`BatchWindow.reads`), only those are read, each in the unified view's shape
@@ -295,7 +298,7 @@ class CurrentTablePlan:
 
     def action(self, description: str | None, state_tables_exist: bool, rebuild: bool = False) -> Action:
         """What a refresh does, given the stored table's description (None: no table) and whether this
-        state hash's key and facts tables exist."""
+        state hash's state table exists."""
         found = _DESCRIPTION.search(description or "")
         if found is None:
             return "create"
@@ -379,7 +382,7 @@ class CurrentTablePlan:
 
     @property
     def facts_columns(self) -> tuple[str, ...]:
-        """The facts table's columns, in order (`_uniview_min` when the older rows depend on the version entered)."""
+        """The fact rows' columns, in order (`_uniview_min` when the older rows depend on the version entered)."""
         spans = ("_uniview_min",) if self.rules.entered else ()
         facts = ("_uniview_db", self.version_column, "_uniview_max", "_uniview_truncate", "_uniview_watermark")
         return (*facts, *spans, *APPLIED_COLUMNS)
@@ -445,7 +448,7 @@ class CurrentTablePlan:
         self, keys: str, every_key: bool = False, facts: str | None = None, passed: Sequence[str] = ()
     ) -> str:
         """The rows of `<family>_current` for the key states in `keys`, by the facts (`facts`: a table or a
-        subquery; None: the facts table).  `every_key`: a row for each key state, with its `_uniview_shown_db`,
+        subquery; None: the stored fact rows).  `every_key`: a row for each key state, with its `_uniview_shown_db`,
         whether it is `_uniview_shown`, and its columns `passed`."""
         return render(
             "current_table_present.sql.j2",
@@ -775,7 +778,7 @@ def state_prefixes(family: str) -> tuple[str, ...]:
 
 # ----------------------------------------------------------------- the batches applied
 
-#: `landed_at` as the facts table keeps it (`_uniview_landed_at`): UTC text that sorts like the times.
+#: `landed_at` as the state's fact rows keep it (`_uniview_landed_at`): UTC text that sorts like the times.
 LANDED_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 APPLIED_COLUMNS = ("_uniview_stream", "_uniview_batch_id", "_uniview_landed_at")
 _SAMPLE_TIME = datetime(2000, 1, 1, tzinfo=UTC)
@@ -783,7 +786,7 @@ _SAMPLE_TIME = datetime(2000, 1, 1, tzinfo=UTC)
 
 @dataclass(frozen=True, order=True)
 class AppliedBatch:
-    """One batch of the sink's ledger as the facts table records it (`landed_at`: LANDED_FORMAT text)."""
+    """One batch of the sink's ledger as the state's fact rows record it (`landed_at`: LANDED_FORMAT text)."""
 
     stream: str
     batch_id: int
@@ -865,7 +868,7 @@ def batch_window(
 
 
 def applied_row(batch: AppliedBatch, facts: Sequence[str]) -> str:
-    """A SELECT of `batch` as a row of the facts table: the values `facts` of its fact columns (NULL), then its own."""
+    """A SELECT of `batch` as a fact row: the values `facts` of its fact columns (NULL), then its own."""
     return f"SELECT {', '.join(facts)}, {string_literal(batch.stream)}, {batch.batch_id}, {string_literal(batch.landed_at)}"
 
 

@@ -110,7 +110,7 @@ def fingerprint_from_comment(comment: str | None) -> str:
     return match["digest"]
 
 
-#: Whether a table exists, by schema and name (the current table's facts table, which records the batches applied).
+#: Whether a table exists, by schema and name (the current table's state table, whose fact rows record the batches applied).
 _APPLIED_TABLE_SQL = (
     "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ? "
     "AND table_name = ?"
