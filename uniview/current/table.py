@@ -265,9 +265,10 @@ class CurrentTablePlan:
         own = [column for column in self.facts_columns if column not in self.state_columns]
         return (*self.state_columns, *own, KIND)
 
-    def state_rows(self, kind: str, columns: Sequence[str]) -> str:
-        """The state table's rows of `kind`, their `columns` (a subquery)."""
-        return f"(SELECT {', '.join(columns)} FROM {self.state_table} WHERE {KIND} = {string_literal(kind)})"
+    def state_rows(self, kind: str, columns: Sequence[str], condition: str | None = None) -> str:
+        """The state table's rows of `kind` (and `condition`), their `columns` (a subquery)."""
+        where = f"{KIND} = {string_literal(kind)}" + (f" AND {condition}" if condition else "")
+        return f"(SELECT {', '.join(columns)} FROM {self.state_table} WHERE {where})"
 
     @property
     def key_rows(self) -> str:
@@ -405,20 +406,14 @@ class CurrentTablePlan:
     @property
     def window_facts(self) -> str:
         """The stored facts of the new rows' databases (a subquery): the only ones a maintenance changes."""
-        columns = ", ".join(self.facts_columns)
-        return (
-            f"(SELECT {columns} FROM {self.state_table} WHERE {KIND} = {string_literal(FACT_ROW)} "
-            f"AND _uniview_db IN (SELECT _uniview_db FROM {self.new_rows}))"
+        return self.state_rows(
+            FACT_ROW, self.facts_columns, f"_uniview_db IN (SELECT _uniview_db FROM {self.new_rows})"
         )
 
     @property
     def stored_facts(self) -> str:
         """The fact rows of (database, version table): the batches applied left out."""
-        columns = ", ".join(self.facts_columns)
-        return (
-            f"(SELECT {columns} FROM {self.state_table} "
-            f"WHERE {KIND} = {string_literal(FACT_ROW)} AND _uniview_db IS NOT NULL)"
-        )
+        return self.state_rows(FACT_ROW, self.facts_columns, "_uniview_db IS NOT NULL")
 
     def databases_select(self, facts: str) -> str:
         """Per database of `facts`: its newest version (table and number), last TRUNCATE, gone_N."""
