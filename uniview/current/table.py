@@ -113,6 +113,8 @@ WINDOW = "_uniview_window"
 #: access on that column).
 STATE_ROW, SHOWN_ROW, WINDOW_ROW = "_uniview_state_row", "_uniview_shown_row", "_uniview_window_row"
 REDO = "_uniview_redo"
+#: The CTE of a statement's source that reads the new rows (NEW_ROW) once: the source refers to it by name.
+NEW = "_uniview_new"
 TEMPORARY = (WINDOW,)
 #: The state table's column that says what a row is: a key's state (KEY_ROW), the facts of a (database, version
 #: table) or a batch applied (FACT_ROW), or a change of the window a maintenance applies (NEW_ROW).
@@ -278,8 +280,13 @@ class CurrentTablePlan:
     @property
     def new_rows(self) -> str:
         """The changes a maintenance applies, written into the state table by its first statement (a subquery in
-        the key state's shape): what the statements after it read as the window."""
+        the key state's shape): what the statements after it read as the window, named NEW in their sources."""
         return self.state_rows(NEW_ROW, self.state_columns)
+
+    def with_new(self, select: str, *ctes: tuple[str, str]) -> str:
+        """`select` with the CTEs NEW (the new rows) and then `ctes` (name, select) before it."""
+        named = [f"{NEW} AS {self.new_rows}", *(f"{name} AS (\n{body}\n)" for name, body in ctes)]
+        return f"WITH {', '.join(named)}\n{select}"
 
     def as_state_rows(self, select: str, kind: str, columns: Sequence[str]) -> str:
         """The rows of `select` (its `columns`) as rows of the state table of `kind`, the other columns NULL."""
@@ -359,18 +366,18 @@ class CurrentTablePlan:
             operation=identifier(layout.OPERATION),
         )
 
-    def keys_select(self, stored: str | None, window: str) -> str:
-        """The key states of `window`'s changes merged with the stored key states `stored` selects (a condition on
-        STATE_ROW; None: none), one per key."""
+    def keys_select(self, stored: Sequence[str], window: str) -> str:
+        """The key states of `window`'s changes merged with the stored key states each condition of `stored` (on
+        STATE_ROW) selects, one per key: a key two conditions select is read twice, which a max-by merge allows,
+        and each condition is a plain semi-join a planner filters the key states by."""
         columns = self.state_columns
         listed = ", ".join(columns)
-        sources = [f"SELECT {listed} FROM {window}"]
-        if stored is not None:
-            sources.insert(
-                0,
-                f"SELECT {listed} FROM {self.state_table} AS {STATE_ROW} "
-                f"WHERE {STATE_ROW}.{KIND} = {string_literal(KEY_ROW)} AND {stored}",
-            )
+        sources = [
+            f"SELECT {listed} FROM {self.state_table} AS {STATE_ROW} "
+            f"WHERE {STATE_ROW}.{KIND} = {string_literal(KEY_ROW)} AND {condition}"
+            for condition in stored
+        ]
+        sources.append(f"SELECT {listed} FROM {window}")
         plain = columns[: len(self.columns) + 2]
         return render(
             "current_table_keys.sql.j2",
@@ -398,7 +405,7 @@ class CurrentTablePlan:
             spans=bool(self.rules.entered),
             operation=identifier(layout.OPERATION),
             ingested=identifier(layout.INGESTED_AT),
-            window=window or self.new_rows,
+            window=window or NEW,
         )
         spans = ("NULL",) if self.rules.entered else ()
         return "\nUNION ALL\n".join((facts, *(applied_row(batch, ("NULL",) * 5 + spans) for batch in batches)))
@@ -406,9 +413,7 @@ class CurrentTablePlan:
     @property
     def window_facts(self) -> str:
         """The stored facts of the new rows' databases (a subquery): the only ones a maintenance changes."""
-        return self.state_rows(
-            FACT_ROW, self.facts_columns, f"_uniview_db IN (SELECT _uniview_db FROM {self.new_rows})"
-        )
+        return self.state_rows(FACT_ROW, self.facts_columns, f"_uniview_db IN (SELECT _uniview_db FROM {NEW})")
 
     @property
     def stored_facts(self) -> str:
@@ -430,7 +435,7 @@ class CurrentTablePlan:
     def redo_select(self) -> str:
         return render(
             "current_table_redo.sql.j2",
-            window=self.new_rows,
+            window=NEW,
             before=self.databases_select(self.stored_facts),
             after=self.databases_select(f"(\n{self.facts_select(with_facts=True)}\n)"),
             facts=self.stored_facts,
@@ -466,14 +471,14 @@ class CurrentTablePlan:
         own = f"{alias}._uniview_db" if state else database_key(f"{alias}.{database}")
         tests = [f"{WINDOW_ROW}._uniview_db = {own}"]
         tests += [f"{WINDOW_ROW}.{column} IS NOT DISTINCT FROM {alias}.{column}" for column in key]
-        return f"EXISTS (SELECT 1 FROM {source or self.new_rows} AS {WINDOW_ROW} WHERE {' AND '.join(tests)})"
+        return f"EXISTS (SELECT 1 FROM {source or NEW} AS {WINDOW_ROW} WHERE {' AND '.join(tests)})"
 
     def _cluster_filter(self, alias: str, state: bool, source: str | None = None) -> tuple[str, ...]:
         """Per clustering column of the key state (or of `<family>_current`), a test that `alias`'s value is one
         of `source`'s: implied by the key test, and a plain column against a semi-join, so BigQuery prunes
         the blocks of the keys not changed and DuckDB filters the scan before it reads the other columns."""
         database = "_uniview_db" if state else self.partition[0]
-        source = source or self.new_rows
+        source = source or NEW
         tests = [f"{alias}._uniview_db IN (SELECT _uniview_db FROM {source})"] if state else []
         nullable = (*(() if state else (database,)), *self.cluster_key)
         tests += [f"({alias}.{c} IN (SELECT {c} FROM {source}) OR {alias}.{c} IS NULL)" for c in nullable]
@@ -497,7 +502,7 @@ class CurrentTablePlan:
         ledger's batches of the family committed before, recorded as applied."""
         state = "\nUNION ALL\n".join(
             (
-                self.as_state_rows(self.keys_select(None, WINDOW), KEY_ROW, self.state_columns),
+                self.as_state_rows(self.keys_select((), WINDOW), KEY_ROW, self.state_columns),
                 self.as_state_rows(self.facts_select(False, batches, WINDOW), FACT_ROW, self.facts_columns),
             )
         )
@@ -576,7 +581,7 @@ class CurrentTablePlan:
             + " AND ".join(
                 (
                     f"{STATE_ROW}._uniview_link_moved_at IS NOT NULL",
-                    *self._cluster_filter(STATE_ROW, state=True),
+                    *self._cluster_filter(STATE_ROW, True, new),
                     f"EXISTS (SELECT 1 FROM {new} AS {WINDOW_ROW} WHERE {' AND '.join(late)})",
                 )
             )
@@ -599,19 +604,19 @@ class CurrentTablePlan:
         source = "\nUNION ALL\n".join(
             (
                 self.as_state_rows(
-                    self.keys_select(self._key_in_window(STATE_ROW), self.new_rows), KEY_ROW, self.state_columns
+                    self.keys_select((self._key_in_window(STATE_ROW),), NEW), KEY_ROW, self.state_columns
                 ),
                 self.as_state_rows(self.facts_select(True, batches), FACT_ROW, self.facts_columns),
             )
         )
         match = [
-            *self._cluster_filter(STATE_ROW, state=True),
+            *self._cluster_filter(STATE_ROW, True, self.new_rows),
             f"{STATE_ROW}.{KIND} = {MERGED_ROW}.{KIND}",
             f"{STATE_ROW}._uniview_db = {MERGED_ROW}._uniview_db",
             *(f"{STATE_ROW}.{column} IS NOT DISTINCT FROM {MERGED_ROW}.{column}" for column in self.partition[1:]),
             f"({MERGED_ROW}.{KIND} = {string_literal(KEY_ROW)} OR {STATE_ROW}.{version} IS NOT DISTINCT FROM {MERGED_ROW}.{version})",
         ]
-        merge = self._upsert(self.state_table, STATE_ROW, source, match, self.state_table_columns)
+        merge = self._upsert(self.state_table, STATE_ROW, self.with_new(source), match, self.state_table_columns)
         gone = f"{STATE_ROW}.{KIND} = {string_literal(NEW_ROW)}"
         if batches:
             newest = max(batch.landed_at for batch in batches)
@@ -624,11 +629,9 @@ class CurrentTablePlan:
         facts merged with the new rows are read as subqueries): a row for each of the window's keys and for each key
         of the databases presented again (current_table_redo.sql.j2), shown or not (a deleted key's row goes).
         Every row of `<family>_current` is a key state's, so these are the keys of every row to present again."""
-        database = self._cluster_filter(STATE_ROW, state=True)[0]  # the keys' filters would leave out the redone
-        stored = f"{database} AND ({self._redone(STATE_ROW)} OR {self._same_key(STATE_ROW, True)})"
-        keys = f"(\n{self.keys_select(stored, self.new_rows)}\n)"
+        keys = f"(\n{self.keys_select((self._redone(STATE_ROW), self._key_in_window(STATE_ROW)), NEW)}\n)"
         facts = f"(\n{self.facts_select(with_facts=True)}\n)"
-        return f"WITH {REDO} AS (\n{self.redo_select()}\n)\n{self.present_select(keys, True, facts)}"
+        return self.with_new(self.present_select(keys, True, facts), (REDO, self.redo_select()))
 
     @staticmethod
     def _redone(alias: str) -> str:
@@ -653,7 +656,7 @@ class CurrentTablePlan:
             "merge",
             self.table,
             self.scope_select(),
-            condition=" AND ".join((self._cluster_filter(SHOWN_ROW, False)[0], *same)),
+            condition=" AND ".join((self._cluster_filter(SHOWN_ROW, False, self.new_rows)[0], *same)),
             alias=SHOWN_ROW,
             clauses=clauses,
             typed=True,
@@ -663,7 +666,7 @@ class CurrentTablePlan:
         """A SELECT of how many databases a maintenance presents again whole (read before the state's merge), or a
         re-presentation (all)."""
         if action == "maintain":
-            return f"WITH {REDO} AS (\n{self.redo_select()}\n)\nSELECT COUNT(*) FROM {REDO}"
+            return self.with_new(f"SELECT COUNT(*) FROM {REDO}", (REDO, self.redo_select()))
         return f"SELECT COUNT(DISTINCT _uniview_db) FROM {self.stored_facts}"
 
     def counts_select(self, action: Action) -> str:
