@@ -58,7 +58,7 @@ def bookkeeping_statements(path: Path) -> list[int]:
         action = warehouse.current_table_action(plan)
     assert action in ("maintain", "re-present")
     statements = plan.statements(action, "TRUE", (AppliedBatch("s", 1, "2026-01-01 00:00:00.000000"),))
-    numbers = [n for n, s in enumerate(statements, start=1) if s.table == plan.facts_table and s.kind == "merge"]
+    numbers = [n for n, s in enumerate(statements, start=1) if s.table == plan.state_table and s.kind == "merge"]
     assert len(numbers) == 1
     return [numbers[0] - 1, numbers[0], numbers[0] + 1]
 

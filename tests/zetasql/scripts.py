@@ -1,5 +1,7 @@
 """A BigQuery script job analyzed statement by statement (with the `dml` fixture of conftest.py): temporary
-tables and tables created along the way join the catalog with the columns the analyzer derives for them."""
+tables and tables created along the way join the catalog with the columns the analyzer derives for them.  A
+script variable (DECLARE name TYPE DEFAULT value) is read by the statements after it as a value of its type; a SET
+of one to a system variable (`@@row_count`) must name a declared variable of INT64."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from analyzer import Analyzer, Catalog
 
 _CREATE_TEMP = re.compile(r"CREATE OR REPLACE TEMP TABLE (\S+) AS\n(.*)", re.S)
 _CREATE_TABLE = re.compile(r"CREATE OR REPLACE TABLE `?([\w-]+)`?\.`?(\w+)`?.*? AS\n(.*)", re.S)
+_DECLARE = re.compile(r"DECLARE (\w+) (\w+) DEFAULT (.+)", re.S)
+_SET = re.compile(r"SET (\w+) = @@row_count")
 #: The dataset a script's temporary tables are given in the catalog.
 TEMP_DATASET = "_script"
 
@@ -19,8 +23,20 @@ def analyze_script(analyzer: Analyzer, script: str, catalog: Catalog, temporary:
     """Analyze each statement of a script job (its `temporary` tables named as TEMP_DATASET's); the count."""
     named = re.compile(r"\b(" + "|".join(temporary) + r")\b")
     analyzed = 0
+    variables: dict[str, str] = {}
     for statement in [s for s in script.split(";\n") if s.strip()]:
         statement = named.sub(rf"{TEMP_DATASET}.\1", statement)
+        if declared := _DECLARE.fullmatch(statement):
+            name, kind, default = declared.groups()
+            assert analyzer.analyze(f"SELECT CAST({default} AS {kind})", catalog).error is None, statement
+            variables[name] = kind
+            analyzed += 1
+            continue
+        if assigned := _SET.fullmatch(statement):
+            assert variables.get(assigned[1]) == "INT64", f"SET of an undeclared variable: {statement}"
+            continue
+        for name, kind in variables.items():
+            statement = re.sub(rf"\b{name}\b", f"CAST(NULL AS {kind})", statement)
         statement = statement.replace("@watermark", "TIMESTAMP '2026-01-01 00:00:00+00'")
         if statement in ("BEGIN TRANSACTION", "COMMIT TRANSACTION"):
             continue

@@ -7,55 +7,58 @@ twice (retries, duplicate deliveries, a refresh killed half-way, two refreshes r
 an older sequence that arrive late, all give the same state.  The order is encoded as ONE sortable
 string, `_uniview_order` (`ordering_key`): larger is newer, in byte order, on BigQuery and DuckDB alike.
 
-Three tables in the target dataset, next to the views (names: CurrentTablePlan):
+Two tables in the target dataset, next to the views (names: CurrentTablePlan):
 
 - `<family>_current` (`table`): exactly the view's columns and rows, what analysts read.  Its
   description (DuckDB: comment) records the state and presentation fingerprints (`description`).
-- `_uniview_current_keys_<family>_<state hash>` (`keys_table`): per (_cdc_database, key) the newest
-  change's unified columns and version table, `_uniview_db` (the database as a non-NULL key),
-  `_uniview_order`, and per carried column `_uniview_carried_N` (the value the newest change that sent
-  it sent) and `_uniview_carried_N_at` (that change's order).  Deleted and truncated keys stay as
-  tombstones: a late change older than them then stays hidden.
-- `_uniview_current_facts_<family>_<state hash>` (`facts_table`): per (database, version table) the
-  newest change (`_uniview_max`), the newest TRUNCATE (`_uniview_truncate`) and the newest
-  `_cdc_ingested_at` applied (`_uniview_watermark`); and, as rows of their own (`_uniview_db` NULL), the
-  sink's batches (its ledger, uniview.sink.landing.LEDGER_TABLE) whose rows this table has applied:
-  `_uniview_stream`, `_uniview_batch_id`, and the ledger's `landed_at` as sortable text
-  (`_uniview_landed_at`; `applied_select` and `BatchWindow` say how they are used).  One table, so one
-  MERGE records the facts and the batches, and one query reads the watermark and the batches applied.
+- `_uniview_current_state_<family>_<state hash>` (`state_table`), ONE table whose column `_uniview_kind` (KIND)
+  says what a row is, so one MERGE writes all of it and a statement reading any of it references one table
+  (BigQuery bills at least 10 MB per table a statement references, docs/billing.md):
+  - KEY_ROW, per (_cdc_database, key): the newest change's unified columns and version table, `_uniview_db` (the
+    database as a non-NULL key), `_uniview_order`, and per carried column `_uniview_carried_N` (the value the
+    newest change that sent it sent) and `_uniview_carried_N_at` (that change's order).  Deleted and truncated
+    keys stay as tombstones: a late change older than them then stays hidden.
+  - FACT_ROW, per (database, version table): the newest change (`_uniview_max`), the newest TRUNCATE
+    (`_uniview_truncate`) and the newest `_cdc_ingested_at` applied (`_uniview_watermark`); and, as fact rows
+    whose `_uniview_db` is NULL, the sink's batches (its ledger, uniview.sink.landing.LEDGER_TABLE) whose rows
+    this table has applied: `_uniview_stream`, `_uniview_batch_id`, and the ledger's `landed_at` as sortable
+    text (`_uniview_landed_at`; `applied_select` and `BatchWindow` say how they are used).  One query reads the
+    watermark and the batches applied.
+  - NEW_ROW: a change of the window a maintenance applies, in the key state's shape, written by its first
+    statement and deleted by its last, in its one transaction: no committed state holds one.
 
-The state hash changes when the state's shape does (a column appears or changes type, the key or
-the version column changes): the tables then get new names and are built from the whole history.
+The state hash changes when the state's shape (or STATE_FORMAT) does (a column appears or changes type, the key
+or the version column changes): the table then gets a new name and is built from the whole history.
 A new version that keeps the unified columns and types is absorbed: only the presentation changes,
 and `<family>_current` is rewritten from the key state (no history read).
 
 Statements (`Statement.sql` is BigQuery SQL; uniview.warehouse.duckdb_current runs them on DuckDB):
 
 - `build_statements()` (first refresh, a changed state hash, or --rebuild-current): the window
-  `_uniview_window` (every change), then CREATE OR REPLACE the key state, the facts, and last
-  `<family>_current` with its description; then drop the temporary tables.  On DuckDB one
-  transaction.  Where DDL cannot be in a transaction (BigQuery), run them in this order: the
-  table's description is written last, so until it is the next refresh rebuilds again.
-- `maintain_statements(window)` (ONE transaction; each write is one MERGE, so few statements reference few
-  tables: BigQuery bills at least 10 MB per table a statement references, docs/billing.md):
-  1. `_uniview_window` = the unified view's rows the condition `window` selects (`BatchWindow.condition`:
-  exactly the rows not applied yet, see below); 2. (a family whose keys change) the check that stops the
-  maintenance for a rebuild (`relink_select`: on DuckDB a statement of its own before any write, on BigQuery
-  in the source of the next MERGE, whose ERROR() stops the script); 3. MERGE the window's keys' states
-  merged with the window into the key state; 4. MERGE into `<family>_current` the rows to present again
-  (`scope_select`, the MERGE's source, read after 3 and before 5): one per key of the window and per key of
-  the databases whose every row must be presented again (sql_templates/current_table_redo.sql.j2, with the
-  facts before and after their merge), shown or not, presented with the facts merged (a row shown replaces
-  or inserts its key's row, a row not shown deletes it); 5. MERGE the facts merged with the window into the
-  facts, with the batches read as rows of their own (this advances the watermark, records the batches
-  applied and forgets the old ones); 6. drop the window.  Statements not marked `typed` are portable SQL:
-  when no name needs quoting they read the same on DuckDB.
-- `represent_statements(window)`: steps 1-3 and 5, then `<family>_current` replaced whole from the key
-  state with the new description (when only the presentation fingerprint changed).
+  `_uniview_window` (every change, a temporary table), then CREATE OR REPLACE the state (key and fact rows),
+  and last `<family>_current` with its description; then drop the window.  On DuckDB one transaction.
+  Where DDL cannot be in a transaction (BigQuery), run them in this order: the table's description is
+  written last, so until it is the next refresh rebuilds again.
+- `maintain_statements(window)` (ONE transaction, three writes, each referencing few tables):
+  1. INSERT into the state, as new rows, the unified view's rows the condition `window` selects
+  (`BatchWindow.condition`: exactly the rows not applied yet, see below): its count of rows is the count of
+  changes read (BigQuery: `@@row_count`, kept in CHANGES_VARIABLE, no query); 2. (a family whose keys change)
+  the check that stops the maintenance for a rebuild (`relink_select`: on DuckDB a statement of its own, on
+  BigQuery in the source of the next MERGE, whose ERROR() stops the script and rolls the INSERT back); 3. MERGE
+  into `<family>_current` the rows to present again (`scope_select`, the MERGE's source): one per key of the new
+  rows and per key of the databases whose every row must be presented again (sql_templates/
+  current_table_redo.sql.j2, with the facts before and after their merge), shown or not, presented from the key
+  states and the facts merged with the new rows (a row shown replaces or inserts its key's row, a row not shown
+  deletes it); 4. MERGE the state (`_state_merge`): the key states and the facts merged with the new rows, the
+  batches recorded as fact rows of their own (this advances the watermark), the new rows and the batches long
+  applied deleted.  Statements not marked `typed` are portable SQL: when no name needs quoting they read the
+  same on DuckDB.
+- `represent_statements(window)`: steps 1, 2 and 4, then `<family>_current` replaced whole from the key
+  states with the new description (when only the presentation fingerprint changed).
 
 What a maintenance reads (`BatchWindow`): the rows stamped after the newest `_cdc_ingested_at` applied
 (the watermark), and the rows of each batch of the sink's ledger that wrote to the family, is not among the
-batches applied (`facts_table`) and was stamped at or before the watermark (a batch that committed late: another
+batches applied (fact rows of `state_table`) and was stamped at or before the watermark (a batch that committed late: another
 stream's, or a BigQuery batch whose parts committed over time), by the batch's exact ingestion range.
 Nothing else: no fixed re-read, whatever the size or delay of a batch.  When every batch applied names the version
 tables it wrote rows to (`BatchWindow.reads`), only those are read, each in the unified view's shape
@@ -102,16 +105,24 @@ MAX_LATE_RANGES = 100
 #: At most this many characters of version tables' SELECTs in one window (more: the window reads the unified view).
 MAX_READ_CHARS = 100_000
 #: Bump when the encoding of the state changes: the state hash changes and every table is rebuilt.
-STATE_FORMAT = 3
+STATE_FORMAT = 4
 #: Temporary tables of one refresh (BigQuery script and DuckDB session temporaries, read unqualified).
 WINDOW = "_uniview_window"
 #: Aliases of the rows of the key state, of `<family>_current` and of the window: named apart from every source
 #: column, which in GoogleSQL would be read first (a family with a column `c` made `c._cdc_database` a field
 #: access on that column).
 STATE_ROW, SHOWN_ROW, WINDOW_ROW = "_uniview_state_row", "_uniview_shown_row", "_uniview_window_row"
-FACT_ROW, APPLIED_ROW = "_uniview_fact_row", "_uniview_applied_row"
 REDO = "_uniview_redo"
+#: The CTE of a statement's source that reads the new rows (NEW_ROW) once: the source refers to it by name.
+NEW = "_uniview_new"
 TEMPORARY = (WINDOW,)
+#: The state table's column that says what a row is: a key's state (KEY_ROW), the facts of a (database, version
+#: table) or a batch applied (FACT_ROW), or a change of the window a maintenance applies (NEW_ROW).
+KIND = "_uniview_kind"
+KEY_ROW, FACT_ROW, NEW_ROW = "key", "fact", "new"
+#: The script variable a maintenance keeps its count of the window's rows in (BigQuery's @@row_count of the INSERT
+#: that writes them: no query is billed for it).
+CHANGES_VARIABLE = "_uniview_changes"
 #: The alias of a MERGE's source rows (named apart from every source column, like the aliases above).
 MERGED_ROW = "_uniview_merged_row"
 #: The key state's facts about key changes, kept like carried columns (value, `_at`): the create of an unresolved
@@ -224,16 +235,12 @@ class CurrentTablePlan:
         return current_view_name(self.family)
 
     @property
-    def keys_name(self) -> str:
-        return f"_uniview_current_keys_{self.family}_{self.state_hash[:12]}"
+    def state_name(self) -> str:
+        return f"_uniview_current_state_{self.family}_{self.state_hash[:12]}"
 
     @property
-    def facts_name(self) -> str:
-        return f"_uniview_current_facts_{self.family}_{self.state_hash[:12]}"
-
-    @property
-    def state_names(self) -> tuple[str, str]:
-        return (self.keys_name, self.facts_name)
+    def state_names(self) -> tuple[str]:
+        return (self.state_name,)
 
     @property
     def state_prefixes(self) -> tuple[str, ...]:
@@ -245,12 +252,8 @@ class CurrentTablePlan:
         return identifier_path(self.dataset, self.table_name)
 
     @property
-    def keys_table(self) -> str:
-        return identifier_path(self.dataset, self.keys_name)
-
-    @property
-    def facts_table(self) -> str:
-        return identifier_path(self.dataset, self.facts_name)
+    def state_table(self) -> str:
+        return identifier_path(self.dataset, self.state_name)
 
     @property
     def state_columns(self) -> tuple[str, ...]:
@@ -258,11 +261,43 @@ class CurrentTablePlan:
         carried = [name for c in self.carried for name in (c, f"{c}_at")]
         return (*self.columns, "_uniview_db", "_uniview_order", *carried)
 
+    @property
+    def state_table_columns(self) -> tuple[str, ...]:
+        """The state table's columns, in order: the key state's, the facts' own, and the row's kind."""
+        own = [column for column in self.facts_columns if column not in self.state_columns]
+        return (*self.state_columns, *own, KIND)
+
+    def state_rows(self, kind: str, columns: Sequence[str], condition: str | None = None) -> str:
+        """The state table's rows of `kind` (and `condition`), their `columns` (a subquery)."""
+        where = f"{KIND} = {string_literal(kind)}" + (f" AND {condition}" if condition else "")
+        return f"(SELECT {', '.join(columns)} FROM {self.state_table} WHERE {where})"
+
+    @property
+    def key_rows(self) -> str:
+        """The key states (a subquery)."""
+        return self.state_rows(KEY_ROW, self.state_columns)
+
+    @property
+    def new_rows(self) -> str:
+        """The changes a maintenance applies, written into the state table by its first statement (a subquery in
+        the key state's shape): what the statements after it read as the window, named NEW in their sources."""
+        return self.state_rows(NEW_ROW, self.state_columns)
+
+    def with_new(self, select: str, *ctes: tuple[str, str]) -> str:
+        """`select` with the CTEs NEW (the new rows) and then `ctes` (name, select) before it."""
+        named = [f"{NEW} AS {self.new_rows}", *(f"{name} AS (\n{body}\n)" for name, body in ctes)]
+        return f"WITH {', '.join(named)}\n{select}"
+
+    def as_state_rows(self, select: str, kind: str, columns: Sequence[str]) -> str:
+        """The rows of `select` (its `columns`) as rows of the state table of `kind`, the other columns NULL."""
+        listed = [column if column in columns else f"NULL AS {column}" for column in self.state_table_columns[:-1]]
+        return f"SELECT {', '.join(listed)}, {string_literal(kind)} AS {KIND}\nFROM (\n{select}\n)"
+
     # ------------------------------------------------------------ fingerprints
 
     @property
     def presentation_hash(self) -> str:
-        return hashlib.sha256(self.present_select(self.keys_table).encode("utf-8")).hexdigest()
+        return hashlib.sha256(self.present_select(self.key_rows).encode("utf-8")).hexdigest()
 
     @property
     def description(self) -> str:
@@ -271,7 +306,7 @@ class CurrentTablePlan:
 
     def action(self, description: str | None, state_tables_exist: bool, rebuild: bool = False) -> Action:
         """What a refresh does, given the stored table's description (None: no table) and whether this
-        state hash's key and facts tables exist."""
+        state hash's state table exists."""
         found = _DESCRIPTION.search(description or "")
         if found is None:
             return "create"
@@ -295,14 +330,14 @@ class CurrentTablePlan:
     @property
     def floor_select(self) -> str:
         """The watermark: the newest `_cdc_ingested_at` applied (NULL: none)."""
-        return f"SELECT MAX(_uniview_watermark) FROM {self.facts_table}"
+        return f"SELECT MAX(_uniview_watermark) FROM {self.state_table} WHERE {KIND} = {string_literal(FACT_ROW)}"
 
     @property
     def applied_select(self) -> str:
-        """The batches applied (stream, batch_id, landed_at), rows of the facts table."""
+        """The batches applied (stream, batch_id, landed_at), fact rows of the state table."""
         return (
             "SELECT _uniview_stream AS stream, _uniview_batch_id AS batch_id, _uniview_landed_at AS landed_at "
-            f"FROM {self.facts_table} WHERE _uniview_stream IS NOT NULL"
+            f"FROM {self.state_table} WHERE {KIND} = {string_literal(FACT_ROW)} AND _uniview_stream IS NOT NULL"
         )
 
     def window_source(self, reads: Sequence[str] | None) -> str:
@@ -331,15 +366,18 @@ class CurrentTablePlan:
             operation=identifier(layout.OPERATION),
         )
 
-    def keys_select(self, with_state: bool) -> str:
-        """The merged key states of the window's keys (and their stored states, `with_state`)."""
+    def keys_select(self, stored: Sequence[str], window: str) -> str:
+        """The key states of `window`'s changes merged with the stored key states each condition of `stored` (on
+        STATE_ROW) selects, one per key: a key two conditions select is read twice, which a max-by merge allows,
+        and each condition is a plain semi-join a planner filters the key states by."""
         columns = self.state_columns
         listed = ", ".join(columns)
-        sources = [f"SELECT {listed} FROM {WINDOW}"]
-        if with_state:
-            sources.insert(
-                0, f"SELECT {listed} FROM {self.keys_table} AS {STATE_ROW} WHERE {self._key_in_window(STATE_ROW)}"
-            )
+        sources = [
+            f"SELECT {listed} FROM {self.state_table} AS {STATE_ROW} "
+            f"WHERE {STATE_ROW}.{KIND} = {string_literal(KEY_ROW)} AND {condition}"
+            for condition in stored
+        ]
+        sources.append(f"SELECT {listed} FROM {window}")
         plain = columns[: len(self.columns) + 2]
         return render(
             "current_table_keys.sql.j2",
@@ -352,30 +390,35 @@ class CurrentTablePlan:
 
     @property
     def facts_columns(self) -> tuple[str, ...]:
-        """The facts table's columns, in order (`_uniview_min` when the older rows depend on the version entered)."""
+        """The fact rows' columns, in order (`_uniview_min` when the older rows depend on the version entered)."""
         spans = ("_uniview_min",) if self.rules.entered else ()
         facts = ("_uniview_db", self.version_column, "_uniview_max", "_uniview_truncate", "_uniview_watermark")
         return (*facts, *spans, *APPLIED_COLUMNS)
 
-    def facts_select(self, with_facts: bool, batches: Sequence[AppliedBatch] = ()) -> str:
-        """The facts of the window (`with_facts`: merged with the stored facts), then `batches` as rows of the
-        facts table."""
+    def facts_select(self, with_facts: bool, batches: Sequence[AppliedBatch] = (), window: str | None = None) -> str:
+        """The facts of `window` (None: the new rows; `with_facts`: merged with the stored facts of its databases), then
+        `batches` as fact rows of their own."""
         facts = render(
             "current_table_facts.sql.j2",
             version=self.version_column,
-            facts=self.facts_table if with_facts else None,
+            facts=self.window_facts if with_facts else None,
             spans=bool(self.rules.entered),
             operation=identifier(layout.OPERATION),
             ingested=identifier(layout.INGESTED_AT),
-            window=WINDOW,
+            window=window or NEW,
         )
         spans = ("NULL",) if self.rules.entered else ()
         return "\nUNION ALL\n".join((facts, *(applied_row(batch, ("NULL",) * 5 + spans) for batch in batches)))
 
     @property
+    def window_facts(self) -> str:
+        """The stored facts of the new rows' databases (a subquery): the only ones a maintenance changes."""
+        return self.state_rows(FACT_ROW, self.facts_columns, f"_uniview_db IN (SELECT _uniview_db FROM {NEW})")
+
+    @property
     def stored_facts(self) -> str:
-        """The facts table's rows of (database, version table): the batches applied left out."""
-        return f"(SELECT * FROM {self.facts_table} WHERE _uniview_db IS NOT NULL)"
+        """The fact rows of (database, version table): the batches applied left out."""
+        return self.state_rows(FACT_ROW, self.facts_columns, "_uniview_db IS NOT NULL")
 
     def databases_select(self, facts: str) -> str:
         """Per database of `facts`: its newest version (table and number), last TRUNCATE, gone_N."""
@@ -392,10 +435,10 @@ class CurrentTablePlan:
     def redo_select(self) -> str:
         return render(
             "current_table_redo.sql.j2",
-            window=WINDOW,
+            window=NEW,
             before=self.databases_select(self.stored_facts),
             after=self.databases_select(f"(\n{self.facts_select(with_facts=True)}\n)"),
-            facts=self.facts_table,
+            facts=self.stored_facts,
             version=self.version_column,
             operation=identifier(layout.OPERATION),
             spans=bool(self.rules.entered),
@@ -405,7 +448,7 @@ class CurrentTablePlan:
         self, keys: str, every_key: bool = False, facts: str | None = None, passed: Sequence[str] = ()
     ) -> str:
         """The rows of `<family>_current` for the key states in `keys`, by the facts (`facts`: a table or a
-        subquery; None: the facts table).  `every_key`: a row for each key state, with its `_uniview_shown_db`,
+        subquery; None: the stored fact rows).  `every_key`: a row for each key state, with its `_uniview_shown_db`,
         whether it is `_uniview_shown`, and its columns `passed`."""
         return render(
             "current_table_present.sql.j2",
@@ -418,24 +461,24 @@ class CurrentTablePlan:
             operation=identifier(layout.OPERATION),
         )
 
-    def _key_in_window(self, alias: str, state: bool = True, source: str = WINDOW) -> str:
-        """`alias`'s row (of the key state, or of `<family>_current`) has a key of the window (or of `source`,
-        in the key state's shape; NULL keys are one key)."""
-        return " AND ".join((*self._cluster_filter(alias, state, source), self._same_key(alias, state, source)))
+    def _key_in_window(self, alias: str) -> str:
+        """`alias`'s key state has a key of the new rows (NULL keys are one key)."""
+        return " AND ".join((*self._cluster_filter(alias, True), self._same_key(alias, True)))
 
-    def _same_key(self, alias: str, state: bool, source: str) -> str:
+    def _same_key(self, alias: str, state: bool, source: str | None = None) -> str:
         """A row of `source` (in the key state's shape) has the key of `alias`'s row."""
         database, *key = self.partition
         own = f"{alias}._uniview_db" if state else database_key(f"{alias}.{database}")
         tests = [f"{WINDOW_ROW}._uniview_db = {own}"]
         tests += [f"{WINDOW_ROW}.{column} IS NOT DISTINCT FROM {alias}.{column}" for column in key]
-        return f"EXISTS (SELECT 1 FROM {source} AS {WINDOW_ROW} WHERE {' AND '.join(tests)})"
+        return f"EXISTS (SELECT 1 FROM {source or NEW} AS {WINDOW_ROW} WHERE {' AND '.join(tests)})"
 
-    def _cluster_filter(self, alias: str, state: bool, source: str = WINDOW) -> tuple[str, ...]:
+    def _cluster_filter(self, alias: str, state: bool, source: str | None = None) -> tuple[str, ...]:
         """Per clustering column of the key state (or of `<family>_current`), a test that `alias`'s value is one
         of `source`'s: implied by the key test, and a plain column against a semi-join, so BigQuery prunes
         the blocks of the keys not changed and DuckDB filters the scan before it reads the other columns."""
         database = "_uniview_db" if state else self.partition[0]
+        source = source or NEW
         tests = [f"{alias}._uniview_db IN (SELECT _uniview_db FROM {source})"] if state else []
         nullable = (*(() if state else (database,)), *self.cluster_key)
         tests += [f"({alias}.{c} IN (SELECT {c} FROM {source}) OR {alias}.{c} IS NULL)" for c in nullable]
@@ -457,18 +500,24 @@ class CurrentTablePlan:
     def build_statements(self, batches: Sequence[AppliedBatch] = ()) -> tuple[Statement, ...]:
         """Build the state and the table from every change (first refresh, rebuild); `batches`: the
         ledger's batches of the family committed before, recorded as applied."""
+        state = "\nUNION ALL\n".join(
+            (
+                self.as_state_rows(self.keys_select((), WINDOW), KEY_ROW, self.state_columns),
+                self.as_state_rows(self.facts_select(False, batches, WINDOW), FACT_ROW, self.facts_columns),
+            )
+        )
         return (
             Statement("temp", WINDOW, self.window_select(None), typed=True),
-            Statement(
-                "replace",
-                self.keys_table,
-                self.keys_select(with_state=False),
-                cluster=("_uniview_db", *self.cluster_key),
-            ),
-            Statement("replace", self.facts_table, self.facts_select(with_facts=False, batches=batches)),
+            Statement("replace", self.state_table, state, cluster=self.state_cluster),
             self._replace_table(),
             Statement("drop", WINDOW),
         )
+
+    @property
+    def state_cluster(self) -> tuple[str, ...]:
+        """The state table's clustering: the kind of row first (the new rows and the facts are blocks of their own),
+        then the database and at most two key columns (BigQuery clusters by four)."""
+        return (KIND, "_uniview_db", *self.cluster_key[:2])
 
     def maintain_statements(
         self, window: str | None, batches: Sequence[AppliedBatch] = (), reads: Sequence[str] | None = None
@@ -476,22 +525,24 @@ class CurrentTablePlan:
         """Apply the changes the condition `window` selects (BatchWindow.condition; None: every change) in the
         version tables `reads` names (BatchWindow.reads; None: every one) and record `batches` as applied: ONE
         transaction."""
+        relink = self.relink_select() if self.links else None
+        shown = self._shown_merge()
         return (
-            *self._merge_statements(window, reads),
-            self._shown_merge(),
-            self._facts_merge(batches),
-            *(Statement("drop", name) for name in TEMPORARY),
+            self._insert_new(window, reads),
+            *((Statement("assert", WINDOW, relink), dataclasses.replace(shown, guard=relink)) if relink else (shown,)),
+            self._state_merge(batches),
         )
 
     def represent_statements(
         self, window: str | None, batches: Sequence[AppliedBatch] = (), reads: Sequence[str] | None = None
     ) -> tuple[Statement, ...]:
         """Apply the changes `window` selects, then write `<family>_current` again whole from the key state."""
+        relink = self.relink_select() if self.links else None
+        merge = self._state_merge(batches)
         return (
-            *self._merge_statements(window, reads),
-            self._facts_merge(batches),
+            self._insert_new(window, reads),
+            *((Statement("assert", WINDOW, relink), dataclasses.replace(merge, guard=relink)) if relink else (merge,)),
             self._replace_table(),
-            *(Statement("drop", name) for name in TEMPORARY),
         )
 
     def statements(
@@ -521,72 +572,66 @@ class CurrentTablePlan:
         late = [f"{WINDOW_ROW}._uniview_db = {STATE_ROW}._uniview_db"]
         late += [f"{WINDOW_ROW}.{column} IS NOT DISTINCT FROM {STATE_ROW}.{column}" for column in key]
         late += [f"{WINDOW_ROW}._uniview_order < {STATE_ROW}._uniview_link_moved_at"]
+        new, keys = self.new_rows, self.key_rows
         return (
-            f"(SELECT COUNT(*) FROM {WINDOW} WHERE {operation} = 'INSERT' AND ARRAY_LENGTH({unavailable}) > 0)\n"
-            f"+ (SELECT COUNT(*) FROM {WINDOW} WHERE {operation} = 'DELETE' AND CONCAT(_uniview_db, '/', {sequence}) IN "
-            f"(SELECT _uniview_link_pending FROM {self.keys_table} WHERE _uniview_link_pending IS NOT NULL))\n"
-            f"+ (SELECT COUNT(*) FROM {self.keys_table} AS {STATE_ROW} WHERE "
+            f"(SELECT COUNT(*) FROM {new} WHERE {operation} = 'INSERT' AND ARRAY_LENGTH({unavailable}) > 0)\n"
+            f"+ (SELECT COUNT(*) FROM {new} WHERE {operation} = 'DELETE' AND CONCAT(_uniview_db, '/', {sequence}) IN "
+            f"(SELECT _uniview_link_pending FROM {keys} WHERE _uniview_link_pending IS NOT NULL))\n"
+            f"+ (SELECT COUNT(*) FROM {keys} AS {STATE_ROW} WHERE "
             + " AND ".join(
                 (
                     f"{STATE_ROW}._uniview_link_moved_at IS NOT NULL",
-                    *self._cluster_filter(STATE_ROW, state=True),
-                    f"EXISTS (SELECT 1 FROM {WINDOW} AS {WINDOW_ROW} WHERE {' AND '.join(late)})",
+                    *self._cluster_filter(STATE_ROW, True, new),
+                    f"EXISTS (SELECT 1 FROM {new} AS {WINDOW_ROW} WHERE {' AND '.join(late)})",
                 )
             )
             + ")"
         )
 
-    def _merge_statements(self, window: str | None, reads: Sequence[str] | None) -> tuple[Statement, ...]:
-        """The window, the check of its key changes, then the key states merged with the window (a MERGE)."""
-        relink = self.relink_select() if self.links else None
-        same_key = [f"{STATE_ROW}._uniview_db = {MERGED_ROW}._uniview_db"]
-        same_key += [
-            f"{STATE_ROW}.{column} IS NOT DISTINCT FROM {MERGED_ROW}.{column}" for column in self.partition[1:]
-        ]
-        merge = self._upsert(
-            self.keys_table,
-            STATE_ROW,
-            self.keys_select(with_state=True),
-            (*self._cluster_filter(STATE_ROW, state=True), *same_key),
-            self.state_columns,
-        )
-        return (
-            Statement("temp", WINDOW, self.window_select(window, reads), typed=True),
-            *((Statement("assert", WINDOW, relink), dataclasses.replace(merge, guard=relink)) if relink else (merge,)),
-        )
+    def _insert_new(self, window: str | None, reads: Sequence[str] | None) -> Statement:
+        """The window's changes written into the state table as new rows (an INSERT, whose count of rows is the
+        window's), which the statements after it read and the state's MERGE folds in and deletes."""
+        listed = ", ".join(self.state_columns)
+        select = f"SELECT {listed}, {string_literal(NEW_ROW)}\nFROM (\n{self.window_select(window, reads)}\n)"
+        return Statement("insert", self.state_table, select, columns=(*self.state_columns, KIND), typed=True)
 
-    def _facts_merge(self, batches: Sequence[AppliedBatch]) -> Statement:
-        """The facts merged with the window, and `batches` recorded as applied (a MERGE): this advances the
-        watermark.  A batch's row matches no row (its `_uniview_db` is NULL), so it is inserted; the batches
-        landed well before the newest are forgotten (no ledger read reaches them any more)."""
+    def _state_merge(self, batches: Sequence[AppliedBatch]) -> Statement:
+        """The state merged with the new rows (a MERGE): the key states of their keys and the facts of their
+        (database, version table) pairs replaced or inserted, `batches` recorded as applied (fact rows of their own,
+        whose `_uniview_db` is NULL, so they match no row), the new rows deleted, and the batches landed well before
+        the newest forgotten (no ledger read reaches them any more).  This advances the watermark."""
         version = self.version_column
-        same_fact = (
-            f"{FACT_ROW}._uniview_db = {MERGED_ROW}._uniview_db",
-            f"{FACT_ROW}.{version} IS NOT DISTINCT FROM {MERGED_ROW}.{version}",
+        source = "\nUNION ALL\n".join(
+            (
+                self.as_state_rows(
+                    self.keys_select((self._key_in_window(STATE_ROW),), NEW), KEY_ROW, self.state_columns
+                ),
+                self.as_state_rows(self.facts_select(True, batches), FACT_ROW, self.facts_columns),
+            )
         )
-        select = self.facts_select(with_facts=True, batches=batches)
-        merge = self._upsert(self.facts_table, FACT_ROW, select, same_fact, self.facts_columns)
-        if not batches:
-            return merge
-        newest = max(batch.landed_at for batch in batches)
-        forget = (_landed_datetime(newest) - timedelta(seconds=4 * LEDGER_HORIZON_SECONDS)).strftime(LANDED_FORMAT)
-        old = f"WHEN NOT MATCHED BY SOURCE AND {FACT_ROW}._uniview_landed_at < {string_literal(forget)} THEN DELETE"
-        return dataclasses.replace(merge, clauses=f"{merge.clauses}\n{old}")
+        match = [
+            *self._cluster_filter(STATE_ROW, True, self.new_rows),
+            f"{STATE_ROW}.{KIND} = {MERGED_ROW}.{KIND}",
+            f"{STATE_ROW}._uniview_db = {MERGED_ROW}._uniview_db",
+            *(f"{STATE_ROW}.{column} IS NOT DISTINCT FROM {MERGED_ROW}.{column}" for column in self.partition[1:]),
+            f"({MERGED_ROW}.{KIND} = {string_literal(KEY_ROW)} OR {STATE_ROW}.{version} IS NOT DISTINCT FROM {MERGED_ROW}.{version})",
+        ]
+        merge = self._upsert(self.state_table, STATE_ROW, self.with_new(source), match, self.state_table_columns)
+        gone = f"{STATE_ROW}.{KIND} = {string_literal(NEW_ROW)}"
+        if batches:
+            newest = max(batch.landed_at for batch in batches)
+            forget = (_landed_datetime(newest) - timedelta(seconds=4 * LEDGER_HORIZON_SECONDS)).strftime(LANDED_FORMAT)
+            gone = f"({gone} OR {STATE_ROW}._uniview_landed_at < {string_literal(forget)})"
+        return dataclasses.replace(merge, clauses=f"{merge.clauses}\nWHEN NOT MATCHED BY SOURCE AND {gone} THEN DELETE")
 
     def scope_select(self) -> str:
-        """The rows of `<family>_current` to present again, read after the key states' merge and before the
-        facts' (the facts merged are read as a subquery): a row for each of the window's keys and for each key of
-        the databases presented again (current_table_redo.sql.j2), shown or not (a deleted key's row goes).  Every
-        row of `<family>_current` is a key state's, so these are the keys of every row to present again."""
-        state = ", ".join(self.state_columns)
-        keys = (
-            f"(\n  SELECT {state}\n"
-            f"  FROM {self.keys_table} AS {STATE_ROW}\n"
-            f"  WHERE {self._cluster_filter(STATE_ROW, state=True)[0]}\n"
-            f"    AND ({self._redone(STATE_ROW)} OR {self._same_key(STATE_ROW, True, WINDOW)})\n)"
-        )
+        """The rows of `<family>_current` to present again, read before the state's merge (the key states and the
+        facts merged with the new rows are read as subqueries): a row for each of the window's keys and for each key
+        of the databases presented again (current_table_redo.sql.j2), shown or not (a deleted key's row goes).
+        Every row of `<family>_current` is a key state's, so these are the keys of every row to present again."""
+        keys = f"(\n{self.keys_select((self._redone(STATE_ROW), self._key_in_window(STATE_ROW)), NEW)}\n)"
         facts = f"(\n{self.facts_select(with_facts=True)}\n)"
-        return f"WITH {REDO} AS (\n{self.redo_select()}\n)\n{self.present_select(keys, True, facts)}"
+        return self.with_new(self.present_select(keys, True, facts), (REDO, self.redo_select()))
 
     @staticmethod
     def _redone(alias: str) -> str:
@@ -611,34 +656,34 @@ class CurrentTablePlan:
             "merge",
             self.table,
             self.scope_select(),
-            condition=" AND ".join((self._cluster_filter(SHOWN_ROW, False)[0], *same)),
+            condition=" AND ".join((self._cluster_filter(SHOWN_ROW, False, self.new_rows)[0], *same)),
             alias=SHOWN_ROW,
             clauses=clauses,
             typed=True,
         )
 
     def databases_presented(self, action: Action) -> str:
-        """A SELECT of how many databases a maintenance presents again whole (read after the key states' merge and
-        before the facts'), or a re-presentation (all)."""
+        """A SELECT of how many databases a maintenance presents again whole (read before the state's merge), or a
+        re-presentation (all)."""
         if action == "maintain":
-            return (
-                f"WITH {REDO} AS (\n{self.redo_select()}\n)\nSELECT COUNT(DISTINCT {STATE_ROW}._uniview_db) "
-                f"FROM {self.keys_table} AS {STATE_ROW} WHERE {self._redone(STATE_ROW)}"
-            )
-        return f"SELECT COUNT(DISTINCT _uniview_db) FROM {self.facts_table}"
+            return self.with_new(f"SELECT COUNT(*) FROM {REDO}", (REDO, self.redo_select()))
+        return f"SELECT COUNT(DISTINCT _uniview_db) FROM {self.stored_facts}"
 
     def counts_select(self, action: Action) -> str:
         """A SELECT of what a refresh read (`changes`: the window's rows) and presented again whole (`databases`;
-        -1: not counted, for a build, and for a maintenance, where it would be a query of its own), run before its
-        temporary tables are dropped: a maintenance's reads only the window."""
+        -1: not counted, for a build, and for a maintenance, where it would be a query of its own).  A build counts
+        its temporary table before dropping it; a maintenance and a re-presentation return the count the INSERT of
+        the new rows left in CHANGES_VARIABLE, which reads no table (and is billed nothing)."""
+        if action in ("create", "rebuild"):
+            return f"SELECT (SELECT COUNT(*) FROM {WINDOW}) AS changes, -1 AS databases"
         databases = f"({self.databases_presented(action)})" if action == "re-present" else "-1"
-        return f"SELECT (SELECT COUNT(*) FROM {WINDOW}) AS changes, {databases} AS databases"
+        return f"SELECT {CHANGES_VARIABLE} AS changes, {databases} AS databases"
 
     def _replace_table(self) -> Statement:
         return Statement(
             "replace",
             self.table,
-            self.present_select(self.keys_table),
+            self.present_select(self.key_rows),
             description=self.description,
             typed=True,
             cluster=(self.partition[0], *self.cluster_key),
@@ -719,9 +764,10 @@ def parse_description(description: str | None) -> tuple[str, str] | None:
 
 
 def state_prefixes(family: str) -> tuple[str, ...]:
-    """The names of `family`'s state tables of any state hash start with these (the last: the batches applied, a
-    table of their own in states of an earlier format)."""
+    """The names of `family`'s state tables of any state hash start with these (the first: the one state table; the
+    others: the key state, the facts and the batches applied, tables of their own in states of earlier formats)."""
     return (
+        f"_uniview_current_state_{family}_",
         f"_uniview_current_keys_{family}_",
         f"_uniview_current_facts_{family}_",
         f"_uniview_current_batches_{family}_",
@@ -730,7 +776,7 @@ def state_prefixes(family: str) -> tuple[str, ...]:
 
 # ----------------------------------------------------------------- the batches applied
 
-#: `landed_at` as the facts table keeps it (`_uniview_landed_at`): UTC text that sorts like the times.
+#: `landed_at` as the state's fact rows keep it (`_uniview_landed_at`): UTC text that sorts like the times.
 LANDED_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 APPLIED_COLUMNS = ("_uniview_stream", "_uniview_batch_id", "_uniview_landed_at")
 _SAMPLE_TIME = datetime(2000, 1, 1, tzinfo=UTC)
@@ -738,7 +784,7 @@ _SAMPLE_TIME = datetime(2000, 1, 1, tzinfo=UTC)
 
 @dataclass(frozen=True, order=True)
 class AppliedBatch:
-    """One batch of the sink's ledger as the facts table records it (`landed_at`: LANDED_FORMAT text)."""
+    """One batch of the sink's ledger as the state's fact rows record it (`landed_at`: LANDED_FORMAT text)."""
 
     stream: str
     batch_id: int
@@ -820,7 +866,7 @@ def batch_window(
 
 
 def applied_row(batch: AppliedBatch, facts: Sequence[str]) -> str:
-    """A SELECT of `batch` as a row of the facts table: the values `facts` of its fact columns (NULL), then its own."""
+    """A SELECT of `batch` as a fact row: the values `facts` of its fact columns (NULL), then its own."""
     return f"SELECT {', '.join(facts)}, {string_literal(batch.stream)}, {batch.batch_id}, {string_literal(batch.landed_at)}"
 
 

@@ -133,8 +133,8 @@ class Warehouse(ABC):
         raise WarehouseError(f"{self.url}: keeping <table>_current as a table is not supported here yet")
 
     def applied_batch(self, plan: CurrentTablePlan, stream: str, batch_id: int) -> bool:
-        """Whether `plan`'s current table has applied the sink's batch (stream, batch_id): its facts table
-        (CurrentTablePlan.facts_table) records it.  False where the table or its state does not exist."""
+        """Whether `plan`'s current table has applied the sink's batch (stream, batch_id): a fact row of its state
+        table (CurrentTablePlan.state_table) records it.  False where the table or its state does not exist."""
         return False
 
     def close(self) -> None:  # noqa: B027 (a hook: a warehouse that holds no connection keeps this no-op)

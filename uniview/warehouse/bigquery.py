@@ -350,12 +350,14 @@ class BigQueryWarehouse(Warehouse):
         return bigquery_current.current_action(self, plan, rebuild)
 
     def applied_batch(self, plan: CurrentTablePlan, stream: str, batch_id: int) -> bool:
-        """One query of the facts table, which records the batches applied (a query job, billed at its 10 MB floor)."""
+        """One query of the state table, whose fact rows record the batches applied (a query job, billed at its 10 MB floor)."""
         from google.cloud import bigquery
 
+        from uniview.current.table import FACT_ROW, KIND
+
         sql = (
-            f"SELECT COUNT(*) AS found FROM {quote_path(self.project, plan.dataset, plan.facts_name)} "
-            "WHERE _uniview_stream = @stream AND _uniview_batch_id = @batch_id"
+            f"SELECT COUNT(*) AS found FROM {quote_path(self.project, plan.dataset, plan.state_name)} "
+            f"WHERE {KIND} = '{FACT_ROW}' AND _uniview_stream = @stream AND _uniview_batch_id = @batch_id"
         )
         parameters = [
             bigquery.ScalarQueryParameter("stream", "STRING", stream),

@@ -1,6 +1,6 @@
 """`<table>_current` as a table on BigQuery: the statements of uniview.current.table as one script job.
 
-What a refresh does is read from the table's description and the state tables' existence with
+What a refresh does is read from the table's description and the state table's existence with
 `tables.get` (no query job); then ONE script job runs it:
 
 - maintain: queries first read the watermark, the batches applied and the sink's ledger (in the
@@ -10,7 +10,8 @@ What a refresh does is read from the table's description and the state tables' e
   BatchWindow) is written into the script as TIMESTAMP literals, so its filter on `_cdc_ingested_at`
   prunes the version tables' partitions.  Then every statement inside BEGIN TRANSACTION ... COMMIT
   TRANSACTION: the state, the watermark, the batches applied and the table's rows change together or
-  not at all.
+  not at all.  The count of changes read is the INSERT of the window's rows' own (`@@row_count`, kept in a
+  script variable the last SELECT returns): no statement of the script reads a table to count.
 - re-present (only the presentation changed): the state's merge in the transaction, then
   `<table>_current` replaced whole from the committed state.  BigQuery refuses DDL on permanent tables
   inside a transaction; the replacement writes the new description last, so a job that stops before it
@@ -48,6 +49,7 @@ from google.api_core import exceptions as api_exceptions
 from uniview.core.errors import NotFoundError
 from uniview.core.identifiers import identifier_path, string_literal
 from uniview.current.table import (
+    CHANGES_VARIABLE,
     KILL_AT,
     RELINK,
     Action,
@@ -245,7 +247,7 @@ def control_dataset(plan: CurrentTablePlan) -> str:
 
 def pending_window(warehouse: ScriptWarehouse, plan: CurrentTablePlan) -> tuple[BatchWindow, tuple[AppliedBatch, ...]]:
     """The window of the next maintenance and the ledger's batches it applies: one query reads the
-    watermark and the batches applied (both of the facts table), one the ledger's batches since the newest
+    watermark and the batches applied (both fact rows of the state table), one the ledger's batches since the newest
     applied less the horizon."""
     rows = warehouse.run_query(
         f"read the watermark of {plan.dataset}.{plan.table_name}",
@@ -318,14 +320,22 @@ def action_script(
     after = [s.sql for s in statements if _is_permanent_ddl(s)]
     return _script(
         [
+            f"DECLARE {CHANGES_VARIABLE} INT64 DEFAULT 0",
             "BEGIN TRANSACTION",
-            *(s.sql for s in in_transaction),
+            *(sql for s in in_transaction for sql in _with_count(plan, s)),
             "COMMIT TRANSACTION",
             *after,
             *drops,
             plan.counts_select(action),
         ]
     )
+
+
+def _with_count(plan: CurrentTablePlan, statement: Statement) -> tuple[str, ...]:
+    """`statement`, and after the INSERT of the new rows the count of its rows kept (@@row_count: no query)."""
+    if statement.kind == "insert" and statement.table == plan.state_table:
+        return (statement.sql, f"SET {CHANGES_VARIABLE} = @@row_count")
+    return (statement.sql,)
 
 
 def _is_permanent_ddl(statement: Statement) -> bool:

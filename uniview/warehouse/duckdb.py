@@ -32,7 +32,7 @@ from uniview.core.render import render
 from uniview.core.schema import ColumnRecord, collector_paused, split_version_table
 from uniview.core.types import BQType, parse_type
 from uniview.core.version_description import described_primary_key
-from uniview.current.table import CurrentTablePlan
+from uniview.current.table import FACT_ROW, KIND, CurrentTablePlan
 from uniview.warehouse import duckdb_current
 from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Warehouse, fingerprint
 from uniview.warehouse.duckdb_connection import first_line, open_connection, quote_identifier, scalar
@@ -110,7 +110,7 @@ def fingerprint_from_comment(comment: str | None) -> str:
     return match["digest"]
 
 
-#: Whether a table exists, by schema and name (the current table's facts table, which records the batches applied).
+#: Whether a table exists, by schema and name (the current table's state table, whose fact rows record the batches applied).
 _APPLIED_TABLE_SQL = (
     "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ? "
     "AND table_name = ?"
@@ -292,11 +292,11 @@ class DuckDBWarehouse(Warehouse):
             return False
 
         def read() -> bool:
-            listed = connection.execute(_APPLIED_TABLE_SQL, [plan.dataset, plan.facts_name]).fetchone()
+            listed = connection.execute(_APPLIED_TABLE_SQL, [plan.dataset, plan.state_name]).fetchone()
             if not listed or not listed[0]:
                 return False
-            sql = f"SELECT count(*) FROM {quote_identifier(plan.dataset)}.{quote_identifier(plan.facts_name)} "
-            where = "WHERE _uniview_stream = ? AND _uniview_batch_id = ?"
+            sql = f"SELECT count(*) FROM {quote_identifier(plan.dataset)}.{quote_identifier(plan.state_name)} "
+            where = f"WHERE {KIND} = '{FACT_ROW}' AND _uniview_stream = ? AND _uniview_batch_id = ?"
             found = connection.execute(sql + where, [stream, batch_id]).fetchone()
             return bool(found and found[0])
 

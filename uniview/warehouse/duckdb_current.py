@@ -93,7 +93,7 @@ def maintain_current_table(
     if action in ("create", "rebuild"):
         databases = _count(
             connection,
-            f"(SELECT DISTINCT _uniview_db FROM {_duckdb_name(plan.facts_table)} WHERE _uniview_db IS NOT NULL)",
+            f"(SELECT DISTINCT _uniview_db FROM {_duckdb_name(plan.state_table)} WHERE _uniview_db IS NOT NULL)",
         )
     rows = _count(connection, _path(plan.dataset, plan.table_name))
     logger.info("%s %s.%s: %d change(s) read, %d row(s)", action, plan.dataset, plan.table_name, changes, rows)
@@ -102,7 +102,7 @@ def maintain_current_table(
 
 def _reach(number: int) -> None:
     """`UNIVIEW_CURRENT_KILL_AT=<n>` makes the process SIGKILL itself before the n-th statement: exactly
-    `kill -9` half-way through the transaction (for the tests)."""
+    `kill -9` half-way through the transaction (for the tests); one past the last statement: after them all."""
     if os.environ.get(KILL_AT) == str(number):
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -186,7 +186,8 @@ def _run_action(
     first: int = 1,
 ) -> tuple[int, int]:
     """Run the statements of `action`, numbered from `first` (UNIVIEW_CURRENT_KILL_AT counts every statement of
-    the refresh): (changes read, databases presented again); _Relink before any write."""
+    the refresh, and one past the last is the point after them, before the commit): (changes read, databases presented
+    again); _Relink before any write but the new rows' (a rebuild replaces the state they were written to)."""
     if action in ("create", "rebuild"):
         _drop_view(connection, plan)
     building = action in ("create", "rebuild")
@@ -194,9 +195,8 @@ def _run_action(
     changes = databases = 0
     table_types = column_types(connection)  # one catalog read per schema, only if a statement is translated
     reads = None if window is None else window.reads
-    for number, statement in enumerate(
-        plan.statements(action, None if window is None else FLOOR, batches, reads), first
-    ):
+    statements = plan.statements(action, None if window is None else FLOOR, batches, reads)
+    for number, statement in enumerate(statements, first):
         _reach(number)
         if action == "maintain" and statement.kind == "merge" and statement.table == plan.table:
             databases = _counted(connection, _typed(plan.databases_presented(action), table_types, plan.state_hash))
@@ -208,8 +208,11 @@ def _run_action(
             table_types = column_types(connection)
         if statement.kind == "temp" and statement.table == WINDOW:
             changes = _count(connection, WINDOW)
+        elif statement.kind == "insert" and statement.table == plan.state_table:  # the new rows: INSERT's count
+            (changes,) = found.fetchone() or (0,)
     if action == "re-present":
         databases = _counted(connection, plan.databases_presented(action))
+    _reach(first + len(statements))
     return changes, databases
 
 
@@ -221,13 +224,9 @@ def pending_window(
     connection: duckdb.DuckDBPyConnection, plan: CurrentTablePlan
 ) -> tuple[BatchWindow, tuple[AppliedBatch, ...]]:
     """The window of the next maintenance and the ledger's batches it applies (uniview.current.table.batch_window)."""
-    newest = connection.execute(f"SELECT max(_uniview_watermark) FROM {_duckdb_name(plan.facts_table)}").fetchone()
+    newest = connection.execute(_portable(plan.floor_select)).fetchone()
     watermark = None if newest is None or newest[0] is None else newest[0].astimezone(dt.UTC)
-    facts = _duckdb_name(plan.facts_table)
-    listed = (
-        f"SELECT _uniview_stream, _uniview_batch_id, _uniview_landed_at FROM {facts} WHERE _uniview_stream IS NOT NULL"
-    )
-    applied = [AppliedBatch(*row) for row in connection.execute(listed).fetchall()]
+    applied = [AppliedBatch(*row) for row in connection.execute(_portable(plan.applied_select)).fetchall()]
     mark = max((batch.landed_at for batch in applied), default=None)
     return batch_window(watermark, ledger_batches(connection, plan, ledger_since(mark)), applied)
 
