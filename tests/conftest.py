@@ -7,6 +7,8 @@ test-sized inputs C2's compiling is most of their CPU (in the connector's tests,
 174 s), while the code that runs is the same.
 They also map Spark's classes from the class-data-sharing archive scripts/setup-spark-archive.sh builds
 (uniview.local.class_archive), when it is there: a third less CPU per Spark start.
+The BigQuery emulators the tests start run each query on one DuckDB thread (UNIVIEW_BQ_EMULATOR_THREADS): the
+tests' queries are small, and DuckDB's second thread cost the emulator about 15% more CPU for the same jobs.
 In a parallel run (pytest-xdist, as scripts/test.sh runs the suite) each test
 process reports how many statements its ZetaSQL analyzer checked (tests/zetasql/conftest.py), and the
 run's summary gives their sum.
@@ -26,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from uniview.local.bigquery_emulator import THREADS_VARIABLE
 from uniview.local.class_archive import spark_archive_options
 from uniview.local.processes import QUICK_JIT, keep_grpc_fork_handlers_off
 
@@ -76,6 +79,7 @@ def pytest_configure(config):
     os.environ.setdefault("SPARK_LOCAL_DIRS", _scratch[-1])
     java = f"{QUICK_JIT} {spark_archive_options()} -Djava.io.tmpdir={_scratch[-1]}"
     os.environ.setdefault("SPARK_SUBMIT_OPTS", " ".join(java.split()))
+    os.environ.setdefault(THREADS_VARIABLE, "1")
     register_durations(config)
 
 

@@ -230,3 +230,14 @@ def test_concurrent_applies_to_one_view_all_succeed(warehouse, customer):
     with ThreadPoolExecutor(6) as pool:
         job_ids = list(pool.map(warehouse.apply, changes))
     assert all(len(applied.jobs) == 1 for applied in job_ids)
+
+
+def test_the_emulator_runs_each_query_on_the_threads_the_run_sets(bq_client):
+    """The test run sets UNIVIEW_BQ_EMULATOR_THREADS (tests/conftest.py) and the shim gives the emulator's DuckDB
+    that many threads: one, where DuckDB's default would be one per core."""
+    import os
+
+    from uniview.local.bigquery_emulator import THREADS_VARIABLE
+
+    (row,) = bq_client.query_and_wait("SELECT current_setting('threads') AS threads")
+    assert row["threads"] == int(os.environ[THREADS_VARIABLE]) == 1

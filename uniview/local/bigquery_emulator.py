@@ -27,6 +27,10 @@ from uniview.core.errors import UniviewError
 from uniview.local.processes import free_port, running_server
 
 VENV_VARIABLE = "UNIVIEW_BQ_EMULATOR_VENV"
+#: The number of threads the emulator's DuckDB runs each query on, when set (DuckDB's default otherwise: one per
+#: core).  The tests set 1 (tests/conftest.py): their queries are small, and a second thread per query costs more
+#: CPU than it saves on a machine whose cores every process of the run keeps busy.
+THREADS_VARIABLE = "UNIVIEW_BQ_EMULATOR_THREADS"
 DEFAULT_PROJECT = "test-project"
 _CHECKOUT = Path(__file__).resolve().parents[2]
 SETUP_SCRIPT = _CHECKOUT / "scripts" / "setup-bigquery-emulator.sh"

@@ -46,7 +46,8 @@ names a table several times (its check, its types, its ingestion-time column, it
 columns of a DuckLake catalog's table are read once per catalog snapshot (uniview.local.bigquery_emulator_memo), and
 read again as soon as any connection commits a change to the catalog.  The emulator's own records (its jobs, the
 resources of its datasets and tables, the listing of a query's result table) are kept in its process, for speed too
-(uniview.local.bigquery_emulator_records).
+(uniview.local.bigquery_emulator_records).  With UNIVIEW_BQ_EMULATOR_THREADS set (uniview.local.bigquery_emulator),
+its DuckDB runs each query on that many threads.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ import contextlib
 import datetime
 import functools
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -79,6 +81,7 @@ from sqlglot import exp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: the emulator's venv has no uniview
 from uniview.local import bigquery_emulator_records as records
+from uniview.local.bigquery_emulator import THREADS_VARIABLE
 from uniview.local.bigquery_emulator_json import json_query, json_query_array, json_value
 from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, SCHEMA, CatalogSnapshot, SnapshotMemo
 
@@ -389,6 +392,8 @@ def _connect() -> Any:
     global _memo
     _memo = SnapshotMemo(_snapshot, _load)
     connection = _emulator_connect()
+    if threads := os.environ.get(THREADS_VARIABLE):
+        connection.execute(f"SET threads = {int(threads)}")
     connection.execute(_PARSE_JSON)
     for name, function, returns in _JSON_FUNCTIONS.values():  # NULL in, NULL out: they return NULL too
         connection.create_function(name, function, ["VARCHAR", "VARCHAR"], returns, null_handling="special")
