@@ -17,7 +17,7 @@ import hashlib
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain, compress
+from itertools import compress
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -266,13 +266,13 @@ def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[Unifie
         first_seen.setdefault(id(version.columns), version.columns)
         last_seen[id(version.columns)] = index
     types: dict[str, dict[BQType, None]] = {}  # the distinct types of each column, in order of appearance
-    for column in _distinct(chain.from_iterable(first_seen.values())):
+    for column in _distinct(first_seen.values()):
         key = column.name.lower()
         if key != SOURCE_TABLE:  # a consolidated table's bookkeeping, not a column of the family
             types.setdefault(key, {})[column.type] = None
     newest_last = [first_seen[columns_id] for columns_id in sorted(last_seen, key=last_seen.__getitem__)]
     spelling: dict[str, str] = {}
-    for column in reversed(_distinct(chain.from_iterable(map(reversed, reversed(newest_last))))):
+    for column in reversed(_distinct(tuple(reversed(columns)) for columns in reversed(newest_last))):
         spelling[column.name.lower()] = column.name  # in order of each column's last appearance
     return tuple(
         UnifiedColumn(spelling[key], unify(column_types, policy), tuple(column_types))
@@ -280,11 +280,13 @@ def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[Unifie
     )
 
 
-def _distinct(columns: Iterable[Column]) -> list[Column]:
-    """The distinct Column objects among `columns`, in order of first appearance (by identity: no hashing of
-    their types, and one pass in C over the 270,000 columns of a wide family)."""
-    listed = list(columns)
-    return list(dict(zip(map(id, listed), listed, strict=True)).values())
+def _distinct(lists: Iterable[Sequence[Column]]) -> list[Column]:
+    """The distinct Column objects in `lists`, in order of first appearance (by identity: no hashing of their
+    types; each list is added in C, however many of the 270,000 columns of a wide family they hold)."""
+    seen: dict[int, Column] = {}
+    for columns in lists:
+        seen.update(zip(map(id, columns), columns, strict=True))
+    return list(seen.values())
 
 
 def table_alias(version: TableVersion) -> str:
