@@ -13,8 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import groupby
-from operator import itemgetter
+from itertools import compress, groupby
+from operator import itemgetter, not_
 from typing import NamedTuple, cast
 
 from uniview.core.segments import Segment
@@ -190,14 +190,14 @@ class _Shapes:
     def columns(self, table_name: str, names: Sequence[str], types: Sequence[str]) -> tuple[Column, ...]:
         # In C: a new list mostly repeats known columns, and zip reuses its pair while the lookup lets go of it.
         known = tuple(map(self._columns.get, zip(names, types, strict=True)))
-        if None in known:
-            known = tuple([self._column(table_name, pair) for pair in zip(names, types, strict=True)])
+        if not all(known):  # a Column is always true; `None in known` would call Column.__eq__ on each
+            for pair in compress(zip(names, types, strict=True), map(not_, known)):
+                self._add_column(table_name, pair)
+            known = tuple(map(self._columns.get, zip(names, types, strict=True)))
         columns = cast(tuple[Column, ...], known)
         return self._shapes.setdefault(tuple(map(id, columns)), columns)
 
-    def _column(self, table_name: str, pair: tuple[str, str]) -> Column:
-        column = self._columns.get(pair)
-        if column is None:
+    def _add_column(self, table_name: str, pair: tuple[str, str]) -> None:
+        if pair not in self._columns:  # a list may name a new pair twice
             name, data_type = pair
-            column = self._columns[pair] = Column(name, parse_type(data_type, table=table_name, column=name))
-        return column
+            self._columns[pair] = Column(name, parse_type(data_type, table=table_name, column=name))
