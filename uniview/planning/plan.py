@@ -17,6 +17,7 @@ import hashlib
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from itertools import compress
 from operator import itemgetter
 from typing import NamedTuple
@@ -307,10 +308,18 @@ class _Shape:
     """The select items of one list of version columns: naming the unified columns, and bare."""
 
     columns: tuple[Column, ...]
-    named: list[str]
-    bare: list[str]
+    ordered: list[_FoundColumn]  # what fills each unified column, in order
     alias: str
     has_source_table: bool
+
+    @cached_property
+    def named(self) -> list[str]:
+        """Only a view's first branch names its columns: built for the few versions that are one."""
+        return list(map(_FOUND_NAMED, self.ordered))
+
+    @cached_property
+    def bare(self) -> list[str]:
+        return list(map(_FOUND_BARE, self.ordered))
 
 
 class _FoundColumn(NamedTuple):
@@ -351,6 +360,7 @@ class SelectBuilder:
         self._shapes: dict[int, _Shape] = {}
         self._missing: dict[int, _FoundColumn] = {}
         self._found: dict[int, _FoundColumn] = {}  # by id(Column): the column is kept, so its id stays its own
+        self._special_seen = False  # whether any column found is special (most families have none)
 
     def item(self, column: UnifiedColumn, found: Column | None, named: bool = True) -> str:
         """One select item, naming the column or bare."""
@@ -397,11 +407,10 @@ class SelectBuilder:
             for position in sorted(self._positions.difference(by_position)):
                 by_position[position] = self._missing_column(position)
         ordered = list(map(by_position.__getitem__, range(len(self.columns))))
-        special = list(compress(found, map(_FOUND_SPECIAL, found)))
+        special = list(compress(found, map(_FOUND_SPECIAL, found))) if self._special_seen else []
         return _Shape(
             columns,
-            list(map(_FOUND_NAMED, ordered)),
-            list(map(_FOUND_BARE, ordered)),
+            ordered,
             _alias({name for column in special for name in (column.key, column.stored_key)}),
             any(column.key == SOURCE_TABLE for column in special),
         )
@@ -420,8 +429,9 @@ class SelectBuilder:
         key, stored_key = column.name.lower(), (column.stored or column.name).lower()
         position = self._position_of_key.get(key, -1)
         named, bare = self._item_pair(self.columns[position], column) if position >= 0 else ("", "")
-        special = key == SOURCE_TABLE or _ALIAS_SHAPED.fullmatch(key) or _ALIAS_SHAPED.fullmatch(stored_key)
-        return _FoundColumn(position, named, bare, key, stored_key, bool(special), column)
+        special = bool(key == SOURCE_TABLE or _ALIAS_SHAPED.fullmatch(key) or _ALIAS_SHAPED.fullmatch(stored_key))
+        self._special_seen = self._special_seen or special
+        return _FoundColumn(position, named, bare, key, stored_key, special, column)
 
     def _missing_column(self, position: int) -> _FoundColumn:
         """The NULL that stands for a unified column a version lacks."""
