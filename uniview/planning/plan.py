@@ -36,7 +36,7 @@ from uniview.core.landing_layout import SOURCE_TABLE
 from uniview.core.renames import Rename, TableRename
 from uniview.core.render import render
 from uniview.core.resolve import POLICIES, Converter, null_of, unify, validate_timezone
-from uniview.core.schema import Column, TableVersion
+from uniview.core.schema import Column, TableVersion, collector_paused
 from uniview.core.sql_check import check_expression_shape, check_statement_shape
 from uniview.core.types import BQType
 from uniview.current.table import CurrentTablePlan, current_table_plan
@@ -465,6 +465,13 @@ def plan_family(
     source_dataset: str, target_dataset: str, versions: Sequence[TableVersion], options: GeneratorOptions
 ) -> FamilyPlan:
     """Plan the views of one family; LimitError (a PlanError) when BigQuery's limits cannot be met."""
+    with collector_paused():  # the plan of a wide family builds hundreds of thousands of objects, none in a cycle
+        return _plan_family(source_dataset, target_dataset, versions, options)
+
+
+def _plan_family(
+    source_dataset: str, target_dataset: str, versions: Sequence[TableVersion], options: GeneratorOptions
+) -> FamilyPlan:
     validate_dataset(source_dataset)
     validate_dataset(target_dataset, "target dataset")
     if not versions:
