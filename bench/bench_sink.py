@@ -246,6 +246,18 @@ def measure(workdir: Path, records: int, pairs: int, master: str, tables: int, v
     }
 
 
+def results_name(records: list[int], tables: int = len(TABLES), versions_per_table: int = VERSIONS_PER_TABLE) -> str:
+    """The name of the results file of a run on these inputs (bench/results/<name>.json)."""
+    name = (
+        "sink"
+        if (tables, versions_per_table) == (len(TABLES), VERSIONS_PER_TABLE)
+        else f"sink-{len(schemas(tables, versions_per_table))}-versions"
+    )
+    if records != DEFAULT_RECORDS:
+        name += "-" + "-".join(str(count) for count in records) + "-records"
+    return name
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, nargs="+", default=DEFAULT_RECORDS)
@@ -277,14 +289,7 @@ def main(argv: list[str] | None = None) -> dict:
             f"-> sink at {r['ratio']:.2f}x the hand-written job (text copy {r['text_copy_seconds']:.1f}s); "
             f"peak memory {r['baseline_peak_mib']:,} / {r['sink_peak_mib']:,} MiB"
         )
-    name = (
-        "sink"
-        if (args.tables, args.versions_per_table) == (len(TABLES), VERSIONS_PER_TABLE)
-        else f"sink-{versions}-versions"
-    )
-    if args.records != DEFAULT_RECORDS:
-        name += "-" + "-".join(str(records) for records in args.records) + "-records"
-    print(f"wrote {write_results(name, report)}")
+    print(f"wrote {write_results(results_name(args.records, args.tables, args.versions_per_table), report)}")
     return report
 
 

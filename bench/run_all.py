@@ -21,6 +21,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from bench.bench_sink import results_name as sink_results_name
 from bench.compare import DOCS_PAGE, Comparison, compare, recorded_figures, verdict
 from bench.results_file import RESULTS_DIR
 
@@ -51,8 +52,8 @@ QUICK = {
 }
 
 
-#: The results file of a headline benchmark run with other inputs than its default (bench_sink names it so).
-COMPARE_RESULTS = {"sink": "sink-400000-records"}
+#: The results file of a headline benchmark whose comparison runs it on other inputs than its default.
+COMPARE_RESULTS = {"sink": sink_results_name([400_000])}
 
 
 def run(name: str, args: list[str], results: str | None = None) -> dict | list:
