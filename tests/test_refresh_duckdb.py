@@ -11,6 +11,7 @@ from families import mixed_duckdb_tables
 from test_plan import assert_golden
 
 from uniview.cli.main import main
+from uniview.core.schema import table_listings
 from uniview.ops.refresh import RefreshRequest, refresh
 from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse import open_warehouse
@@ -231,6 +232,9 @@ class LaggingMetadata:
         if self.lagging_table in required_tables:
             return records
         return [r for r in records if r.table_name != self.lagging_table]
+
+    def read_table_listings(self, dataset, families=None, required_tables=()):
+        return table_listings(self.read_columns(dataset, families, required_tables))
 
     def __getattr__(self, name):
         return getattr(self.warehouse, name)
