@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
-import random
 import statistics
 import subprocess
 import sys
@@ -34,7 +33,7 @@ from uniview.planning.plan import GeneratorOptions, plan_family
 from uniview.warehouse.duckdb_types import duckdb_type
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from families import all_conflicting_family, synthetic_family
+from families import all_conflicting_family, mixed_duckdb_tables, synthetic_family
 
 #: The baseline: open the file and read the dataset's column metadata, the plainest way, nothing else.
 _READ_METADATA = (
@@ -42,15 +41,6 @@ _READ_METADATA = (
     "'SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = ?', "
     "[sys.argv[2]]).fetchall(); assert rows"
 )
-#: The mixed family's DuckDB types, and the other type a column has in about 20% of the versions.
-MIXED_TYPES = {
-    "BIGINT": "VARCHAR",
-    "VARCHAR": "BIGINT",
-    "DOUBLE": "DECIMAL(38,9)",
-    "TIMESTAMP": "TIMESTAMPTZ",
-    "DATE": "TIMESTAMP",
-    "BOOLEAN": "VARCHAR",
-}
 SHELL_GOAL = 1.5
 
 
@@ -107,23 +97,7 @@ def all_conflicting_tables(versions: int, columns: int) -> list[tuple[str, list[
     ]
 
 
-def mixed_tables(versions: int, columns: int, seed: int = 63) -> list[tuple[str, list[tuple[str, str]]]]:
-    """The mixed family (module doc) as (version table, [(column, DuckDB type)])."""
-    rng = random.Random(seed)
-    types = [rng.choice(list(MIXED_TYPES)) for _ in range(columns)]
-    tables = []
-    for index in range(versions):
-        changed = rng.randrange(columns) if index and rng.random() < 0.2 else None
-        typed = [
-            (f"column_{c}", MIXED_TYPES[name] if c == changed else name)
-            for c, name in enumerate(types)
-            if index == 0 or rng.random() >= 0.03
-        ]
-        tables.append((f"events_v_{index:06d}", typed))
-    return tables
-
-
-FAMILIES = {"every column changes type": all_conflicting_tables, "mixed": mixed_tables}
+FAMILIES = {"every column changes type": all_conflicting_tables, "mixed": mixed_duckdb_tables}
 
 
 def duckdb_family(path: Path, tables: list[tuple[str, list[tuple[str, str]]]]) -> None:

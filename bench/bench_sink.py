@@ -7,11 +7,12 @@
 
 Input: CDC records in uniview's envelope over 4 tables x 5 schema versions of 12-22 columns, each
 record declaring its schema and version, one malformed line per 20,000.  Whole processes are timed,
-each starting its own local[2] SparkSession, in alternating pairs (baseline, sink, baseline, sink, ...):
+each starting its own local[2] SparkSession, in pairs whose order alternates (baseline, sink, sink, baseline, ...):
   baseline: bench/sink_baseline_job.py - fixed envelope schema (data as MAP<STRING,STRING>), one
             parse, Parquet partitioned by table and version
   sink:     uniview sink --input ... --warehouse duckdb:///... --dataset shop --notify none
-The figure is median(baseline) / median(sink): 1.0 means as fast as the hand-written job.
+The figure is the median of the pairs' ratios baseline / sink (each pair sees the same machine): 1.0 means as
+fast as the hand-written job.
 A plain text copy (read.text -> write.parquet, parses nothing) is timed once as context.  Each run's
 peak memory is that of its whole process tree (the Python driver and Spark's local JVM, which holds the
 executors), the largest over the pairs.
@@ -213,8 +214,8 @@ def measure(workdir: Path, records: int, pairs: int, master: str, tables: int, v
     names = ("baseline", "sink")
     seconds: dict[str, list[float]] = {name: [] for name in names}
     memory: dict[str, list[int]] = {name: [] for name in names}
-    for _ in range(pairs):
-        for name in names:
+    for pair in range(pairs):
+        for name in names if pair % 2 == 0 else reversed(names):  # the order alternates from pair to pair
             clean(workdir, [name])
             elapsed, peak = timed(run[name], env)
             seconds[name].append(elapsed)
@@ -228,6 +229,7 @@ def measure(workdir: Path, records: int, pairs: int, master: str, tables: int, v
     clean(workdir)
     copy, _ = timed(run["text copy"], env)
     baseline, sink = statistics.median(seconds["baseline"]), statistics.median(seconds["sink"])
+    ratios = [b / s for b, s in zip(seconds["baseline"], seconds["sink"], strict=True)]
     shutil.rmtree(source, ignore_errors=True)
     return {
         "records": records,
@@ -235,12 +237,25 @@ def measure(workdir: Path, records: int, pairs: int, master: str, tables: int, v
         "pairs": pairs,
         "baseline_seconds": round(baseline, 2),
         "sink_seconds": round(sink, 2),
-        "ratio": round(baseline / sink, 3),
+        "ratio": round(statistics.median(ratios), 3),
+        "pair_ratios": [round(r, 3) for r in ratios],
         "text_copy_seconds": round(copy, 2),
         "baseline_peak_mib": round(max(memory["baseline"]) / MIB),
         "sink_peak_mib": round(max(memory["sink"]) / MIB),
         "all": {k: [round(x, 2) for x in v] for k, v in seconds.items()},
     }
+
+
+def results_name(records: list[int], tables: int = len(TABLES), versions_per_table: int = VERSIONS_PER_TABLE) -> str:
+    """The name of the results file of a run on these inputs (bench/results/<name>.json)."""
+    name = (
+        "sink"
+        if (tables, versions_per_table) == (len(TABLES), VERSIONS_PER_TABLE)
+        else f"sink-{len(schemas(tables, versions_per_table))}-versions"
+    )
+    if records != DEFAULT_RECORDS:
+        name += "-" + "-".join(str(count) for count in records) + "-records"
+    return name
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -274,14 +289,7 @@ def main(argv: list[str] | None = None) -> dict:
             f"-> sink at {r['ratio']:.2f}x the hand-written job (text copy {r['text_copy_seconds']:.1f}s); "
             f"peak memory {r['baseline_peak_mib']:,} / {r['sink_peak_mib']:,} MiB"
         )
-    name = (
-        "sink"
-        if (args.tables, args.versions_per_table) == (len(TABLES), VERSIONS_PER_TABLE)
-        else f"sink-{versions}-versions"
-    )
-    if args.records != DEFAULT_RECORDS:
-        name += "-" + "-".join(str(records) for records in args.records) + "-records"
-    print(f"wrote {write_results(name, report)}")
+    print(f"wrote {write_results(results_name(args.records, args.tables, args.versions_per_table), report)}")
     return report
 
 

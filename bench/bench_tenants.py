@@ -4,11 +4,11 @@
     .venv/bin/python -m bench.bench_tenants                           # 1, 100, 1000 databases, 3 rounds
     .venv/bin/python -m bench.bench_tenants --databases 1 1000 --rounds 1
 
-Whole `uniview sink` processes on DuckDB (local[2]), in rounds that run every database count once,
-so each figure is compared with the one-database run of the same rounds.  Each run's Spark jobs are
-counted from its event log.  The figure is median(T databases) / median(1 database): 1.0 means a
-batch costs the same however many version tables it feeds.  A run with --dataset cdc (one shared
-dataset, the tenant as the `_cdc_database` column: the sink's default layout) is the other layout.  Then the same into the local
+Whole `uniview sink` processes on DuckDB (local[2]), in rounds that run every database count once, and the
+largest count into one shared dataset (--dataset cdc, the tenant as the `_cdc_database` column: the sink's
+default layout), in an order that alternates from round to round.  Each run's Spark jobs are counted from its
+event log.  The figure is the median over the rounds of T(databases) / T(1 database) in the same round: 1.0
+means a batch costs the same however many version tables it feeds.  Then the same into the local
 BigQuery emulator with the real spark-bigquery-connector (`--emulator-databases`, default 1 and 100;
 a fresh emulator per run, so every run creates its tables; needs scripts/setup-bigquery-connector.sh).
 """
@@ -125,32 +125,44 @@ def run_sink(
     return elapsed, spark_jobs(events)
 
 
-def measure(workdir: Path, counts: list[int], rounds: int, master: str, on_emulator: bool) -> dict[int, list]:
-    """{databases: [(seconds, Spark jobs), ...]} over `rounds` rounds, each running every count once."""
-    found: dict[int, list] = {n: [] for n in counts}
-    for _ in range(rounds):
-        for n in counts:
+def measure(workdir: Path, counts: list[int], rounds: int, master: str, on_emulator: bool) -> dict[int | str, list]:
+    """{databases: [(seconds, Spark jobs), ...]} over `rounds` rounds, each running every count once (on DuckDB, the
+    largest count into one shared dataset too, under the key SHARED), in an order that alternates from round to
+    round, so each round's runs see about the same machine."""
+    layouts: list[int | str] = [*counts, *([] if on_emulator else [SHARED])]
+    found: dict[int | str, list] = {layout: [] for layout in layouts}
+    where = "emulator" if on_emulator else "DuckDB"
+    for round_number in range(rounds):
+        for layout in layouts if round_number % 2 == 0 else reversed(layouts):
+            n = max(counts) if layout == SHARED else int(layout)
+            dataset = "cdc" if layout == SHARED else None
             if on_emulator:
                 with connector_emulator(Path(tempfile.mkdtemp(dir=workdir))) as bigquery:
-                    found[n].append(run_sink(workdir, workdir / f"in-{n}", None, master, bigquery))
+                    found[layout].append(run_sink(workdir, workdir / f"in-{n}", dataset, master, bigquery))
             else:
-                found[n].append(run_sink(workdir, workdir / f"in-{n}", None, master))
-            where = "emulator" if on_emulator else "DuckDB"
-            print(f"{n:>5} databases, {where}: {found[n][-1][0]:.1f} s, {found[n][-1][1]} Spark jobs", flush=True)
+                found[layout].append(run_sink(workdir, workdir / f"in-{n}", dataset, master))
+            shown = f"{n:>5} databases{', one shared dataset' if layout == SHARED else ''}"
+            print(f"{shown}, {where}: {found[layout][-1][0]:.1f} s, {found[layout][-1][1]} Spark jobs", flush=True)
     return found
 
 
-def summary(found: dict[int, list]) -> list[dict]:
-    one = statistics.median(seconds for seconds, _ in found[min(found)])
+#: The layout of the largest database count landing in one shared dataset (`--dataset cdc`).
+SHARED = "shared"
+
+
+def summary(found: dict[int | str, list]) -> list[dict]:
+    """Each layout's median seconds, and the median over the rounds of its ratio to the one-database run of the
+    same round."""
+    one = [seconds for seconds, _ in found[1]]
     return [
         {
             "databases": n,
             "seconds": round(statistics.median(s for s, _ in runs), 2),
             "all": [round(s, 2) for s, _ in runs],
-            "ratio_to_one": round(statistics.median(s for s, _ in runs) / one, 2),
+            "ratio_to_one": round(statistics.median(s / o for (s, _), o in zip(runs, one, strict=True)), 2),
             "spark_jobs": runs[-1][1],
         }
-        for n, runs in sorted(found.items())
+        for n, runs in found.items()
     ]
 
 
@@ -173,23 +185,18 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         for n in sorted(set(counts + emulated)):
             generate(workdir / f"in-{n}" / "records.json", n)
-        duckdb_runs = summary(measure(workdir, counts, args.rounds, args.master, False))
-        shared, shared_jobs = run_sink(workdir, workdir / f"in-{counts[-1]}", "cdc", args.master)
+        duckdb_layouts = summary(measure(workdir, counts, args.rounds, args.master, False))
         emulator_runs = summary(measure(workdir, emulated, args.rounds, args.master, True)) if emulated else []
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    one = duckdb_runs[0]["seconds"]
+    duckdb_runs = [r for r in duckdb_layouts if r["databases"] != SHARED]
+    shared = next(r for r in duckdb_layouts if r["databases"] == SHARED)
     report = {
         "records": RECORDS,
         "rounds": args.rounds,
         "master": args.master,
         "runs": duckdb_runs,
-        "shared_dataset": {
-            "databases": counts[-1],
-            "seconds": round(shared, 2),
-            "ratio_to_one": round(shared / one, 2),
-            "spark_jobs": shared_jobs,
-        },
+        "shared_dataset": {**shared, "databases": counts[-1]},
         "emulator_runs": emulator_runs,
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
@@ -201,8 +208,8 @@ def main(argv: list[str] | None = None) -> dict:
                 f"{r['ratio_to_one']:.2f}x one database; {r['spark_jobs']} Spark jobs"
             )
     print(
-        f"{counts[-1]:>5} databases, one shared dataset, DuckDB: {shared:.1f} s = {shared / one:.2f}x; "
-        f"{shared_jobs} Spark jobs"
+        f"{counts[-1]:>5} databases, one shared dataset, DuckDB: {shared['seconds']:.1f} s = "
+        f"{shared['ratio_to_one']:.2f}x; {shared['spark_jobs']} Spark jobs"
     )
     print(f"wrote {write_results('tenants', report)}")
     return report

@@ -106,3 +106,32 @@ def type_changing_family(versions: int, columns: int, changes: int = 3, family: 
             )
         )
     return result
+
+
+#: The mixed family's DuckDB types, and the other type a column has in about 20% of the versions.
+MIXED_DUCKDB_TYPES = {
+    "BIGINT": "VARCHAR",
+    "VARCHAR": "BIGINT",
+    "DOUBLE": "DECIMAL(38,9)",
+    "TIMESTAMP": "TIMESTAMPTZ",
+    "DATE": "TIMESTAMP",
+    "BOOLEAN": "VARCHAR",
+}
+
+
+def mixed_duckdb_tables(versions: int, columns: int, seed: int = 63) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The mixed family as (version table, [(column, DuckDB type)]): BIGINT, VARCHAR, DOUBLE, TIMESTAMP, DATE and
+    BOOLEAN columns; in about 20% of the versions one column has its other type (MIXED_DUCKDB_TYPES); about 3% of
+    the columns missing from each version after the first."""
+    rng = random.Random(seed)
+    types = [rng.choice(list(MIXED_DUCKDB_TYPES)) for _ in range(columns)]
+    tables = []
+    for index in range(versions):
+        changed = rng.randrange(columns) if index and rng.random() < 0.2 else None
+        typed = [
+            (f"column_{c}", MIXED_DUCKDB_TYPES[name] if c == changed else name)
+            for c, name in enumerate(types)
+            if index == 0 or rng.random() >= 0.03
+        ]
+        tables.append((f"events_v_{index:06d}", typed))
+    return tables

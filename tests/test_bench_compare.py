@@ -9,7 +9,7 @@ import json
 import pytest
 from rich.console import Console
 
-from bench import run_all
+from bench import bench_sink, run_all
 from bench.compare import DOCS_PAGE, Recorded, compare, recorded_figures, verdict
 
 X = "\u00d7"  # the multiplication sign the docs page writes ratios with
@@ -96,3 +96,13 @@ def test_the_last_results_are_compared_and_the_fallen_figures_named(tmp_path, mo
     output = io.StringIO()
     run_all.print_comparisons(list(comparisons.values()), Console(file=output, width=200))
     assert "fell by more than 10%: plan-mixed" in output.getvalue()
+
+
+def test_the_sink_figure_is_read_from_the_file_its_comparison_run_writes(tmp_path, monkeypatch) -> None:
+    """The comparison runs the sink's benchmark on 400,000 records only, which writes its results under a name
+    of their own: the figure is read from there."""
+    runs = [{"records": 400_000, "ratio": 0.9}]
+    (tmp_path / f"{bench_sink.results_name([400_000])}.json").write_text(json.dumps({"runs": runs}))
+    monkeypatch.setattr(run_all, "RESULTS", tmp_path)
+    comparisons = {c.recorded.key: c for c in run_all.compare_with_docs(["sink"], reuse=True)}
+    assert comparisons["sink-400k"].measured == 0.9

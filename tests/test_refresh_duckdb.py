@@ -7,8 +7,11 @@ import json
 import duckdb
 import pytest
 from click.testing import CliRunner
+from families import mixed_duckdb_tables
+from test_plan import assert_golden
 
 from uniview.cli.main import main
+from uniview.core.schema import table_listings
 from uniview.ops.refresh import RefreshRequest, refresh
 from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse import open_warehouse
@@ -230,6 +233,9 @@ class LaggingMetadata:
             return records
         return [r for r in records if r.table_name != self.lagging_table]
 
+    def read_table_listings(self, dataset, families=None, required_tables=()):
+        return table_listings(self.read_columns(dataset, families, required_tables))
+
     def __getattr__(self, name):
         return getattr(self.warehouse, name)
 
@@ -281,3 +287,22 @@ def test_a_column_named_like_its_version_table_keeps_its_values(tmp_path):
     )
     assert cli("refresh", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", "orders").exit_code == 0
     assert query(path, "SELECT id, orders_v_1 FROM cdc_unified.orders_unified") == [(1, 42)]
+
+
+@pytest.mark.parametrize(
+    ("golden", "options"),
+    [("mixed_family_plan.json", []), ("mixed_family_plan_parts.json", ["--max-view-chars", "6000"])],
+)
+def test_plan_json_of_a_mixed_family_is_unchanged(tmp_path, golden, options):
+    """`uniview plan --json` byte for byte on a family whose versions differ in types and missing columns, read
+    from a DuckDB file: reading, discovery and planning are made faster, never different."""
+    path = tmp_path / "mixed.duckdb"
+    tables = mixed_duckdb_tables(40, 16, seed=7)
+    run_sql(
+        path,
+        "CREATE SCHEMA cdc",
+        *(f"CREATE TABLE cdc.{table} ({', '.join(f'{c} {t}' for c, t in columns)})" for table, columns in tables),
+    )
+    planned = cli("plan", "--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", "events", "--json", *options)
+    assert planned.exit_code == 0, planned.output
+    assert_golden(golden, planned.stdout)

@@ -225,7 +225,13 @@ def sent(monkeypatch):
     def counting(name, original):
         return lambda self, *args, **kwargs: names.append(name) or original(self, *args, **kwargs)
 
-    for name in ("read_columns", "read_view_fingerprints", "read_descriptions", "read_primary_keys"):
+    for name in (
+        "read_columns",
+        "read_table_listings",
+        "read_view_fingerprints",
+        "read_descriptions",
+        "read_primary_keys",
+    ):
         monkeypatch.setattr(DuckDBWarehouse, name, counting(name, getattr(DuckDBWarehouse, name)))
     monkeypatch.setattr(DuckDBStatusReads, "_read", counting("status read", DuckDBStatusReads._read))
     return names

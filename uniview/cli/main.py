@@ -20,13 +20,16 @@ from uniview.local.processes import keep_grpc_fork_handlers_off
 
 keep_grpc_fork_handlers_off()  # before anything imports gRPC
 
-from uniview.cli.options import generator_options, make_generator_options  # noqa: E402
-from uniview.core.errors import ConfigError, UniviewError  # noqa: E402
-from uniview.core.resolve import POLICIES  # noqa: E402
-from uniview.current.table import BatchWindow, CurrentTablePlan  # noqa: E402
-from uniview.ops.refresh import FamilyFailure, RefreshRequest  # noqa: E402
-from uniview.planning.consolidation import DEFAULT_MAX_VERSIONS  # noqa: E402
-from uniview.planning.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY  # noqa: E402
+from uniview.core.schema import collector_paused  # noqa: E402
+
+with collector_paused():  # importing builds modules and classes that live as long as the process: nothing to collect
+    from uniview.cli.options import generator_options, make_generator_options
+    from uniview.core.errors import ConfigError, UniviewError
+    from uniview.core.resolve import POLICIES
+    from uniview.current.table import BatchWindow, CurrentTablePlan
+    from uniview.ops.refresh import FamilyFailure, RefreshRequest
+    from uniview.planning.consolidation import DEFAULT_MAX_VERSIONS
+    from uniview.planning.plan import DEFAULT_MAX_VIEW_CHARS, DEFAULT_POLICY
 
 _LAZY_COMMANDS = {
     "sink": ("uniview.cli.sink", "sink_command"),

@@ -20,7 +20,7 @@ from uniview.core.ddl_renames import DDL_TABLE, ordered_renames
 from uniview.core.errors import NotFoundError, PlanError, TransientWarehouseError, TypeParseError, UniviewError
 from uniview.core.identifiers import validate_dataset, validate_table
 from uniview.core.renames import TableRename, apply_renames
-from uniview.core.schema import TableVersion, collector_paused, discover_families, split_version_table
+from uniview.core.schema import TableVersion, collector_paused, discover_listed_families, split_version_table
 from uniview.core.table_renames import lineages
 from uniview.core.types import STRING, Scalar
 from uniview.core.version_description import (
@@ -124,21 +124,21 @@ def plan_families(
     found = lineages(ddl_rows)  # table renames: a family may be made of other tables' changes
     declared = [rename for rename in request.options.renames if isinstance(rename, TableRename)]
     read_tables = lineage_tables(request.tables, found, DDL_TABLE, declared)
-    # One pause of the collector over the records' whole life: they are gone before it runs again, so it never
-    # scans the 270,000 of a wide family.
+    # One pause of the collector over the listings' whole life: they are gone before it runs again, so it never
+    # scans the 270,000 columns of a wide family.
     with collector_paused():
-        records = warehouse.read_columns(request.dataset, read_tables, request.required_tables)
+        listings = warehouse.read_table_listings(request.dataset, read_tables, request.required_tables)
         primary_keys = None
         descriptions: dict[str, str | None] | None = None
         if request.options.keeps_current:
-            tables = sorted({r.table_name for r in records if split_version_table(r.table_name)})
+            tables = sorted({t.table_name for t in listings if split_version_table(t.table_name)})
             descriptions = warehouse.read_descriptions(request.dataset, tables)
             if descriptions is None:
                 primary_keys = warehouse.read_primary_keys(request.dataset, tables)
             else:
                 primary_keys = {table: described_primary_key(text) for table, text in descriptions.items()}
-        families = discover_families(records, read_tables, primary_keys)
-        del records
+        families = discover_listed_families(listings, read_tables, primary_keys)
+        del listings
     if descriptions:
         families = {name: [_described(v, descriptions.get(v.table_name)) for v in vs] for name, vs in families.items()}
     control = families.pop(DDL_TABLE, None)  # renames read from the source's DDL: an input, not a family

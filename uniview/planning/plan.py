@@ -17,7 +17,8 @@ import hashlib
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain, compress
+from functools import cached_property
+from itertools import compress
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -35,7 +36,7 @@ from uniview.core.landing_layout import SOURCE_TABLE
 from uniview.core.renames import Rename, TableRename
 from uniview.core.render import render
 from uniview.core.resolve import POLICIES, Converter, null_of, unify, validate_timezone
-from uniview.core.schema import Column, TableVersion
+from uniview.core.schema import Column, TableVersion, collector_paused
 from uniview.core.sql_check import check_expression_shape, check_statement_shape
 from uniview.core.types import BQType
 from uniview.current.table import CurrentTablePlan, current_table_plan
@@ -266,13 +267,13 @@ def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[Unifie
         first_seen.setdefault(id(version.columns), version.columns)
         last_seen[id(version.columns)] = index
     types: dict[str, dict[BQType, None]] = {}  # the distinct types of each column, in order of appearance
-    for column in _distinct(chain.from_iterable(first_seen.values())):
+    for column in _distinct(first_seen.values()):
         key = column.name.lower()
         if key != SOURCE_TABLE:  # a consolidated table's bookkeeping, not a column of the family
             types.setdefault(key, {})[column.type] = None
     newest_last = [first_seen[columns_id] for columns_id in sorted(last_seen, key=last_seen.__getitem__)]
     spelling: dict[str, str] = {}
-    for column in reversed(_distinct(chain.from_iterable(map(reversed, reversed(newest_last))))):
+    for column in reversed(_distinct(tuple(reversed(columns)) for columns in reversed(newest_last))):
         spelling[column.name.lower()] = column.name  # in order of each column's last appearance
     return tuple(
         UnifiedColumn(spelling[key], unify(column_types, policy), tuple(column_types))
@@ -280,11 +281,13 @@ def unify_columns(versions: Sequence[TableVersion], policy: str) -> tuple[Unifie
     )
 
 
-def _distinct(columns: Iterable[Column]) -> list[Column]:
-    """The distinct Column objects among `columns`, in order of first appearance (by identity: no hashing of
-    their types, and one pass in C over the 270,000 columns of a wide family)."""
-    listed = list(columns)
-    return list(dict(zip(map(id, listed), listed, strict=True)).values())
+def _distinct(lists: Iterable[Sequence[Column]]) -> list[Column]:
+    """The distinct Column objects in `lists`, in order of first appearance (by identity: no hashing of their
+    types; each list is added in C, however many of the 270,000 columns of a wide family they hold)."""
+    seen: dict[int, Column] = {}
+    for columns in lists:
+        seen.update(zip(map(id, columns), columns, strict=True))
+    return list(seen.values())
 
 
 def table_alias(version: TableVersion) -> str:
@@ -305,10 +308,18 @@ class _Shape:
     """The select items of one list of version columns: naming the unified columns, and bare."""
 
     columns: tuple[Column, ...]
-    named: list[str]
-    bare: list[str]
+    ordered: list[_FoundColumn]  # what fills each unified column, in order
     alias: str
     has_source_table: bool
+
+    @cached_property
+    def named(self) -> list[str]:
+        """Only a view's first branch names its columns: built for the few versions that are one."""
+        return list(map(_FOUND_NAMED, self.ordered))
+
+    @cached_property
+    def bare(self) -> list[str]:
+        return list(map(_FOUND_BARE, self.ordered))
 
 
 class _FoundColumn(NamedTuple):
@@ -349,6 +360,7 @@ class SelectBuilder:
         self._shapes: dict[int, _Shape] = {}
         self._missing: dict[int, _FoundColumn] = {}
         self._found: dict[int, _FoundColumn] = {}  # by id(Column): the column is kept, so its id stays its own
+        self._special_seen = False  # whether any column found is special (most families have none)
 
     def item(self, column: UnifiedColumn, found: Column | None, named: bool = True) -> str:
         """One select item, naming the column or bare."""
@@ -395,11 +407,10 @@ class SelectBuilder:
             for position in sorted(self._positions.difference(by_position)):
                 by_position[position] = self._missing_column(position)
         ordered = list(map(by_position.__getitem__, range(len(self.columns))))
-        special = list(compress(found, map(_FOUND_SPECIAL, found)))
+        special = list(compress(found, map(_FOUND_SPECIAL, found))) if self._special_seen else []
         return _Shape(
             columns,
-            list(map(_FOUND_NAMED, ordered)),
-            list(map(_FOUND_BARE, ordered)),
+            ordered,
             _alias({name for column in special for name in (column.key, column.stored_key)}),
             any(column.key == SOURCE_TABLE for column in special),
         )
@@ -418,8 +429,9 @@ class SelectBuilder:
         key, stored_key = column.name.lower(), (column.stored or column.name).lower()
         position = self._position_of_key.get(key, -1)
         named, bare = self._item_pair(self.columns[position], column) if position >= 0 else ("", "")
-        special = key == SOURCE_TABLE or _ALIAS_SHAPED.fullmatch(key) or _ALIAS_SHAPED.fullmatch(stored_key)
-        return _FoundColumn(position, named, bare, key, stored_key, bool(special), column)
+        special = bool(key == SOURCE_TABLE or _ALIAS_SHAPED.fullmatch(key) or _ALIAS_SHAPED.fullmatch(stored_key))
+        self._special_seen = self._special_seen or special
+        return _FoundColumn(position, named, bare, key, stored_key, special, column)
 
     def _missing_column(self, position: int) -> _FoundColumn:
         """The NULL that stands for a unified column a version lacks."""
@@ -453,6 +465,13 @@ def plan_family(
     source_dataset: str, target_dataset: str, versions: Sequence[TableVersion], options: GeneratorOptions
 ) -> FamilyPlan:
     """Plan the views of one family; LimitError (a PlanError) when BigQuery's limits cannot be met."""
+    with collector_paused():  # the plan of a wide family builds hundreds of thousands of objects, none in a cycle
+        return _plan_family(source_dataset, target_dataset, versions, options)
+
+
+def _plan_family(
+    source_dataset: str, target_dataset: str, versions: Sequence[TableVersion], options: GeneratorOptions
+) -> FamilyPlan:
     validate_dataset(source_dataset)
     validate_dataset(target_dataset, "target dataset")
     if not versions:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from uniview.core.errors import WarehouseError
-from uniview.core.schema import ColumnRecord
+from uniview.core.schema import ColumnRecord, TableListing, table_listings
 
 if TYPE_CHECKING:
     from uniview.current.table import CurrentTablePlan
@@ -81,6 +81,16 @@ class Warehouse(ABC):
         a table that truly does not exist raises NotFoundError.
         Raises NotFoundError when the dataset does not exist.
         """
+
+    def read_table_listings(
+        self,
+        dataset: str,
+        families: Collection[str] | None = None,
+        required_tables: Collection[str] = (),
+    ) -> list[TableListing]:
+        """read_columns grouped by table (uniview.core.schema.table_listings); a backend that reads its catalog
+        table by table lists them directly."""
+        return table_listings(self.read_columns(dataset, families, required_tables))
 
     @abstractmethod
     def read_primary_keys(self, dataset: str, tables: Collection[str]) -> dict[str, tuple[str, ...] | None]:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
-from itertools import compress, repeat
+from itertools import compress, groupby, repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
@@ -29,7 +29,7 @@ import duckdb
 from uniview.core.errors import ConfigError, NotFoundError, TransientWarehouseError, TypeParseError, WarehouseError
 from uniview.core.identifiers import validate_dataset, validate_table
 from uniview.core.render import render
-from uniview.core.schema import ColumnRecord, collector_paused, split_version_table
+from uniview.core.schema import ColumnRecord, TableListing, collector_paused, split_version_table
 from uniview.core.types import BQType, parse_type
 from uniview.core.version_description import described_primary_key
 from uniview.current.table import FACT_ROW, KIND, CurrentTablePlan
@@ -135,22 +135,42 @@ class DuckDBWarehouse(Warehouse):
         required_tables: Collection[str] = (),
     ) -> list[ColumnRecord]:
         """Columns of the version tables in schema `dataset`, `created` = first-seen order (see module doc)."""
-        self._check_not_catalog_name(dataset)
-        connection, schema = self._existing_schema(dataset)
         with collector_paused():
-            rows = _guarded(self.url, lambda: connection.execute(_COLUMNS_SQL, [schema]).fetchall())
-            # The catalog's tables, which the ledger reads, are in these rows: each with its oid.
-            oids = dict(zip(map(_TABLE, rows), map(_OID, rows), strict=True))
-            present = {schema: sorted(oids, key=oids.__getitem__)}
-            order = _guarded(self.url, lambda: record_created_tables_of(connection, [schema], present)[schema])
-            for table in _guarded(self.url, lambda: empty_retired_tables(connection, schema)):
-                order.pop(table, None)  # folded into a consolidated table and empty: no row to show
-            wanted = set(families) if families is not None else None
-            self._check_required(schema, order, wanted, required_tables)
-            created = {table: float(rank) for table, rank in order.items() if _in_families(table, wanted)}
+            rows, created = self._catalog_rows(dataset, families, required_tables)
             records = _column_records(rows, created)
             del rows  # freed before the collector runs again: it then scans the records alone, once
         return records
+
+    def read_table_listings(
+        self,
+        dataset: str,
+        families: Collection[str] | None = None,
+        required_tables: Collection[str] = (),
+    ) -> list[TableListing]:
+        """The columns of read_columns listed table by table straight from the catalog's rows, no record per
+        column built on the way (270,000 of them in a family of 900 wide versions)."""
+        with collector_paused():
+            rows, created = self._catalog_rows(dataset, families, required_tables)
+            listings = _table_listings(rows, created)
+            del rows
+        return listings
+
+    def _catalog_rows(
+        self, dataset: str, families: Collection[str] | None, required_tables: Collection[str]
+    ) -> tuple[list[tuple[Any, ...]], dict[str, float]]:
+        """The catalog's column rows of schema `dataset`, and the creation rank of each table of `families`."""
+        self._check_not_catalog_name(dataset)
+        connection, schema = self._existing_schema(dataset)
+        rows = _guarded(self.url, lambda: connection.execute(_COLUMNS_SQL, [schema]).fetchall())
+        # The catalog's tables, which the ledger reads, are in these rows: each with its oid.
+        oids = dict(zip(map(_TABLE, rows), map(_OID, rows), strict=True))
+        present = {schema: sorted(oids, key=oids.__getitem__)}
+        order = _guarded(self.url, lambda: record_created_tables_of(connection, [schema], present)[schema])
+        for table in _guarded(self.url, lambda: empty_retired_tables(connection, schema)):
+            order.pop(table, None)  # folded into a consolidated table and empty: no row to show
+        wanted = set(families) if families is not None else None
+        self._check_required(schema, order, wanted, required_tables)
+        return rows, {table: float(rank) for table, rank in order.items() if _in_families(table, wanted)}
 
     def _check_not_catalog_name(self, dataset: str) -> None:
         """DuckDB names a file's catalog after the file: a schema of that name is ambiguous in every query."""
@@ -432,23 +452,51 @@ def _catalog_tables(connection: duckdb.DuckDBPyConnection) -> list[tuple[str, st
 
 def _column_records(rows: list[tuple[Any, ...]], created: Mapping[str, float]) -> list[ColumnRecord]:
     """The rows (table, column, index, DuckDB type, oid) of the tables in `created` as records with BigQuery
-    types.  A wide family reads 270,000 rows naming a few dozen types: each type is mapped once (an
-    unsupported one named by its first column), and the records are built without a Python call per row."""
+    types.  A wide family reads 270,000 rows naming a few dozen types: each type is mapped once, when a row
+    first names it (an unsupported one named by that row's column), and the records are built without a
+    Python call per row."""
     kept = list(compress(rows, map(created.__contains__, map(_TABLE, rows))))
-    first_row = dict(zip(map(_DATA_TYPE, reversed(kept)), reversed(kept), strict=True))  # of each type
-    texts = {
-        data_type: _bigquery_type(first_row[data_type][0], first_row[data_type][1], data_type)
-        for data_type in dict.fromkeys(map(_DATA_TYPE, kept))  # in the order the rows name them
-    }
     values = zip(
         map(_TABLE, kept),
         map(_COLUMN, kept),
         map(_INDEX, kept),
-        map(texts.__getitem__, map(_DATA_TYPE, kept)),
+        map(_TypeTexts(kept).__getitem__, map(_DATA_TYPE, kept)),
         map(created.__getitem__, map(_TABLE, kept)),
         repeat(False),  # is_hidden: DuckDB has no hidden columns
     )
     return list(map(tuple.__new__, repeat(ColumnRecord), values))  # ColumnRecord._make, less its length check
+
+
+class _TypeTexts(dict[str, str]):
+    """The BigQuery type text of each DuckDB type the rows name, mapped when it is first looked up: the rows
+    are read in order, so an unsupported type is reported with the first row that names it."""
+
+    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+        super().__init__()
+        self._rows = rows
+
+    def __missing__(self, data_type: str) -> str:
+        table, column = next((_TABLE(row), _COLUMN(row)) for row in self._rows if _DATA_TYPE(row) == data_type)
+        text = self[data_type] = _bigquery_type(table, column, data_type)
+        return text
+
+
+def _table_listings(rows: list[tuple[Any, ...]], created: Mapping[str, float]) -> list[TableListing]:
+    """The rows (table, column, index, DuckDB type, oid) of the tables in `created`, listed table by table in
+    ordinal order (the catalog gives them so: checked, not assumed), with BigQuery type texts."""
+    kept = list(compress(rows, map(created.__contains__, map(_TABLE, rows))))
+    texts = _TypeTexts(kept)
+    by_table: dict[str, list[tuple[Any, ...]]] = {}
+    for table, run in groupby(kept, key=_TABLE):
+        by_table.setdefault(table, []).extend(run)
+    listings = []
+    for table, columns in by_table.items():
+        positions = list(map(_INDEX, columns))
+        if positions != sorted(positions):
+            columns.sort(key=_INDEX)
+        types = list(map(texts.__getitem__, map(_DATA_TYPE, columns)))
+        listings.append(TableListing(table, created[table], list(map(_COLUMN, columns)), types))
+    return listings
 
 
 _TABLE, _COLUMN, _INDEX, _DATA_TYPE, _OID = (itemgetter(i) for i in range(5))
