@@ -63,7 +63,7 @@ TABLES: dict[str, tuple[str, list[str], list[str], int]] = {
         7,
     ),
     "spelled": (
-        'id int PRIMARY KEY, "größe" int',
+        'id int PRIMARY KEY, "größe" int DEFAULT 5',
         ["INSERT INTO spelled VALUES (1, 10)"],
         ['UPDATE spelled SET "größe" = 11 WHERE id = 1'],
         2,
@@ -244,6 +244,16 @@ def test_the_postgresql_connector_streams_each_utf8_byte_of_a_non_ascii_name_as_
         for event in events["spelled"]
     ]
     assert names == [["id", "größe"], ["id", mangled]]
+    # the DEFAULT is declared in the snapshot, found by the name; not in the stream, where no column has the mangled
+    # name: rows older than such a column show NULL (docs/sources.md)
+    defaults = [
+        [
+            field.get("default")
+            for field in next(f for f in event["schema"]["fields"] if f["field"] == "after")["fields"]
+        ]
+        for event in events["spelled"]
+    ]
+    assert defaults == [[None, 5], [None, None]]
     snapshot, update = (event["payload"] for event in events["spelled"])
     assert (snapshot["op"], snapshot["after"], update["op"], update["after"]) == (
         "r",
