@@ -634,9 +634,9 @@ class Migrations(RuleBasedStateMachine):
         )
 
     def check_gone(self) -> None:
-        """Every name the table no longer has (`gone`) shows no row in `<table>_current`, in both warehouses and the
-        envelope path's: a rename empties it at the refresh that moves its rows (docs/current-state.md#table-renames);
-        waits for the refresh as the comparison does."""
+        """Every name the table no longer has (`gone`) shows no row in `<table>_current` (or has none), in both
+        warehouses and the envelope path's: a rename empties it at the refresh that moves its rows
+        (docs/current-state.md#table-renames); waits for the refresh as the comparison does."""
         deadline = time.monotonic() + WAIT
         while (held := self.rows_of_gone_names()) and time.monotonic() < deadline:
             time.sleep(1)
@@ -649,8 +649,15 @@ class Migrations(RuleBasedStateMachine):
         landings["envelope"] = self.envelope.landing
         found = []
         for name, database, table in shown:
-            landing = landings[name]
-            ((count,),) = landing.read(f"SELECT count(*) FROM {database}_unified.{landing.quote(table + '_current')}")
+            landing, view = landings[name], f"{table}_current"
+            if landing.name == "duckdb":  # the envelope path's too
+                listed = f"information_schema.tables WHERE table_schema = '{database}_unified' AND"
+            else:
+                listed = f"{database}_unified.INFORMATION_SCHEMA.TABLES WHERE"
+            ((present,),) = landing.read(f"SELECT count(*) FROM {listed} table_name = '{view}'")
+            if not present:  # absent: no row either
+                continue
+            ((count,),) = landing.read(f"SELECT count(*) FROM {database}_unified.{landing.quote(view)}")
             if count:
                 found.append((name, database, table, count))
         return found
