@@ -329,7 +329,8 @@ def duckdb_family_differences(analyzer: Analyzer, path: Path, dataset: str, tabl
     warehouse = DuckDBWarehouse(path)
     try:
         as_views = replace(options, current="view") if options.keeps_current else options
-        (plan,) = plan_families(warehouse, RefreshRequest(dataset, (table,), options=as_views))
+        plans = plan_families(warehouse, RefreshRequest(dataset, (table,), options=as_views))
+        (plan,) = [plan for plan in plans if plan.family == table]  # a renamed table's lineage plans the others too
     finally:
         warehouse.close()
     with read_only(path) as connection:
