@@ -101,7 +101,9 @@ STEPS = int(os.environ.get("UNIVIEW_GEN_STEPS", "1"))
 DATABASE = {MARIADB: "genmy", POSTGRES: "genpg"}
 PREFIX = {MARIADB: "genmaria", POSTGRES: "genpg"}
 #: Rules of defects still open: off unless UNIVIEW_GEN_OPEN_DEFECTS names them.
-OPEN_DEFECTS: dict[str, str] = {}
+OPEN_DEFECTS: dict[str, str] = {
+    "online_migration": "gh-ost's and pt-online-schema-change's swaps (`online_migration`): drawn by no soak seed yet",
+}
 #: The kinds of default whose value in rows older than the column uniview cannot know, per source
 #: (docs/sink.md#declared-defaults): those rows show NULL, the column named in their `_cdc_unavailable`.
 #: PostgreSQL's "zero date" is 0001-01-01, a date like any other.
@@ -1037,6 +1039,7 @@ class Migrations(RuleBasedStateMachine):
             self.envelope_gone.append(old)
         self.table = new
 
+    @precondition(lambda self: open_defects_enabled("online_migration"))
     @rule(tool=st.sampled_from(["gh-ost", "pt-online-schema-change"]))
     def online_migration(self, tool: str) -> None:
         """An ADD COLUMN as MariaDB's online schema-change tools run it: a shadow table with the new column, every row
