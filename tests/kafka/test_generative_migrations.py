@@ -7,7 +7,7 @@ generative_support.py): ADD COLUMN of every type with every kind of default (Mar
 drawn name (non-ASCII, mixed case, a keyword, a space: every statement quotes it), DROP, DROP + ADD, RENAME (read
 from the DDL for MariaDB, declared in the renames document for both), a type change, TRUNCATE, the table renamed
 (MariaDB's RENAME TABLE, PostgreSQL's declared), MariaDB's online schema changes (gh-ost's and
-pt-online-schema-change's shadow table, copy and swap), writes of values at the edges of each type, a primary-key
+pt-online-schema-change's shadow table, copy and swap; only when OPEN_DEFECTS's `online_migration` is named), writes of values at the edges of each type, a primary-key
 UPDATE, a TOASTed value left unchanged by an UPDATE; PostgreSQL's table is drawn plain or partitioned.  A statement a
 database refuses is a no-op step of that database.  After every step, per warehouse and source database,
 `<table>_current` must equal `SELECT *` on the source table, every column, and `<table>_unified` must hold each
