@@ -10,7 +10,8 @@
 # (comma-separated names of tests/kafka/generative_support.py's TYPES; default all), --current the one mode of
 # <table>_current both warehouses keep (default: a view on one, a table on the other, swapped on odd seeds).  It prints, per seed, the migrations
 # and writes drawn (every "drawn:" line of the log, shrinking's included; the ADD COLUMNs whose default the source
-# converts when it fills the rows already there counted apart) and the differences found, then the totals; a failing seed's minimal steps are printed as SQL in
+# converts when it fills the rows already there counted apart) and the differences found, then the totals and how often
+# each rule of the real tools' migrations was drawn (`rules`); a failing seed's minimal steps are printed as SQL in
 # its log (soak-<seed>.log in $SOAK_LOGS, default /tmp/uniview-soak).  Exit code 1 when any seed found a difference.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,14 +32,29 @@ while [ $# -gt 0 ]; do
 done
 logs=${SOAK_LOGS:-/tmp/uniview-soak}
 mkdir -p "$logs"
-drawn_total=0 migrations_total=0 converted_total=0 refused_total=0 failed=0
+drawn_total=0 migrations_total=0 converted_total=0 refused_total=0 failed=0 run_logs=()
+#: name|pattern of a `drawn:` line: the rules of the migrations real tools write, counted over the run's logs.
+rules=(
+  "RENAME TABLE / ALTER TABLE ... RENAME TO|^drawn: rename table"
+  "gh-ost swap|^drawn: gh-ost: swap"
+  "pt-online-schema-change swap|^drawn: pt-online-schema-change: swap"
+  "PostgreSQL partitioned table|^drawn: create .*, PostgreSQL's partitioned"
+  "table named non-ASCII, mixed case or with a space|^drawn: create '([^g]|g[^0-9])"
+  "column named non-ASCII, mixed case, a keyword or with a space|^drawn: add .* named '"
+  "ADD COLUMN FIRST|^drawn: add .* first"
+  "POINT / interval|^drawn: add point"
+  "BIT / integer[]|^drawn: add bit"
+  "key redefined|^drawn: redefine key"
+  "STORED generated column|^drawn: add (again .* )?generated"
+)
 for seed in $(seq "$first" $((first + seeds - 1))); do
   log="$logs/soak-$seed.log"
+  run_logs+=("$log")
   UNIVIEW_GEN_SEED=$seed UNIVIEW_GEN_STEPS=$steps UNIVIEW_GEN_EXAMPLES=$examples UNIVIEW_GEN_OPEN_DEFECTS=$open UNIVIEW_GEN_TYPES=$types UNIVIEW_GEN_CURRENT=$current \
     .venv/bin/python -m pytest -p no:cacheprovider -q -s tests/kafka/test_generative_migrations.py >"$log" 2>&1
   status=$?
   drawn=$(grep -c '^drawn: ' "$log" || true)
-  migrations=$(grep -cE '^drawn: (add|drop|rename|type|truncate|change|redefine|enum)' "$log" || true)
+  migrations=$(grep -cE '^drawn: (add|drop|rename|type|truncate|change|redefine|enum|gh-ost: swap|pt-online-schema-change: swap)' "$log" || true)
   converted=$(grep -c '^drawn: add .*, stored converted$' "$log" || true)
   refused=$(sed -n 's/^refused statements (no-op steps): //p' "$log" | tail -1)
   drawn_total=$((drawn_total + drawn)) migrations_total=$((migrations_total + migrations))
@@ -53,4 +69,8 @@ done
 echo "total: $seeds seeds, $drawn_total steps drawn ($migrations_total migrations, $converted_total of them ADD COLUMNs" \
   "with a default the source converts; the rest writes)," \
   "$refused_total refused, $failed with differences"
+echo "rules:"
+for rule in "${rules[@]}"; do
+  echo "  ${rule%%|*}: $(cat "${run_logs[@]}" | grep -cE "${rule#*|}")"
+done
 [ "$failed" -eq 0 ]

@@ -84,6 +84,21 @@ def test_a_maintenance_references_every_version_table_through_the_unified_view(v
     assert bill.floor_bytes == (versions + others) * 10 * MB
 
 
+@pytest.mark.parametrize("current", ["view", "table"])
+def test_a_family_and_columns_named_as_only_quoting_allows_are_billed_as_any_other(current):
+    """A family named `with space größe`, a column `order`: every statement billed, the queries of its views
+    included, names them quoted, and bills what it bills for `orders`."""
+    from uniview.ops.billing import family_floors
+
+    def floors(name: str, column: str) -> dict:
+        names = (("id", "INT64"), (column, "STRING"), *CDC_COLUMNS)
+        columns = tuple(Column(n, parse_type(t)) for n, t in names)
+        versions = [TableVersion(f"{name}_v_{n:04d}", name, f"{n:04d}", n, columns, ("id",)) for n in range(3)]
+        return family_floors(plan_family("cdc", "cdc", versions, GeneratorOptions(current=current))).as_json()
+
+    assert floors("with space größe", "order") == floors("orders", "name")
+
+
 def test_a_view_refresh_is_billed_for_its_catalog_read_only():
     bill = bill_script(version_tables_statement("p", "cdc", "orders"))
     assert bill.statements[0].tables == ("cdc.INFORMATION_SCHEMA.TABLES", "cdc.INFORMATION_SCHEMA.TABLE_OPTIONS")

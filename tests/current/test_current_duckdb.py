@@ -238,3 +238,36 @@ def test_a_declared_table_rename_carries_the_tables_rows(tmp_path, mode):
     with duckdb.connect(str(path), read_only=True) as connection:
         assert connection.execute(sql.format("purchase")).fetchall() == [(2, "b"), (3, "c")]
         assert connection.execute(sql.format("orders")).fetchall() == []
+
+
+@pytest.mark.parametrize("mode", ["view", "table"])
+def test_a_table_renamed_in_the_ddl_and_declared_too_holds_each_change_once(tmp_path, mode):
+    """`RENAME TABLE rn TO rn2` read from one database's DDL, and the same rename declared (for a source whose stream
+    carries no DDL): `rn2` holds each change of `rn` once, in `<table>_unified` and `<table>_current`."""
+    path = tmp_path / "w.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        land_version(connection, "rn_v_a", RENAMED, ("id",), [(1, "a", "INSERT", 100), (2, "b", "INSERT", 110)])
+        land_ddl(connection, "RENAME TABLE rn TO rn2", 150)
+        land_version(connection, "rn2_v_a", RENAMED, ("id",), [(3, "c", "INSERT", 200), (1, "a", "DELETE", 210)])
+    renames = tmp_path / "renames.json"
+    renames.write_text('{"uniview_renames": 1, "renames": [{"table": "rn", "to": "rn2"}]}')
+    current = ["--current", "table"] if mode == "table" else ["--current"]
+    arguments = ["--warehouse", duckdb_url(path), "--dataset", "cdc", "--table", "rn2", "--renames", renames]
+    result = cli("refresh", *map(str, arguments), *current)
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(path), read_only=True) as connection:
+        unified = "SELECT id, v, _cdc_operation FROM cdc_unified.rn2_unified ORDER BY _cdc_sequence"
+        assert connection.execute(unified).fetchall() == [
+            (1, "a", "INSERT"),
+            (2, "b", "INSERT"),
+            (3, "c", "INSERT"),
+            (1, "a", "DELETE"),
+        ]
+        assert connection.execute("SELECT id, v FROM cdc_unified.rn2_current ORDER BY 1").fetchall() == [
+            (2, "b"),
+            (3, "c"),
+        ]
+    result = cli("refresh", *map(str, [*arguments[:5], "rn", *arguments[6:]]), *current)
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(path), read_only=True) as connection:
+        assert connection.execute("SELECT count(*) FROM cdc_unified.rn_current").fetchall() == [(0,)]

@@ -32,10 +32,12 @@ from typing import Any
 
 import duckdb
 
-from uniview.demo.postgres_source import current_rows_sql, normalized
+from uniview.core.identifiers import quote
+from uniview.demo.postgres_source import normalized
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
 from uniview.local.function_server import function_server
 from uniview.local.kafka import connector_status, wait_for_change_events
+from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.url import duckdb_url
 
 #: The function's view options in both warehouses: widen types across versions, and build `<table>_current`.
@@ -105,6 +107,8 @@ class Landing:
     notify: str = ""
     #: A block whose reads share one connection (a comparison of every table), where opening one costs.
     reading: Callable[[], AbstractContextManager[None]] = nullcontext
+    #: An identifier quoted as the warehouse's SQL quotes it (any name a source allows).
+    quote: Callable[[str], str] = quote_identifier
 
 
 def duckdb_landing(warehouse: Path) -> Landing:
@@ -150,7 +154,12 @@ def bigquery_landing(connector_emulator_env: tuple[dict[str, str], list[str], An
         return [tuple(row.values()) for row in client.query_and_wait(sql)]
 
     return Landing(
-        "bigquery", ["--warehouse", f"bigquery://{DEFAULT_PROJECT}", *options], environment, read, "ARRAY_AGG"
+        "bigquery",
+        ["--warehouse", f"bigquery://{DEFAULT_PROJECT}", *options],
+        environment,
+        read,
+        "ARRAY_AGG",
+        quote=quote,
     )
 
 
@@ -431,17 +440,17 @@ def changes_in_view(landing: Landing, database: str, table: str) -> tuple:
         f"SELECT count(*), count(_cdc_sequence) + count(CASE WHEN _cdc_operation = 'SNAPSHOT' AND _cdc_sequence IS NULL "
         f"THEN 1 END), count(DISTINCT CASE WHEN _cdc_operation <> 'SNAPSHOT' "
         f"THEN concat(_cdc_sequence, ' ', _cdc_operation) END) + count(CASE WHEN _cdc_operation = 'SNAPSHOT' THEN 1 END), "
-        f"{landing.distinct_list}(DISTINCT _cdc_database) FROM {database}_unified.{table}_unified"
+        f"{landing.distinct_list}(DISTINCT _cdc_database) FROM {database}_unified.{landing.quote(table + '_unified')}"
     )
     return (*row[:3], list(row[3]))
 
 
-def current_sql(source: CdcSource, database: str, table: str, columns: Sequence[str]) -> str:
+def current_sql(source: CdcSource, landing: Landing, database: str, table: str, columns: Sequence[str]) -> str:
     """Every column the source table has, read through `<table>_current`, in the source's key order."""
-    order = source.order_by(table)
-    if order == "id":
-        return current_rows_sql(database, table, columns)
-    return f"SELECT {', '.join(columns)} FROM {database}_unified.{table}_current ORDER BY {order}"
+    listed = ", ".join(map(landing.quote, columns))
+    return (
+        f"SELECT {listed} FROM {database}_unified.{landing.quote(table + '_current')} ORDER BY {source.order_by(table)}"
+    )
 
 
 def read_current(
@@ -451,8 +460,8 @@ def read_current(
     `source.unknown` names read as unknown where the view shows them so (`unknown_accepted`)."""
     columns = source.columns(database, table)
     if source.unknown is None:
-        return source.normalize(landing.read(current_sql(source, database, table, columns))), expected
-    shown = landing.read(current_sql(source, database, table, [*columns, "_cdc_unavailable"]))
+        return source.normalize(landing.read(current_sql(source, landing, database, table, columns))), expected
+    shown = landing.read(current_sql(source, landing, database, table, [*columns, "_cdc_unavailable"]))
     through_view = source.normalize([row[:-1] for row in shown])
     cells = source.unknown(database, table)
     return through_view, unknown_accepted(expected, through_view, [row[-1] for row in shown], columns, cells)

@@ -16,6 +16,7 @@ import datetime as dt
 import io
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -32,11 +33,13 @@ from cdc_e2e_support import (
     unknown_accepted,
 )
 
+from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.url import duckdb_url
 
 #: A default information_schema shows as a constant: a quoted string or a number.  Anything else (now(),
 #: current_timestamp(6), an expression) is computed by the source: `default_volatile`.
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_BITS = re.compile(r"b'[01]+'")
 
 
 @dataclass(frozen=True)
@@ -54,13 +57,25 @@ class SourceColumn:
             entry["nullable"] = False
         if self.default is None or self.default == "NULL":
             return entry
-        if self.default.startswith("'") and self.default.endswith("'"):
+        if _BITS.fullmatch(self.default):  # a BIT's default, b'101': the number a binlog reader writes
+            entry["default"] = int(self.default[2:-1], 2)
+        elif self.default.startswith("'") and self.default.endswith("'"):
             entry["default"] = self.default[1:-1].replace("''", "'").replace("\\\\", "\\")
         elif _NUMBER.fullmatch(self.default):
             entry["default"] = int(self.default) if self.default.lstrip("-").isdigit() else self.default
         else:
             entry["default_volatile"] = True
         return entry
+
+
+def bits_as_numbers(row: dict[str, Any], schema: Sequence[SourceColumn]) -> dict[str, Any]:
+    """`row` ({column: value}) with each BIT value, which the driver reads as its bytes, as the number a binlog
+    reader writes (the envelope declares `bit(n)` an INT64, docs/sink.md)."""
+    bits = {column.name for column in schema if column.column_type.startswith("bit(")}
+    return {
+        name: int.from_bytes(value, "big") if name in bits and isinstance(value, bytes) else value
+        for name, value in row.items()
+    }
 
 
 def envelope_value(value: Any) -> Any:
@@ -103,6 +118,7 @@ class EnvelopeLog:
             "position": f"genlog.000001:{self.position}",
             "timestamp": (dt.datetime(2026, 1, 1) + dt.timedelta(seconds=self.position)).isoformat() + "Z",
         }
+        data = bits_as_numbers(data, schema)
         self.pending.append({"data": {name: envelope_value(v) for name, v in data.items()}, "metadata": metadata})
         self.landed[table] = self.landed.get(table, 0) + 1
         if "id" in data:
@@ -176,6 +192,17 @@ class EnvelopeSink:
             arguments += ["--renames", str(document)]
         return arguments
 
+    def moved(self, old: str, new: str) -> bool:
+        """Table `old` is called `new` now (a declared table rename carries its changes): what is known of its records
+        is the new name's.  Whether any record of `old` landed."""
+        landed = self.log.landed.pop(old, 0)
+        self.log.landed[new] = self.log.landed.get(new, 0) + landed
+        self.held_keys[new] = self.held_keys.pop(old, set())
+        self.log.rewritten[new] = self.log.rewritten.pop(old, set())
+        if old in self.held_back:
+            self.held_back.add(new)
+        return bool(landed)
+
     def land(self, renames: list[dict[str, str]]) -> None:
         """Land the pending records (in the active Spark session, which `uniview sink` uses when there is one)."""
         from uniview.cli.main import main
@@ -210,12 +237,15 @@ class EnvelopeSink:
         dataset = f"{self.log.database}_unified"
         with duckdb.connect(str(self.warehouse), read_only=True) as connection:
             connection.execute("SET TimeZone = 'UTC'")
-            select = f"SELECT {', '.join(columns)}, _cdc_unavailable FROM {dataset}.{table}_current ORDER BY id"
+            listed = ", ".join(quote_identifier(column) for column in columns)
+            current = quote_identifier(f"{table}_current")
+            select = f"SELECT {listed}, _cdc_unavailable FROM {dataset}.{current} ORDER BY id"
             shown = connection.execute(select).fetchall()
             current = normalize([row[:-1] for row in shown])
             expected = unknown_accepted(expected, current, [row[-1] for row in shown], columns, unknown or {})
             current = [row for row in current if row[0] not in unheld]
-            (changes,) = connection.execute(f"SELECT count(*) FROM {dataset}.{table}_unified").fetchone() or (0,)
+            unified = quote_identifier(f"{table}_unified")
+            (changes,) = connection.execute(f"SELECT count(*) FROM {dataset}.{unified}").fetchone() or (0,)
         reasons = quarantined_records(self.landing, self.log.database, table) if table in self.held_back else []
         expected = as_doubles(expected, columns, doubles or set())
         current = as_doubles(current, columns, doubles or set())

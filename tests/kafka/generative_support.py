@@ -286,6 +286,30 @@ TYPES: tuple[SourceType, ...] = (
         ("1", "-7"),
         generated=True,
     ),
+    SourceType(
+        # MariaDB's BIT(8) (Debezium's Bits: the bytes); PostgreSQL's array of integers beside it (BigQuery holds
+        # no NULL array: an empty one and NULL read alike, `comparable`)
+        "bit",
+        {MARIADB: "bit(8)", POSTGRES: "integer[]"},
+        (
+            {MARIADB: "b'10100101'", POSTGRES: "'{1,2,3}'"},
+            {MARIADB: "b'0'", POSTGRES: "'{}'"},
+            {MARIADB: "b'11111111'", POSTGRES: "'{-2147483648,2147483647}'"},
+            {MARIADB: "b'100000000'", POSTGRES: "'{0}'"},
+        ),
+        {"literal": {MARIADB: "b'1'", POSTGRES: "'{7}'"}},
+    ),
+    SourceType(
+        # PostgreSQL's interval (Debezium's MicroDuration: microseconds; no months drawn, which the connector counts as
+        # 30.4375 days); MariaDB has none: a bigint of those microseconds beside it
+        "interval",
+        {MARIADB: "bigint", POSTGRES: "interval"},
+        (
+            {MARIADB: "93784500000", POSTGRES: "'1 day 02:03:04.5'"},
+            {MARIADB: "-1", POSTGRES: "'-00:00:00.000001'"},
+            {MARIADB: "8640000000000", POSTGRES: "'100 days'"},
+        ),
+    ),
 )
 #: PostgreSQL's own types the generator's database holds: an enum type and a DOMAIN.
 GENERATIVE_POSTGRES_TYPES = (
@@ -351,6 +375,8 @@ class Change:
     #: One count for every dialect, or one per dialect (a key-part UPDATE where only one source's key has that part).
     events_per_row: int | dict[str, int] = 1
     truncate: bool = False
+    #: The table whose changes its writes are (None: the example's table); an online migration's shadow table.
+    table: str | None = None
 
     def statements(self, dialect: str) -> list[str]:
         return self.sql.get(dialect, [])
@@ -366,6 +392,27 @@ class Change:
         return bool(statements) and all(
             s.split(None, 1)[0].upper() in {"INSERT", "UPDATE", "DELETE"} for s in statements
         )
+
+
+def quoted(name: str, dialect: str) -> str:
+    """`name` quoted as `dialect` quotes an identifier, so any name the source allows is one (non-ASCII, mixed case,
+    a keyword, a space)."""
+    return f"`{name}`" if dialect == MARIADB else f'"{name}"'
+
+
+@dataclass(frozen=True)
+class Quoting:
+    """`q(name)`: `name` quoted as `q.dialect` quotes it."""
+
+    dialect: str
+
+    def __call__(self, name: str) -> str:
+        return quoted(name, self.dialect)
+
+
+def each(statement: Callable[[Quoting], str]) -> dict[str, list[str]]:
+    """`statement(q)` in each dialect, `q` quoting a name as the dialect does."""
+    return {dialect: [statement(Quoting(dialect))] for dialect in DIALECTS}
 
 
 def ddl(statement: dict[str, str] | str) -> dict[str, list[str]]:
@@ -403,6 +450,8 @@ def comparable(value: Any) -> Any:
         return bytes(value)
     if isinstance(value, uuid.UUID | IPv4Address | IPv6Address | IPv4Interface | IPv6Interface):
         return str(value)  # PostgreSQL's uuid and inet: Debezium sends their text
+    if isinstance(value, list) and not value:  # BigQuery reads a NULL ARRAY as an empty one
+        return None
     if isinstance(value, dict | list):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, str) and value[:1] in "{[":
@@ -461,3 +510,15 @@ def read_money_as_decimal(connection: Any) -> None:
             return Decimal(text.replace("$", "").replace(",", ""))
 
     connection.adapters.register_loader("money", MoneyLoader)
+
+
+def read_interval_as_microseconds(connection: Any) -> None:
+    """Make a psycopg `connection` read PostgreSQL's interval as the microseconds Debezium sends for it (its
+    MicroDuration; the generator draws no months, which the connector counts as 30.4375 days)."""
+    from psycopg.types.datetime import IntervalLoader
+
+    class MicrosecondsLoader(IntervalLoader):
+        def load(self, data: Any) -> int:
+            return super().load(data) // dt.timedelta(microseconds=1)
+
+    connection.adapters.register_loader("interval", MicrosecondsLoader)

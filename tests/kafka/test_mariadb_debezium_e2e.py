@@ -328,6 +328,7 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
             swapped(events),
         )
         assert_renamed_tables_hold_nothing(stack)
+        assert_each_ddl_row_has_its_log_position(stack)
         assert_stopped_cleanly_with_ddl(sinks, events)
 
 
@@ -394,3 +395,19 @@ def assert_renamed_tables_hold_nothing(stack) -> None:
     for landing in stack.landings:
         for table in ("rn", "_gt_gho", "_pt_new"):
             assert landing.read(f"SELECT * FROM shop1_unified.{table}_current") == [], (landing.name, table)
+
+
+def assert_each_ddl_row_has_its_log_position(stack) -> None:
+    """Every row of `_uniview_ddl` holds the log position of its statement: the sink read the schema-change topic
+    `maria`, not the schema history `maria.schema-history` beside it, whose records carry the same statements again
+    without one (its pattern matches a topic's whole name, docs/sources.md)."""
+    for landing in stack.landings:
+        for database in DATABASES:
+            if landing.name == "duckdb":
+                listed = f"information_schema.tables WHERE table_schema = '{database}' AND"
+            else:
+                listed = f"{database}.INFORMATION_SCHEMA.TABLES WHERE"
+            tables = landing.read(f"SELECT table_name FROM {listed} starts_with(table_name, '_uniview_ddl_v_')")
+            for (table,) in tables:
+                found = landing.read(f"SELECT count(*), count(_cdc_position) FROM {database}.{table}")
+                assert found[0][0] == found[0][1] > 0, (landing.name, database, table, found)

@@ -31,9 +31,11 @@ from typing import Any
 import duckdb
 from analyzer import Analyzer, Catalog, Stubs, install, type_proto
 
-from uniview.core.types import Array, BQType, Scalar
+from uniview.core.identifiers import quote, quote_path
+from uniview.core.types import Array, BQType, Scalar, Struct
 from uniview.local.processes import free_port, stop_process_group
 from uniview.planning.plan import FamilyPlan, ViewDefinition
+from uniview.warehouse.duckdb_connection import qualified as duckdb_path
 
 #: Enough digits for any NUMERIC or INT64, which `normalize` would otherwise round to 28.
 EXACT = Context(prec=80)
@@ -96,7 +98,9 @@ def as_text(value: Any) -> str | None:
         return value.isoformat()
     if isinstance(value, bytes | bytearray | memoryview):
         return base64.b64encode(bytes(value)).decode()
-    if isinstance(value, list | dict):
+    if isinstance(value, dict):  # a STRUCT: each field's text, which `typing_expression` types by its field's type
+        return json.dumps({name: as_text(field) for name, field in value.items()})
+    if isinstance(value, list):
         return json.dumps(value, default=str)
     return str(value)
 
@@ -106,6 +110,12 @@ def typing_expression(field: str, bq_type: BQType) -> str:
     if isinstance(bq_type, Array):
         element = typing_expression("e", bq_type.element)
         return f"ARRAY(SELECT {element} FROM UNNEST(JSON_VALUE_ARRAY({field})) AS e WITH OFFSET o ORDER BY o)"
+    if isinstance(bq_type, Struct):
+        fields = ", ".join(
+            f"{typing_expression(f'JSON_VALUE({field}, {field_path(f.name)})', f.type)} AS {quote(f.name)}"
+            for f in bq_type.fields
+        )
+        return f"IF({field} IS NULL, NULL, STRUCT({fields}))"
     if not isinstance(bq_type, Scalar):
         raise NotImplementedError(f"landed {bq_type} values are not typed here")
     if bq_type.name == "BYTES":
@@ -115,6 +125,11 @@ def typing_expression(field: str, bq_type: BQType) -> str:
     if bq_type.name == "TIMESTAMP":
         return f"TIMESTAMP({field}, 'UTC')"
     return f"CAST({field} AS {bq_type.base().sql()})"
+
+
+def field_path(name: str) -> str:
+    """The JSONPath literal of an object's member `name` (quoted: any name)."""
+    return string_literal("$." + json.dumps(name))
 
 
 def rows_literal(columns: int, rows: Sequence[Sequence[Any]]) -> str:
@@ -133,11 +148,16 @@ def flat_name(qualified: str) -> str:
 
 
 def flattened(sql: str, qualified_names: Sequence[str]) -> str:
-    """`sql` reading each `dataset.table` of `qualified_names` (plain or in backticks) by its flat name."""
+    """`sql` reading each `dataset.table` of `qualified_names` (plain, in backticks, or the table alone in backticks)
+    by its flat name."""
     for qualified in sorted(qualified_names, key=len, reverse=True):
-        dataset, table = qualified.split(".")
-        pattern = rf"`{dataset}`\.`{table}`|`{dataset}\.{table}`|(?<![\w.`]){dataset}\.{table}(?![\w`])"
-        sql = re.sub(pattern, flat_name(qualified), sql)
+        dataset, table = map(re.escape, qualified.split(".", 1))
+        pattern = (
+            rf"`{dataset}`\.`{table}`|`{dataset}\.{table}`|(?<![\w.`]){dataset}\.`{table}`"
+            rf"|(?<![\w.`]){dataset}\.{table}(?![\w`])"
+        )
+        flat = quote_path(flat_name(qualified))
+        sql = re.sub(pattern, lambda _, flat=flat: flat, sql)
     return sql
 
 
@@ -167,7 +187,7 @@ def evaluate_table(analyzer: Analyzer, sql: str, catalog: Catalog, contents: dic
 def typed_table(analyzer: Analyzer, columns: Sequence[tuple[str, BQType]], rows: Sequence[Sequence[Any]]):
     """`rows` as a table of `columns` in ZetaSQL's values (TableData), typed by ZetaSQL from their text."""
     selected = ", ".join(
-        f"{typing_expression(f'v{i}', bq_type)} AS {name}" for i, (name, bq_type) in enumerate(columns)
+        f"{typing_expression(f'v{i}', bq_type)} AS {quote(name)}" for i, (name, bq_type) in enumerate(columns)
     )
     sql = f"SELECT {selected} FROM UNNEST({rows_literal(len(columns), rows)})"
     return evaluate_table(analyzer, sql, Catalog(), {})
@@ -216,7 +236,12 @@ def canonical(value: Any, bq_type: BQType) -> Any:
         return tuple(canonical(element, bq_type.element) for element in value or ())
     if value is None:
         return None
+    if isinstance(bq_type, Struct):  # ZetaSQL's as TO_JSON_STRING writes it (BYTES in base64), DuckDB's a dict
+        fields = json.loads(value) if isinstance(value, str) else value
+        return tuple(canonical(fields.get(f.name), f.type) for f in bq_type.fields)
     name = bq_type.name if isinstance(bq_type, Scalar) else ""
+    if name == "BYTES" and isinstance(value, str):
+        return base64.b64decode(value)
     if name == "JSON" or not isinstance(bq_type, Scalar):
         return json.dumps(json.loads(value) if isinstance(value, str) else value, sort_keys=True, default=str)
     if name == "FLOAT64":
@@ -243,7 +268,7 @@ def view_answer(analyzer: Analyzer, view: ViewDefinition, catalog: Catalog, cont
     contents[view.qualified_name] = evaluate_table(analyzer, view.body, catalog, contents)
     catalog.add_table(view.dataset, view.name, analysis.columns)
     texts = ", ".join(f"{text_expression(f'`{name}`', bq_type)}" for name, bq_type in analysis.columns)
-    answer = evaluate_table(analyzer, f"SELECT {texts} FROM {view.qualified_name}", catalog, contents)
+    answer = evaluate_table(analyzer, f"SELECT {texts} FROM {quote_path(view.dataset, view.name)}", catalog, contents)
     rows = [
         tuple(
             from_text(cell.string_value if cell.WhichOneof("value") else None, bq_type)
@@ -277,7 +302,7 @@ def duckdb_answers(read: Callable[[str], Sequence[Sequence[Any]]], answers: dict
         names = ", ".join(f'"{name}"' for name, _ in columns)
         rows = [
             tuple(canonical(value, bq_type) for value, (_, bq_type) in zip(row, columns, strict=True))
-            for row in read(f"SELECT {names} FROM {view}")
+            for row in read(f"SELECT {names} FROM {duckdb_path(*view.split('.', 1))}")
         ]
         found[view] = (columns, sorted(rows, key=repr))
     return found
@@ -304,13 +329,16 @@ def duckdb_family_differences(analyzer: Analyzer, path: Path, dataset: str, tabl
     warehouse = DuckDBWarehouse(path)
     try:
         as_views = replace(options, current="view") if options.keeps_current else options
-        (plan,) = plan_families(warehouse, RefreshRequest(dataset, (table,), options=as_views))
+        plans = plan_families(warehouse, RefreshRequest(dataset, (table,), options=as_views))
+        (plan,) = [plan for plan in plans if plan.family == table]  # a renamed table's lineage plans the others too
     finally:
         warehouse.close()
     with read_only(path) as connection:
         connection.execute("SET TimeZone = 'UTC'")
         tables = {
-            version.table_name: connection.execute(f"SELECT * FROM {dataset}.{version.table_name}").fetchall()
+            version.table_name: connection.execute(
+                f"SELECT * FROM {duckdb_path(dataset, version.table_name)}"
+            ).fetchall()
             for version in plan.versions
         }
     answers = family_answers(analyzer, plan, lambda _, name: tables[name])

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from uniview.core.billing import bill_script, bill_scripts, expand, statement_bytes, view_tables
+from uniview.core.identifiers import quote_path
 from uniview.planning.consolidation import choose_versions
 from uniview.planning.plan import FamilyPlan
 from uniview.warehouse.bigquery import columns_sql, descriptions_sql
@@ -92,7 +93,7 @@ def maintenance_script(plan: FamilyPlan) -> str:
 
 def query_floor(plan: FamilyPlan, name: str, views: Mapping[str, tuple[str, ...]]) -> int:
     """The floor of one query of `name` in the family's target dataset."""
-    return bill_script(f"SELECT * FROM {plan.target_dataset}.{name}", views).floor_bytes
+    return bill_script(f"SELECT * FROM {quote_path(plan.target_dataset, name)}", views).floor_bytes
 
 
 def _current_query_floor(plan: FamilyPlan, views: Mapping[str, tuple[str, ...]]) -> int | None:

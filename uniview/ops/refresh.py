@@ -142,10 +142,10 @@ def plan_families(
     if descriptions:
         families = {name: [_described(v, descriptions.get(v.table_name)) for v in vs] for name, vs in families.items()}
     control = families.pop(DDL_TABLE, None)  # renames read from the source's DDL: an input, not a family
-    if declared:
-        families = declared_families(families, declared)
     if found:
         families = renamed_families(families, found, [version.table_name for version in control or ()])
+    if declared:
+        families = declared_families(families, declared)
     renames = ordered_renames(ddl_rows) + request.options.renames
     if renames:
         families = {name: apply_renames(versions, renames) for name, versions in families.items()}

@@ -34,18 +34,37 @@ def renamed_families(
 def declared_families(
     families: Mapping[str, list[TableVersion]], renames: Sequence[TableRename]
 ) -> dict[str, list[TableVersion]]:
-    """`families` with the declared table renames applied in order: every version of `old` is one of `new`'s, and
-    `old` keeps its versions with none of their changes (its views show no row)."""
+    """`families` with the declared table renames applied in order: every change of `old` is one of `new`'s, and
+    `old` keeps its versions with none of their changes (its views show no row).  A version keeps the segment its
+    changes already have (the renames read from the DDL, applied first: `renamed_families`), so a table renamed in
+    one database's DDL and declared too gives each change to `new` once: the changes the DDL moved are `new`'s
+    already, and those still `old`'s move now."""
     result = dict(families)
     for rename in renames:
         old = result.get(rename.old, [])
-        moved = [replace(version, family=rename.new, segment=None) for version in old]
+        moved = [replace(version, family=rename.new) for version in old]
         if old:
             result[rename.old] = [replace(version, segment=NO_CHANGES) for version in old]
         if moved:
-            merged = [*result.get(rename.new, []), *moved]
+            merged = _joined([*result.get(rename.new, []), *moved])
             result[rename.new] = sorted(merged, key=lambda version: (version.created, version.table_name))
     return result
+
+
+def _joined(versions: Sequence[TableVersion]) -> list[TableVersion]:
+    """`versions` with the segments of one version table in one lineage joined: its changes in either belong to the
+    family (no version table is read twice)."""
+    joined: dict[tuple[str, Lineage | None], TableVersion] = {}
+    for version in versions:
+        key = (version.table_name, version.segment.lineage if version.segment is not None else None)
+        earlier = joined.get(key)
+        if earlier is not None and earlier.segment is not None and version.segment is not None:
+            states = tuple(sorted({*earlier.segment.states, *version.segment.states}))
+            version = replace(earlier, segment=replace(earlier.segment, states=states))
+        elif earlier is not None and earlier.segment is None:
+            version = earlier  # every change already
+        joined[key] = version
+    return list(joined.values())
 
 
 def lineage_tables(

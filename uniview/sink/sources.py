@@ -6,7 +6,7 @@ tombstone), `key` (the Kafka message key as text; NULL for files) and `source_fi
 keeps where it came from.
 
     --input kafka://BROKER[,BROKER...]/TOPIC[,TOPIC...]     named topics
-    --input 'kafka://BROKER[,BROKER...]/?pattern=REGEX'     every topic matching REGEX (Java regex)
+    --input 'kafka://BROKER[,BROKER...]/?pattern=REGEX'     every topic whose whole name matches REGEX (Java regex)
 
 `--kafka-option KEY=VALUE` passes an option to Spark's Kafka source unchanged: Kafka client settings
 carry the `kafka.` prefix (`kafka.security.protocol=SASL_SSL`), source settings do not
@@ -93,8 +93,17 @@ class KafkaInput:
         clashing = sorted(set(extra) & _RESERVED_OPTIONS)
         if clashing:
             raise ConfigError(f"--kafka-option {', '.join(clashing)} is set by uniview from --input")
-        subscription = {"subscribePattern": self.pattern} if self.pattern else {"subscribe": ",".join(self.topics)}
+        subscription = (
+            {"subscribePattern": whole_name(self.pattern)} if self.pattern else {"subscribe": ",".join(self.topics)}
+        )
         return {**DEFAULT_OPTIONS, **extra, "kafka.bootstrap.servers": self.bootstrap_servers, **subscription}
+
+
+def whole_name(pattern: str) -> str:
+    """`pattern` matching a topic's whole name only: Spark's Kafka source searches each name for the pattern, so
+    `maria` alone would subscribe to `maria.schema-history` too (the connector's schema history, whose records
+    would land as DDL with no log position)."""
+    return f"^(?:{pattern})$"
 
 
 def _check_pattern(pattern: str) -> None:
