@@ -3,7 +3,7 @@
 # the Kafka stack, MariaDB's server, ZetaSQL, the BigQuery connector, the stand-in Terraform providers,
 # Chromium, the class-data-sharing archive of Spark's driver)
 # and run every test.  Extra arguments go to pytest.  Safe to run again: installs are idempotent.
-# Tests run in $UNIVIEW_TEST_WORKERS processes (default 2), each test file whole in one of them: a file's
+# Tests run in $UNIVIEW_TEST_WORKERS processes (default 3), each test file whole in one of them: a file's
 # fixtures are set up once, and each process starts its own servers (emulators, broker) on free ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,4 +25,4 @@ bash scripts/setup-terraform-standin.sh >/dev/null
 bash scripts/setup-chromium.sh
 bash scripts/setup-spark-archive.sh >/dev/null || echo "warning: Spark starts without its class archive" >&2
 
-exec .venv/bin/python -m pytest -p no:cacheprovider -n "${UNIVIEW_TEST_WORKERS:-2}" --dist loadfile "$@"
+exec .venv/bin/python -m pytest -p no:cacheprovider -n "${UNIVIEW_TEST_WORKERS:-3}" --dist loadfile "$@"
