@@ -192,6 +192,11 @@ class ConnectWorker:
     bootstrap: str
 
 
+#: Debezium settings of every connector the tests add: a connector's task hands Kafka Connect a batch once it holds
+#: `max.batch.size` changes or `poll.interval.ms` has passed (500 ms by default), so a step's few changes waited
+#: half a second in the connector's queue; the tests' changes are few and loopback is quick.
+CONNECTOR_TEST_SETTINGS = {"poll.interval.ms": 50}
+
 #: Kafka Connect answers 404 to POST /connectors while its herder is still starting (its REST server is up
 #: first), and 409 while it rebalances: both pass within seconds.
 _NOT_READY = (404, 409)
@@ -253,7 +258,7 @@ def connectors_added(
     try:
         for settings in connectors:
             name = str(settings["name"])
-            config = {key: str(value) for key, value in settings.items()}
+            config = {key: str(value) for key, value in {**CONNECTOR_TEST_SETTINGS, **settings}.items()}
             _request(f"{worker.url}/connectors", "POST", {"name": name, "config": config})
             added.append(name)
         for name in added:
@@ -385,6 +390,7 @@ def streaming_sinks(stack: CdcStack) -> Iterator[list[StreamingSink]]:
                     stderr=stderr,
                     text=True,
                     env={**os.environ, **landing.sink_env},
+                    start_new_session=True,  # its own process group, with its Spark JVM: `sinks_paused` stops both
                 )
             sinks.append(StreamingSink(landing, process, log))
         yield sinks
@@ -397,6 +403,27 @@ def streaming_sinks(stack: CdcStack) -> Iterator[list[StreamingSink]]:
                 sink.process.wait(timeout=120)
             except subprocess.TimeoutExpired:
                 sink.process.kill()
+
+
+@contextmanager
+def sinks_paused(sinks: Sequence[StreamingSink]) -> Iterator[None]:
+    """The sinks stopped (SIGSTOP to each one's process group: its driver, Spark's JVM and workers) while the block
+    runs, and continued at its end: a step's statements and their change events, which reach Kafka over a second or
+    more, are then read by one micro-batch of each sink, not split over two at a trigger between them.  A BigQuery
+    batch costs its fixed jobs and the function's refresh of each table it touched (several seconds) however few
+    records it holds.  A sink reads its topics by assigned partitions, with no consumer group whose session could
+    expire meanwhile."""
+    stopped = []
+    try:
+        for sink in sinks:
+            if sink.process.poll() is None:
+                os.killpg(sink.process.pid, signal.SIGSTOP)
+                stopped.append(sink)
+        yield
+    finally:
+        for sink in stopped:
+            with suppress(ProcessLookupError):
+                os.killpg(sink.process.pid, signal.SIGCONT)
 
 
 def stopped_summary(sink: StreamingSink) -> dict:
@@ -655,7 +682,7 @@ def wait_until_sinks_caught_up(stack: CdcStack, sinks: Sequence[StreamingSink], 
             )
         ]
         if pending:
-            time.sleep(0.3)
+            time.sleep(0.1)
 
 
 def wait_until_views_match_sources(
@@ -704,13 +731,15 @@ def step(
 
 def steps_together(stack: CdcStack, sinks: Sequence[StreamingSink], events: dict, *writes: Writes) -> None:
     """Run each of `writes` in turn, then wait once until the views match the sources again: writes to different
-    tables share one catch-up of the sinks, and every table is still compared with its source after it."""
-    for write in writes:
-        stack.source.run(write.database, *write.statements)
-        published = write.table if isinstance(write.table, dict) else {write.table: write.changes}
-        for name, count in published.items():
-            events[(write.database, name)] = events.get((write.database, name), 0) + count
-    started = time.monotonic()
-    wait_for_events(stack, sum(events.values()))
-    print(f"timing: kafka {time.monotonic() - started:.1f}s")
+    tables share one catch-up of the sinks, and every table is still compared with its source after it.  The sinks
+    are paused until every change event of the writes is in Kafka, so each lands them in one micro-batch."""
+    with sinks_paused(sinks):
+        for write in writes:
+            stack.source.run(write.database, *write.statements)
+            published = write.table if isinstance(write.table, dict) else {write.table: write.changes}
+            for name, count in published.items():
+                events[(write.database, name)] = events.get((write.database, name), 0) + count
+        started = time.monotonic()
+        wait_for_events(stack, sum(events.values()))
+        print(f"timing: kafka {time.monotonic() - started:.1f}s")
     wait_until_views_match_sources(stack, sinks, events)
