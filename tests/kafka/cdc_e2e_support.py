@@ -457,41 +457,57 @@ def assert_stopped_cleanly(
     return summaries
 
 
-def changes_in_view(landing: Landing, database: str, table: str) -> tuple:
+#: The names of `changes_sql`'s figures, beside the current rows in one read (`read_views`).
+FIGURES = ("uniview_changes", "uniview_sequenced", "uniview_distinct", "uniview_databases")
+
+
+def changes_sql(landing: Landing, database: str, table: str) -> str:
     """(changes, changes with a sequence, distinct (sequence, operation) pairs, the database column's values) in
     the unified view.  A primary-key UPDATE is a DELETE of the old key and an INSERT of the new one from one row
     of the log, so the two share their `_cdc_sequence` and differ in their operation; the rows of one chunk of an
     incremental snapshot share the log position it was read at, or have none (PostgreSQL's carry no LSN), so each
     SNAPSHOT row counts once, with or without a sequence."""
-    (row,) = landing.read(
-        f"SELECT count(*), count(_cdc_sequence) + count(CASE WHEN _cdc_operation = 'SNAPSHOT' AND _cdc_sequence IS NULL "
-        f"THEN 1 END), count(DISTINCT CASE WHEN _cdc_operation <> 'SNAPSHOT' "
-        f"THEN concat(_cdc_sequence, ' ', _cdc_operation) END) + count(CASE WHEN _cdc_operation = 'SNAPSHOT' THEN 1 END), "
-        f"{landing.distinct_list}(DISTINCT _cdc_database) FROM {database}_unified.{landing.quote(table + '_unified')}"
-    )
-    return (*row[:3], list(row[3]))
-
-
-def current_sql(source: CdcSource, landing: Landing, database: str, table: str, columns: Sequence[str]) -> str:
-    """Every column the source table has, read through `<table>_current`, in the source's key order."""
-    listed = ", ".join(map(landing.quote, columns))
+    changes, sequenced, distinct, databases = FIGURES
     return (
-        f"SELECT {listed} FROM {database}_unified.{landing.quote(table + '_current')} ORDER BY {source.order_by(table)}"
+        f"SELECT count(*) AS {changes}, count(_cdc_sequence) + count(CASE WHEN _cdc_operation = 'SNAPSHOT' "
+        f"AND _cdc_sequence IS NULL THEN 1 END) AS {sequenced}, count(DISTINCT CASE WHEN _cdc_operation <> 'SNAPSHOT' "
+        f"THEN concat(_cdc_sequence, ' ', _cdc_operation) END) + count(CASE WHEN _cdc_operation = 'SNAPSHOT' THEN 1 END) "
+        f"AS {distinct}, {landing.distinct_list}(DISTINCT _cdc_database) AS {databases} "
+        f"FROM {database}_unified.{landing.quote(table + '_unified')}"
     )
 
 
-def read_current(
+def views_sql(source: CdcSource, landing: Landing, database: str, table: str, columns: Sequence[str]) -> str:
+    """`columns` read through `<table>_current` in the source's key order, each row followed by a marker (1) and
+    `changes_sql`'s figures, in one query: a current view with no row gives one row of NULLs and the figures.
+    One query, not two, a table and a comparison: each is a job on the emulator, which also runs the sinks' and
+    the function's jobs."""
+    listed = ", ".join(map(landing.quote, columns))
+    current = f"SELECT {listed}, 1 AS uniview_present FROM {database}_unified.{landing.quote(table + '_current')}"
+    return (
+        f"SELECT current_rows.*, figures.* FROM ({changes_sql(landing, database, table)}) AS figures "
+        f"LEFT JOIN ({current}) AS current_rows ON TRUE ORDER BY {source.order_by(table)}"
+    )
+
+
+def read_views(
     source: CdcSource, landing: Landing, database: str, table: str, expected: list[tuple]
-) -> tuple[list[tuple], list[tuple]]:
-    """`<table>_current`'s rows (every column the source table has, normalized), and `expected` with the cells
-    `source.unknown` names read as unknown where the view shows them so (`unknown_accepted`)."""
+) -> tuple[list[tuple], list[tuple], tuple]:
+    """`<table>_current`'s rows (every column the source table has, normalized), `expected` with the cells
+    `source.unknown` names read as unknown where the view shows them so (`unknown_accepted`), and the unified
+    view's figures (`changes_sql`)."""
     columns = source.columns(database, table)
+    read = [*columns, "_cdc_unavailable"] if source.unknown is not None else columns
+    rows = landing.read(views_sql(source, landing, database, table, read))
+    figures = rows[0][-len(FIGURES) :]
+    shown = [row[: len(read)] for row in rows if row[len(read)] is not None]
+    changes = (*figures[:3], list(figures[3]))
     if source.unknown is None:
-        return source.normalize(landing.read(current_sql(source, landing, database, table, columns))), expected
-    shown = landing.read(current_sql(source, landing, database, table, [*columns, "_cdc_unavailable"]))
+        return source.normalize(shown), expected, changes
     through_view = source.normalize([row[:-1] for row in shown])
     cells = source.unknown(database, table)
-    return through_view, unknown_accepted(expected, through_view, [row[-1] for row in shown], columns, cells)
+    accepted = unknown_accepted(expected, through_view, [row[-1] for row in shown], columns, cells)
+    return through_view, accepted, changes
 
 
 def unknown_accepted(
@@ -615,8 +631,7 @@ def landing_mismatches(stack: CdcStack, landing: Landing, events: dict) -> list:
             if unheld:
                 stack.held_back.add((database, table))
             try:
-                through_view, expected = read_current(source, landing, database, table, expected)
-                changes = changes_in_view(landing, database, table)
+                through_view, expected, changes = read_views(source, landing, database, table, expected)
                 reasons = quarantined_records(landing, database, table) if (database, table) in stack.held_back else []
             except Exception as error:  # a view the function has not created or refreshed yet
                 mismatches.append((landing.name, database, table, f"{type(error).__name__}: {error}"[:300]))
