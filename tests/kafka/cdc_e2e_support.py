@@ -192,6 +192,11 @@ class ConnectWorker:
     bootstrap: str
 
 
+#: Debezium settings of every connector the tests add: a connector's task hands Kafka Connect a batch once it holds
+#: `max.batch.size` changes or `poll.interval.ms` has passed (500 ms by default), so a step's few changes waited
+#: half a second in the connector's queue; the tests' changes are few and loopback is quick.
+CONNECTOR_TEST_SETTINGS = {"poll.interval.ms": 50}
+
 #: Kafka Connect answers 404 to POST /connectors while its herder is still starting (its REST server is up
 #: first), and 409 while it rebalances: both pass within seconds.
 _NOT_READY = (404, 409)
@@ -253,7 +258,7 @@ def connectors_added(
     try:
         for settings in connectors:
             name = str(settings["name"])
-            config = {key: str(value) for key, value in settings.items()}
+            config = {key: str(value) for key, value in {**CONNECTOR_TEST_SETTINGS, **settings}.items()}
             _request(f"{worker.url}/connectors", "POST", {"name": name, "config": config})
             added.append(name)
         for name in added:
@@ -385,6 +390,7 @@ def streaming_sinks(stack: CdcStack) -> Iterator[list[StreamingSink]]:
                     stderr=stderr,
                     text=True,
                     env={**os.environ, **landing.sink_env},
+                    start_new_session=True,  # its own process group, with its Spark JVM: `sinks_paused` stops both
                 )
             sinks.append(StreamingSink(landing, process, log))
         yield sinks
@@ -397,6 +403,27 @@ def streaming_sinks(stack: CdcStack) -> Iterator[list[StreamingSink]]:
                 sink.process.wait(timeout=120)
             except subprocess.TimeoutExpired:
                 sink.process.kill()
+
+
+@contextmanager
+def sinks_paused(sinks: Sequence[StreamingSink]) -> Iterator[None]:
+    """The sinks stopped (SIGSTOP to each one's process group: its driver, Spark's JVM and workers) while the block
+    runs, and continued at its end: a step's statements and their change events, which reach Kafka over a second or
+    more, are then read by one micro-batch of each sink, not split over two at a trigger between them.  A BigQuery
+    batch costs its fixed jobs and the function's refresh of each table it touched (several seconds) however few
+    records it holds.  A sink reads its topics by assigned partitions, with no consumer group whose session could
+    expire meanwhile."""
+    stopped = []
+    try:
+        for sink in sinks:
+            if sink.process.poll() is None:
+                os.killpg(sink.process.pid, signal.SIGSTOP)
+                stopped.append(sink)
+        yield
+    finally:
+        for sink in stopped:
+            with suppress(ProcessLookupError):
+                os.killpg(sink.process.pid, signal.SIGCONT)
 
 
 def stopped_summary(sink: StreamingSink) -> dict:
@@ -430,41 +457,57 @@ def assert_stopped_cleanly(
     return summaries
 
 
-def changes_in_view(landing: Landing, database: str, table: str) -> tuple:
+#: The names of `changes_sql`'s figures, beside the current rows in one read (`read_views`).
+FIGURES = ("uniview_changes", "uniview_sequenced", "uniview_distinct", "uniview_databases")
+
+
+def changes_sql(landing: Landing, database: str, table: str) -> str:
     """(changes, changes with a sequence, distinct (sequence, operation) pairs, the database column's values) in
     the unified view.  A primary-key UPDATE is a DELETE of the old key and an INSERT of the new one from one row
     of the log, so the two share their `_cdc_sequence` and differ in their operation; the rows of one chunk of an
     incremental snapshot share the log position it was read at, or have none (PostgreSQL's carry no LSN), so each
     SNAPSHOT row counts once, with or without a sequence."""
-    (row,) = landing.read(
-        f"SELECT count(*), count(_cdc_sequence) + count(CASE WHEN _cdc_operation = 'SNAPSHOT' AND _cdc_sequence IS NULL "
-        f"THEN 1 END), count(DISTINCT CASE WHEN _cdc_operation <> 'SNAPSHOT' "
-        f"THEN concat(_cdc_sequence, ' ', _cdc_operation) END) + count(CASE WHEN _cdc_operation = 'SNAPSHOT' THEN 1 END), "
-        f"{landing.distinct_list}(DISTINCT _cdc_database) FROM {database}_unified.{landing.quote(table + '_unified')}"
-    )
-    return (*row[:3], list(row[3]))
-
-
-def current_sql(source: CdcSource, landing: Landing, database: str, table: str, columns: Sequence[str]) -> str:
-    """Every column the source table has, read through `<table>_current`, in the source's key order."""
-    listed = ", ".join(map(landing.quote, columns))
+    changes, sequenced, distinct, databases = FIGURES
     return (
-        f"SELECT {listed} FROM {database}_unified.{landing.quote(table + '_current')} ORDER BY {source.order_by(table)}"
+        f"SELECT count(*) AS {changes}, count(_cdc_sequence) + count(CASE WHEN _cdc_operation = 'SNAPSHOT' "
+        f"AND _cdc_sequence IS NULL THEN 1 END) AS {sequenced}, count(DISTINCT CASE WHEN _cdc_operation <> 'SNAPSHOT' "
+        f"THEN concat(_cdc_sequence, ' ', _cdc_operation) END) + count(CASE WHEN _cdc_operation = 'SNAPSHOT' THEN 1 END) "
+        f"AS {distinct}, {landing.distinct_list}(DISTINCT _cdc_database) AS {databases} "
+        f"FROM {database}_unified.{landing.quote(table + '_unified')}"
     )
 
 
-def read_current(
+def views_sql(source: CdcSource, landing: Landing, database: str, table: str, columns: Sequence[str]) -> str:
+    """`columns` read through `<table>_current` in the source's key order, each row followed by a marker (1) and
+    `changes_sql`'s figures, in one query: a current view with no row gives one row of NULLs and the figures.
+    One query, not two, a table and a comparison: each is a job on the emulator, which also runs the sinks' and
+    the function's jobs."""
+    listed = ", ".join(map(landing.quote, columns))
+    current = f"SELECT {listed}, 1 AS uniview_present FROM {database}_unified.{landing.quote(table + '_current')}"
+    return (
+        f"SELECT current_rows.*, figures.* FROM ({changes_sql(landing, database, table)}) AS figures "
+        f"LEFT JOIN ({current}) AS current_rows ON TRUE ORDER BY {source.order_by(table)}"
+    )
+
+
+def read_views(
     source: CdcSource, landing: Landing, database: str, table: str, expected: list[tuple]
-) -> tuple[list[tuple], list[tuple]]:
-    """`<table>_current`'s rows (every column the source table has, normalized), and `expected` with the cells
-    `source.unknown` names read as unknown where the view shows them so (`unknown_accepted`)."""
+) -> tuple[list[tuple], list[tuple], tuple]:
+    """`<table>_current`'s rows (every column the source table has, normalized), `expected` with the cells
+    `source.unknown` names read as unknown where the view shows them so (`unknown_accepted`), and the unified
+    view's figures (`changes_sql`)."""
     columns = source.columns(database, table)
+    read = [*columns, "_cdc_unavailable"] if source.unknown is not None else columns
+    rows = landing.read(views_sql(source, landing, database, table, read))
+    figures = rows[0][-len(FIGURES) :]
+    shown = [row[: len(read)] for row in rows if row[len(read)] is not None]
+    changes = (*figures[:3], list(figures[3]))
     if source.unknown is None:
-        return source.normalize(landing.read(current_sql(source, landing, database, table, columns))), expected
-    shown = landing.read(current_sql(source, landing, database, table, [*columns, "_cdc_unavailable"]))
+        return source.normalize(shown), expected, changes
     through_view = source.normalize([row[:-1] for row in shown])
     cells = source.unknown(database, table)
-    return through_view, unknown_accepted(expected, through_view, [row[-1] for row in shown], columns, cells)
+    accepted = unknown_accepted(expected, through_view, [row[-1] for row in shown], columns, cells)
+    return through_view, accepted, changes
 
 
 def unknown_accepted(
@@ -588,8 +631,7 @@ def landing_mismatches(stack: CdcStack, landing: Landing, events: dict) -> list:
             if unheld:
                 stack.held_back.add((database, table))
             try:
-                through_view, expected = read_current(source, landing, database, table, expected)
-                changes = changes_in_view(landing, database, table)
+                through_view, expected, changes = read_views(source, landing, database, table, expected)
                 reasons = quarantined_records(landing, database, table) if (database, table) in stack.held_back else []
             except Exception as error:  # a view the function has not created or refreshed yet
                 mismatches.append((landing.name, database, table, f"{type(error).__name__}: {error}"[:300]))
@@ -655,7 +697,7 @@ def wait_until_sinks_caught_up(stack: CdcStack, sinks: Sequence[StreamingSink], 
             )
         ]
         if pending:
-            time.sleep(0.3)
+            time.sleep(0.1)
 
 
 def wait_until_views_match_sources(
@@ -704,13 +746,15 @@ def step(
 
 def steps_together(stack: CdcStack, sinks: Sequence[StreamingSink], events: dict, *writes: Writes) -> None:
     """Run each of `writes` in turn, then wait once until the views match the sources again: writes to different
-    tables share one catch-up of the sinks, and every table is still compared with its source after it."""
-    for write in writes:
-        stack.source.run(write.database, *write.statements)
-        published = write.table if isinstance(write.table, dict) else {write.table: write.changes}
-        for name, count in published.items():
-            events[(write.database, name)] = events.get((write.database, name), 0) + count
-    started = time.monotonic()
-    wait_for_events(stack, sum(events.values()))
-    print(f"timing: kafka {time.monotonic() - started:.1f}s")
+    tables share one catch-up of the sinks, and every table is still compared with its source after it.  The sinks
+    are paused until every change event of the writes is in Kafka, so each lands them in one micro-batch."""
+    with sinks_paused(sinks):
+        for write in writes:
+            stack.source.run(write.database, *write.statements)
+            published = write.table if isinstance(write.table, dict) else {write.table: write.changes}
+            for name, count in published.items():
+                events[(write.database, name)] = events.get((write.database, name), 0) + count
+        started = time.monotonic()
+        wait_for_events(stack, sum(events.values()))
+        print(f"timing: kafka {time.monotonic() - started:.1f}s")
     wait_until_views_match_sources(stack, sinks, events)

@@ -80,13 +80,15 @@ def source_columns(server, database, table):
         return [row[0] for row in cursor.fetchall()]
 
 
-def assert_stopped_cleanly_with_ddl(sinks, events):
+def assert_stopped_cleanly_with_ddl(sinks, events, checks):
     """Stop every sink with Ctrl-C: it wrote every change event, and the schema-change events of a database in
     that dataset's `_uniview_ddl`; it skipped the schema-change events of no table (the snapshot's
     `SET character_set_server=...`: schema_change_without_table) and quarantined nothing, no missing_metadata
-    from the connector's start; it left none pending."""
+    from the connector's start; it left none pending.  It read each of the `checks` in one micro-batch (the sinks
+    are paused while a check's statements reach Kafka: cdc_e2e_support.sinks_paused)."""
     for sink in sinks:
         summary = stopped_summary(sink)
+        assert summary["batches"] == checks, (sink.landing.name, summary["batches"], checks)
         ddl = sum(count for table, count in summary["written_by_table"].items() if "._uniview_ddl_v_" in table)
         assert ddl >= 2 * len(TABLES) + 8, (sink.landing.name, summary)  # each CREATE TABLE, the 7 ALTERs, TRUNCATE
         assert summary["written"] - ddl == sum(events.values()), (sink.landing.name, summary)
@@ -329,7 +331,7 @@ def test_mariadb_changes_reach_the_unified_views_step_by_step(stack):
         )
         assert_renamed_tables_hold_nothing(stack)
         assert_each_ddl_row_has_its_log_position(stack)
-        assert_stopped_cleanly_with_ddl(sinks, events)
+        assert_stopped_cleanly_with_ddl(sinks, events, checks=6)
 
 
 #: The tables renamed below, written first: `rn` (renamed to `rn2`), `gt` (swapped as gh-ost does) and `pt` (swapped
