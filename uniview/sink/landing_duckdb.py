@@ -222,11 +222,11 @@ def _load(
     files: str | None,
     committing: Callable[[], None] = lambda: None,
 ) -> BatchCounts:
-    """One transaction: everything of the batch, or nothing (and a replayed batch is skipped).  The routing
-    keys are read from the staged lines and routed against the tables as this transaction sees them; the
-    lines are then read once, with their decisions, into a temporary table, and each route's records are
-    typed and judged from it: a batch that feeds a thousand tables costs a thousand small statements, not a
-    thousand scans.  `committing` is called just before the commit."""
+    """One transaction: everything of the batch, or nothing (and a replayed batch is skipped).  The staged
+    lines' envelopes are read once, into a temporary table; their routing keys are routed against the tables
+    as this transaction sees them; the lines are then joined to their decisions, into a temporary table, and
+    each route's records are typed and judged from it: a batch that feeds a thousand tables costs a thousand
+    small statements, not a thousand scans.  `committing` is called just before the commit."""
     connection.execute("BEGIN TRANSACTION")
     try:
         catalog = catalog_of(connection)
