@@ -39,7 +39,7 @@ FULL = {
 COMPARE = {
     "plan": ["--versions", "250", "--shell-versions", "900", "--pairs", "7"],
     "tenants": ["--databases", "1", "1000", "--emulator-databases", "--rounds", "3"],
-    "sink": ["--records", "400000", "--pairs", "3"],
+    "sink": ["--records", "400000", "1000000", "--pairs", "3"],
 }
 QUICK = {
     "plan": ["--versions", "50", "100", "--shell-versions", "100"],
@@ -53,7 +53,7 @@ QUICK = {
 
 
 #: The results file of a headline benchmark whose comparison runs it on other inputs than its default.
-COMPARE_RESULTS = {"sink": sink_results_name([400_000])}
+COMPARE_RESULTS = {"sink": sink_results_name([400_000, 1_000_000])}
 
 
 def run(name: str, args: list[str], results: str | None = None) -> dict | list:
@@ -231,6 +231,7 @@ HEADLINE: dict[str, tuple[str, Callable[[dict], float | None]]] = {
     "tenants-1000": ("tenants", lambda r: _run_figure(r["runs"], "databases", 1000, "ratio_to_one")),
     "tenants-shared": ("tenants", lambda r: r["shared_dataset"]["ratio_to_one"]),
     "sink-400k": ("sink", lambda r: _run_figure(r["runs"], "records", 400_000, "ratio")),
+    "sink-1m": ("sink", lambda r: _run_figure(r["runs"], "records", 1_000_000, "ratio")),
 }
 
 

@@ -98,11 +98,12 @@ def test_the_last_results_are_compared_and_the_fallen_figures_named(tmp_path, mo
     assert "fell by more than 10%: plan-mixed" in output.getvalue()
 
 
-def test_the_sink_figure_is_read_from_the_file_its_comparison_run_writes(tmp_path, monkeypatch) -> None:
-    """The comparison runs the sink's benchmark on 400,000 records only, which writes its results under a name
-    of their own: the figure is read from there."""
-    runs = [{"records": 400_000, "ratio": 0.9}]
-    (tmp_path / f"{bench_sink.results_name([400_000])}.json").write_text(json.dumps({"runs": runs}))
+def test_the_sink_figures_are_read_from_the_file_their_comparison_run_writes(tmp_path, monkeypatch) -> None:
+    """The comparison runs the sink's benchmark on 400,000 and 1,000,000 records, which writes its results under
+    the name of that pair of sizes: each figure is read from its size's run there."""
+    runs = [{"records": 400_000, "ratio": 0.9}, {"records": 1_000_000, "ratio": 0.8}]
+    (tmp_path / f"{bench_sink.results_name([400_000, 1_000_000])}.json").write_text(json.dumps({"runs": runs}))
     monkeypatch.setattr(run_all, "RESULTS", tmp_path)
     comparisons = {c.recorded.key: c for c in run_all.compare_with_docs(["sink"], reuse=True)}
     assert comparisons["sink-400k"].measured == 0.9
+    assert comparisons["sink-1m"].measured == 0.8

@@ -118,16 +118,54 @@ BAD_LINES = [
 ]
 
 
+class RecordingConnection:
+    """A DuckDB connection that records the SQL of every statement it executes in `statements`."""
+
+    def __init__(self, connection, statements):
+        self._connection, self._statements = connection, statements
+
+    def execute(self, sql, *parameters):
+        self._statements.append(sql)
+        return self._connection.execute(sql, *parameters)
+
+    def __getattr__(self, name):
+        return getattr(self._connection, name)
+
+
 @pytest.fixture(scope="module")
-def mixed(spark, tmp_path_factory):
+def mixed_run(spark, tmp_path_factory):
     """One batch run over good records of 3 tables x 7 versions and one bad line per quarantine case, one dataset
-    per source database (the records' `shop`; the lines that name no usable one in `uniview`)."""
+    per source database (the records' `shop`; the lines that name no usable one in `uniview`): the warehouse,
+    the run's result and the SQL of every statement the landing executed."""
+    from uniview.sink import landing_duckdb
+
     root = tmp_path_factory.mktemp("mixed")
     write_ndjson(root / "in" / "good.json", good_records())
     write_ndjson(root / "in" / "bad.json", [line for line, _ in BAD_LINES])
     warehouse = root / "w.duckdb"
-    result = run(spark, SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse), dataset=None))
+    statements: list[str] = []
+    open_connection = landing_duckdb.open_connection
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            landing_duckdb, "open_connection", lambda *a, **k: RecordingConnection(open_connection(*a, **k), statements)
+        )
+        result = run(spark, SinkOptions(input=str(root / "in"), warehouse=duckdb_url(warehouse), dataset=None))
+    return warehouse, result, statements
+
+
+@pytest.fixture(scope="module")
+def mixed(mixed_run):
+    """The warehouse and the result of `mixed_run`."""
+    warehouse, result, _ = mixed_run
     return warehouse, result
+
+
+def test_a_batch_reads_its_staged_lines_once(mixed_run):
+    """Every line's envelope is read by one statement, which both the routing keys and the routed lines use: a
+    batch of a million lines pays one JSON pass over them, not one per step."""
+    _, result, statements = mixed_run
+    assert result.counts.read == len(good_records()) + len(BAD_LINES)
+    assert sum("read_parquet(" in sql for sql in statements) == 1
 
 
 def test_three_tables_times_several_versions_route_in_one_batch(mixed):

@@ -62,9 +62,10 @@ from uniview.warehouse.duckdb_folds import retired_tables
 from uniview.warehouse.duckdb_types import bigquery_type_from_duckdb, duckdb_type
 from uniview.warehouse.url import duckdb_url
 
-#: The temporary tables of a batch's load (per connection, dropped before commit): its routing decisions,
-#: its lines with their decisions, one route's records typed and judged.
-DECISIONS, ROUTED, TYPED = "_uniview_decisions", "_uniview_routed", "_uniview_typed"
+#: The temporary tables of a batch's load (per connection, dropped before commit): its lines' envelopes (each
+#: line's JSON read once, by the first statement that reads the staged files), its routing decisions, its lines
+#: with their decisions, one route's records typed and judged.
+ENVELOPES, DECISIONS, ROUTED, TYPED = "_uniview_envelopes", "_uniview_decisions", "_uniview_routed", "_uniview_typed"
 #: The size of the staged files' row groups: DuckDB reads a row group at a time on each thread, so small
 #: ones keep the load's working set small (about 300 MB on two threads) and spread it over the threads.
 STAGED_ROW_GROUP_BYTES = 4 * 1024 * 1024
@@ -221,11 +222,11 @@ def _load(
     files: str | None,
     committing: Callable[[], None] = lambda: None,
 ) -> BatchCounts:
-    """One transaction: everything of the batch, or nothing (and a replayed batch is skipped).  The routing
-    keys are read from the staged lines and routed against the tables as this transaction sees them; the
-    lines are then read once, with their decisions, into a temporary table, and each route's records are
-    typed and judged from it: a batch that feeds a thousand tables costs a thousand small statements, not a
-    thousand scans.  `committing` is called just before the commit."""
+    """One transaction: everything of the batch, or nothing (and a replayed batch is skipped).  The staged
+    lines' envelopes are read once, into a temporary table; their routing keys are routed against the tables
+    as this transaction sees them; the lines are then joined to their decisions, into a temporary table, and
+    each route's records are typed and judged from it: a batch that feeds a thousand tables costs a thousand
+    small statements, not a thousand scans.  `committing` is called just before the commit."""
     connection.execute("BEGIN TRANSACTION")
     try:
         catalog = catalog_of(connection)
@@ -254,7 +255,7 @@ def _load(
                 datetime.now(UTC),
             ],
         )
-        for table in (TYPED, ROUTED, DECISIONS):
+        for table in (TYPED, ROUTED, DECISIONS, ENVELOPES):
             connection.execute(f"DROP TABLE IF EXISTS {table}")
         committing()
         connection.execute("COMMIT")
@@ -273,11 +274,14 @@ def _load_lines(
 ) -> BatchCounts:
     """Route the batch's lines, write each route's rows and quarantine every line that cannot be written."""
     source = f"read_parquet({literal(files)})" if files else _NO_LINES
-    lines = envelopes(source, batch.rewritten)
+    # the envelopes are read once: both the routing keys and the routed lines come from the table
+    connection.execute(f"CREATE TEMPORARY TABLE {ENVELOPES} AS {envelopes(source, batch.rewritten)}")
+    lines = f"SELECT * FROM {ENVELOPES}"
     keys = {key_of(row): first_seen_of(row) for row in connection.execute(routing_keys(lines)).fetchall()}
     plan = batch.route(keys, lambda tables: _known_versions(connection, tables))
     connection.execute(decisions_table(DECISIONS), [decisions_json(plan)])
     connection.execute(f"CREATE TEMPORARY TABLE {ROUTED} AS {routed_lines(lines, DECISIONS, batch.fallback_dataset)}")
+    connection.execute(f"DROP TABLE {ENVELOPES}")
     counts = BatchCounts(read=scalar(connection, f"SELECT count(*) FROM {ROUTED}"))
     _load_routes(connection, catalog, batch, plan.routes, counts)
     _load_quarantine(connection, catalog, batch, counts)
