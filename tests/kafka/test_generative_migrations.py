@@ -539,8 +539,6 @@ class Migrations(RuleBasedStateMachine):
         self.gone: list[tuple[str, str]] = []
         #: The names MariaDB's table no longer has whose changes the envelope path landed.
         self.envelope_gone: list[str] = []
-        #: Whether MariaDB's table was renamed (or swapped) in its DDL: its views then read `_uniview_ddl`.
-        self.renamed_in_ddl = False
 
     # -- applying a drawn change to both sources ----------------------------------------------------------------
     def apply(self, change: Change) -> dict[str, int]:
@@ -687,10 +685,7 @@ class Migrations(RuleBasedStateMachine):
 
         options = self.functions.options(self.stack.landings[0].name)
         for database in self.stack.source.databases:
-            if database == DATABASE[MARIADB] and self.renamed_in_ddl:
-                # its views read `_uniview_ddl` for the rename's log position, which the reference does not load
-                print("ZetaSQL: MariaDB's family not compared (a table rename read from the DDL)")
-            elif self.events.get((database, self.table)):
+            if self.events.get((database, self.table)):
                 differences = duckdb_family_differences(
                     self.reference, self.stack.work / "warehouse.duckdb", database, self.table, options
                 )
@@ -1025,7 +1020,6 @@ class Migrations(RuleBasedStateMachine):
         assert set(accepted) == set(DIALECTS), self.sources.refused[-1:]
         self.functions.declare_table(old, new)
         self.moved(old, new, DIALECTS)
-        self.renamed_in_ddl = True
         self.write_after_ddl()
 
     def moved(self, old: str, new: str, dialects: Sequence[str]) -> None:
@@ -1071,7 +1065,6 @@ class Migrations(RuleBasedStateMachine):
         }
         self.apply(Change(f"{tool}: swap", sql))
         self.swapped(shadow, old)
-        self.renamed_in_ddl = True
         self.columns.append(Column(name, "int", " DEFAULT 5"))
         self.write_after_ddl()
 
