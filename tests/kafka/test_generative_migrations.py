@@ -83,6 +83,7 @@ from generative_support import (
     quoted,
     read_interval_as_microseconds,
     read_money_as_decimal,
+    read_point_as_wkt,
     read_values_past_python,
 )
 
@@ -198,6 +199,7 @@ class Sources:
             read_values_past_python(connection)
             read_money_as_decimal(connection)
             read_interval_as_microseconds(connection)
+            read_point_as_wkt(connection)
             cursor = connection.execute(f"SELECT * FROM {quoted(table, POSTGRES)} ORDER BY id")
             return float32_exact(cursor.description, cursor.fetchall())
 
@@ -268,7 +270,7 @@ def key_first(columns: list[tuple]) -> list[tuple]:
 
 
 def mariadb_rows(cursor, database: str, table: str, order: str = "") -> list[tuple]:
-    """MariaDB's rows of `table` through `cursor`, each FLOAT read as a DOUBLE, the float's exact value: the text
+    """MariaDB's rows of `table` through `cursor`, each POINT as its WKT, each FLOAT read as a DOUBLE, the float's exact value: the text
     protocol writes a FLOAT with 6 significant digits (1.17549e-38 for the float 1.1754943508222875e-38, which a
     binlog reader and Debezium send whole); zero dates as NULL (`no_zero_dates`); a `boolean` (`tinyint(1)`) as
     both paths land it (`as_boolean`)."""
@@ -278,7 +280,8 @@ def mariadb_rows(cursor, database: str, table: str, order: str = "") -> list[tup
         [database, table],
     )
     columns = key_first(cursor.fetchall())
-    items = [f"CAST(`{name}` AS DOUBLE) AS `{name}`" if kind == "float" else f"`{name}`" for name, kind, _ in columns]
+    read_as = {"float": "CAST(`{0}` AS DOUBLE) AS `{0}`", "point": "ST_AsText(`{0}`) AS `{0}`"}
+    items = [read_as.get(kind, "`{0}`").format(name) for name, kind, _ in columns]
     booleans = [declared.lower() == "tinyint(1)" for _, _, declared in columns]
     cursor.execute(f"SELECT {', '.join(items)} FROM {quoted(table, MARIADB)}{order}")
     rows = float32_exact(cursor.description, [no_zero_dates(row, cursor.description) for row in cursor.fetchall()])
