@@ -27,6 +27,7 @@ them (see OPEN_DEFECTS).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -1260,3 +1261,17 @@ def test_a_renamed_table_counts_the_records_quarantined_under_each_of_its_names(
     source.tables = ("t",)
     carry_quarantine(stack, "db", "_t_gho", "t")  # the shadow's one quarantined; the earlier `t`'s two are not its
     assert landing_mismatches(stack, stack.landings[0], {("db", "t"): 3}) == []
+
+
+def test_a_point_compares_by_its_coordinates_on_every_side():
+    """The source's WKT, Debezium's STRUCT in the views (its x and y, or its WKB where they are NULL, as bytes or
+    base64) and the envelope path's WKT text are one point; another point differs."""
+    wkb = struct.pack("<BIdd", 1, 1, 123456.789, -0.001)
+    sides = [
+        "POINT(123456.789 -0.001)",
+        {"x": 123456.789, "y": -0.001, "wkb": wkb, "srid": None},
+        {"x": None, "y": None, "wkb": wkb, "srid": 0},
+        {"wkb": base64.b64encode(wkb).decode(), "srid": None},
+    ]
+    assert len({repr(row) for row in comparable_rows([(side,) for side in sides])}) == 1
+    assert comparable_rows([("POINT(1 2)",)]) != comparable_rows([("POINT(2 1)",)])
