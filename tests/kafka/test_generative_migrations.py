@@ -1241,10 +1241,11 @@ def test_a_renamed_table_counts_the_records_quarantined_under_each_of_its_names(
     name `t` (gh-ost's), the records quarantined under the earlier `t` are not the new table's."""
     warehouse = tmp_path / "warehouse.duckdb"
     with duckdb.connect(str(warehouse)) as connection:
-        connection.execute("CREATE SCHEMA db; CREATE SCHEMA db_unified")
-        connection.execute("CREATE TABLE db._uniview_quarantine (table_name VARCHAR, reason VARCHAR)")
-        connection.execute("INSERT INTO db._uniview_quarantine VALUES ('t', 'type_mismatch'), ('t', 'type_mismatch')")
-        connection.execute("INSERT INTO db._uniview_quarantine VALUES ('_t_gho', 'type_mismatch')")
+        connection.execute(
+            "CREATE SCHEMA db; CREATE SCHEMA db_unified; "
+            "CREATE TABLE db._uniview_quarantine AS SELECT * FROM (VALUES ('t', 'type_mismatch'), "
+            "('t', 'type_mismatch'), ('_t_gho', 'type_mismatch')) AS q(table_name, reason)"
+        )
         for table, changes in (("t2", 2), ("t", 2)):
             connection.execute(
                 f"CREATE TABLE db_unified.{table}_unified AS SELECT i AS id, i AS _cdc_sequence, 'INSERT' AS "
