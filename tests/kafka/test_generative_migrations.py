@@ -1276,3 +1276,20 @@ def test_a_point_compares_by_its_coordinates_on_every_side():
     ]
     assert len({repr(row) for row in comparable_rows([(side,) for side in sides])}) == 1
     assert comparable_rows([("POINT(1 2)",)]) != comparable_rows([("POINT(2 1)",)])
+
+
+def test_the_envelope_path_of_an_empty_table_is_compared_without_the_columns_no_record_carried(tmp_path):
+    """A column added to a table holding no row (an online migration swapping an empty table) reaches the envelope
+    path's views with the first record that carries it: an empty source table matches a `<table>_current` without
+    it, and the changes its `<table>_unified` holds are still counted."""
+    sink = EnvelopeSink(tmp_path, "view", EnvelopeLog("db"))
+    with duckdb.connect(str(sink.warehouse)) as connection:
+        connection.execute(
+            "CREATE SCHEMA db_unified; CREATE TABLE db_unified.t_unified AS SELECT * FROM (VALUES (1, 7), (1, 8)) "
+            "AS u(id, c0); CREATE VIEW db_unified.t_current AS SELECT id, c0, NULL::VARCHAR[] AS _cdc_unavailable "
+            "FROM db_unified.t_unified WHERE FALSE"
+        )
+    sink.log.landed["t"] = 2
+    assert sink.differences("t", ["id", "c0", "c2"], [], comparable_rows) == []
+    sink.log.landed["t"] = 3
+    assert sink.differences("t", ["id", "c0", "c2"], [], comparable_rows) == [("envelope: changes", 2, 3)]
