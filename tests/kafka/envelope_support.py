@@ -237,7 +237,9 @@ class EnvelopeSink:
         dataset = f"{self.log.database}_unified"
         with duckdb.connect(str(self.warehouse), read_only=True) as connection:
             connection.execute("SET TimeZone = 'UTC'")
-            listed = ", ".join(quote_identifier(column) for column in columns)
+            # a table holding no row is read by its key alone: a column added while it was empty (an online
+            # migration's swap of an empty table) reaches the views with the first record that carries it
+            listed = ", ".join(quote_identifier(column) for column in (columns if expected else columns[:1]))
             current = quote_identifier(f"{table}_current")
             select = f"SELECT {listed}, _cdc_unavailable FROM {dataset}.{current} ORDER BY id"
             shown = connection.execute(select).fetchall()

@@ -10,10 +10,13 @@ ever compared with its own views.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import math
 import os
+import re
+import struct
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -300,6 +303,19 @@ TYPES: tuple[SourceType, ...] = (
         {"literal": {MARIADB: "b'1'", POSTGRES: "'{7}'"}},
     ),
     SourceType(
+        # a point: MariaDB's POINT and PostgreSQL's point, each sent by Debezium as a STRUCT (x, y, wkb, srid) and
+        # declared `point` on the envelope path, a GEOGRAPHY (WKT text on DuckDB); compared by its coordinates
+        # (`Point`); no default (MariaDB's takes none)
+        "point",
+        same("point"),
+        (
+            {MARIADB: "POINT(1, 2)", POSTGRES: "point(1, 2)"},
+            {MARIADB: "POINT(-1.5, 0.25)", POSTGRES: "point(-1.5, 0.25)"},
+            {MARIADB: "POINT(-180, 90)", POSTGRES: "point(-180, 90)"},
+            {MARIADB: "POINT(123456.789, -0.001)", POSTGRES: "point(123456.789, -0.001)"},
+        ),
+    ),
+    SourceType(
         # PostgreSQL's interval (Debezium's MicroDuration: microseconds; no months drawn, which the connector counts as
         # 30.4375 days); MariaDB has none: a bigint of those microseconds beside it
         "interval",
@@ -426,6 +442,35 @@ def open_defects_enabled(defect: str) -> bool:
     return value == "all" or defect in {name.strip() for name in value.split(",")}
 
 
+@dataclass(frozen=True)
+class Point:
+    """A point by its coordinates, as every side shows it: the source's (WKT), Debezium's STRUCT (x, y, wkb, srid)
+    in the views, and the envelope path's GEOGRAPHY (WKT text on DuckDB)."""
+
+    x: Decimal
+    y: Decimal
+
+    @classmethod
+    def of(cls, value: Any) -> Point | None:
+        """The point `value` is (WKT text, or a STRUCT's dict), or None when it is none."""
+        if isinstance(value, str) and (match := _WKT_POINT.fullmatch(value)):
+            return cls(Decimal(match[1]), Decimal(match[2]))
+        if isinstance(value, dict) and {"wkb", "srid"} <= set(value):
+            x, y = (value["x"], value["y"]) if value.get("x") is not None else _wkb_coordinates(value["wkb"])
+            return cls(Decimal(repr(float(x))), Decimal(repr(float(y))))
+        return None
+
+
+def _wkb_coordinates(wkb: bytes | str) -> tuple[float, float]:
+    """x and y of a point's WKB (a byte order, the type, two doubles), or of its base64 text."""
+    data = base64.b64decode(wkb) if isinstance(wkb, str) else bytes(wkb)
+    order = "<" if data[0] == 1 else ">"
+    return struct.unpack(f"{order}dd", data[5:21])
+
+
+_WKT_POINT = re.compile(r"POINT ?\((\S+) (\S+)\)")
+
+
 def comparable(value: Any) -> Any:
     """A value in one form for the source, DuckDB and BigQuery: numbers as Decimal (a double's NaN and infinities as
     text; a numeric's, which no BigQuery type holds, as an OutsideBigQuery),
@@ -452,6 +497,8 @@ def comparable(value: Any) -> Any:
         return str(value)  # PostgreSQL's uuid and inet: Debezium sends their text
     if isinstance(value, list) and not value:  # BigQuery reads a NULL ARRAY as an empty one
         return None
+    if (point := Point.of(value)) is not None:
+        return point
     if isinstance(value, dict | list):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, str) and value[:1] in "{[":
@@ -510,6 +557,19 @@ def read_money_as_decimal(connection: Any) -> None:
             return Decimal(text.replace("$", "").replace(",", ""))
 
     connection.adapters.register_loader("money", MoneyLoader)
+
+
+def read_point_as_wkt(connection: Any) -> None:
+    """Make a psycopg `connection` read PostgreSQL's point, `(x,y)`, as the WKT MariaDB's ST_AsText writes
+    (`POINT(x y)`)."""
+    from psycopg.adapt import Loader
+
+    class WktLoader(Loader):
+        def load(self, data: Any) -> str:
+            x, y = bytes(data).decode().strip("()").split(",")
+            return f"POINT({x} {y})"
+
+    connection.adapters.register_loader("point", WktLoader)
 
 
 def read_interval_as_microseconds(connection: Any) -> None:

@@ -7,7 +7,7 @@ generative_support.py): ADD COLUMN of every type with every kind of default (Mar
 drawn name (non-ASCII, mixed case, a keyword, a space: every statement quotes it), DROP, DROP + ADD, RENAME (read
 from the DDL for MariaDB, declared in the renames document for both), a type change, TRUNCATE, the table renamed
 (MariaDB's RENAME TABLE, PostgreSQL's declared), MariaDB's online schema changes (gh-ost's and
-pt-online-schema-change's shadow table, copy and swap; only when OPEN_DEFECTS's `online_migration` is named), writes of values at the edges of each type, a primary-key
+pt-online-schema-change's shadow table, copy and swap), writes of values at the edges of each type, a primary-key
 UPDATE, a TOASTed value left unchanged by an UPDATE; PostgreSQL's table is drawn plain or partitioned.  A statement a
 database refuses is a no-op step of that database.  After every step, per warehouse and source database,
 `<table>_current` must equal `SELECT *` on the source table, every column, and `<table>_unified` must hold each
@@ -27,6 +27,7 @@ them (see OPEN_DEFECTS).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -38,20 +39,24 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
+import duckdb
 import pytest
 from cdc_e2e_support import (
     CdcSource,
     CdcStack,
     OutsideBigQuery,
     bigquery_landing,
+    carry_quarantine,
     connectors_added,
     datasets_dropped_after,
     duckdb_landing,
     function_environments,
+    landing_mismatches,
     streaming_sinks,
     unknown_accepted,
     wait_for_events,
     wait_for_log,
+    wait_until_sinks_caught_up,
     wait_until_views_match_sources,
 )
 from envelope_support import EnvelopeLog, EnvelopeSink, SourceColumn, bits_as_numbers
@@ -79,6 +84,7 @@ from generative_support import (
     quoted,
     read_interval_as_microseconds,
     read_money_as_decimal,
+    read_point_as_wkt,
     read_values_past_python,
 )
 
@@ -101,9 +107,7 @@ STEPS = int(os.environ.get("UNIVIEW_GEN_STEPS", "1"))
 DATABASE = {MARIADB: "genmy", POSTGRES: "genpg"}
 PREFIX = {MARIADB: "genmaria", POSTGRES: "genpg"}
 #: Rules of defects still open: off unless UNIVIEW_GEN_OPEN_DEFECTS names them.
-OPEN_DEFECTS: dict[str, str] = {
-    "online_migration": "gh-ost's and pt-online-schema-change's swaps (`online_migration`): drawn by no soak seed yet",
-}
+OPEN_DEFECTS: dict[str, str] = {}
 #: The kinds of default whose value in rows older than the column uniview cannot know, per source
 #: (docs/sink.md#declared-defaults): those rows show NULL, the column named in their `_cdc_unavailable`.
 #: PostgreSQL's "zero date" is 0001-01-01, a date like any other.
@@ -196,6 +200,7 @@ class Sources:
             read_values_past_python(connection)
             read_money_as_decimal(connection)
             read_interval_as_microseconds(connection)
+            read_point_as_wkt(connection)
             cursor = connection.execute(f"SELECT * FROM {quoted(table, POSTGRES)} ORDER BY id")
             return float32_exact(cursor.description, cursor.fetchall())
 
@@ -266,7 +271,7 @@ def key_first(columns: list[tuple]) -> list[tuple]:
 
 
 def mariadb_rows(cursor, database: str, table: str, order: str = "") -> list[tuple]:
-    """MariaDB's rows of `table` through `cursor`, each FLOAT read as a DOUBLE, the float's exact value: the text
+    """MariaDB's rows of `table` through `cursor`, each POINT as its WKT, each FLOAT read as a DOUBLE, the float's exact value: the text
     protocol writes a FLOAT with 6 significant digits (1.17549e-38 for the float 1.1754943508222875e-38, which a
     binlog reader and Debezium send whole); zero dates as NULL (`no_zero_dates`); a `boolean` (`tinyint(1)`) as
     both paths land it (`as_boolean`)."""
@@ -276,7 +281,8 @@ def mariadb_rows(cursor, database: str, table: str, order: str = "") -> list[tup
         [database, table],
     )
     columns = key_first(cursor.fetchall())
-    items = [f"CAST(`{name}` AS DOUBLE) AS `{name}`" if kind == "float" else f"`{name}`" for name, kind, _ in columns]
+    read_as = {"float": "CAST(`{0}` AS DOUBLE) AS `{0}`", "point": "ST_AsText(`{0}`) AS `{0}`"}
+    items = [read_as.get(kind, "`{0}`").format(name) for name, kind, _ in columns]
     booleans = [declared.lower() == "tinyint(1)" for _, _, declared in columns]
     cursor.execute(f"SELECT {', '.join(items)} FROM {quoted(table, MARIADB)}{order}")
     rows = float32_exact(cursor.description, [no_zero_dates(row, cursor.description) for row in cursor.fetchall()])
@@ -537,8 +543,6 @@ class Migrations(RuleBasedStateMachine):
         self.gone: list[tuple[str, str]] = []
         #: The names MariaDB's table no longer has whose changes the envelope path landed.
         self.envelope_gone: list[str] = []
-        #: Whether MariaDB's table was renamed (or swapped) in its DDL: its views then read `_uniview_ddl`.
-        self.renamed_in_ddl = False
 
     # -- applying a drawn change to both sources ----------------------------------------------------------------
     def apply(self, change: Change) -> dict[str, int]:
@@ -685,10 +689,7 @@ class Migrations(RuleBasedStateMachine):
 
         options = self.functions.options(self.stack.landings[0].name)
         for database in self.stack.source.databases:
-            if database == DATABASE[MARIADB] and self.renamed_in_ddl:
-                # its views read `_uniview_ddl` for the rename's log position, which the reference does not load
-                print("ZetaSQL: MariaDB's family not compared (a table rename read from the DDL)")
-            elif self.events.get((database, self.table)):
+            if self.events.get((database, self.table)):
                 differences = duckdb_family_differences(
                     self.reference, self.stack.work / "warehouse.duckdb", database, self.table, options
                 )
@@ -1023,13 +1024,14 @@ class Migrations(RuleBasedStateMachine):
         assert set(accepted) == set(DIALECTS), self.sources.refused[-1:]
         self.functions.declare_table(old, new)
         self.moved(old, new, DIALECTS)
-        self.renamed_in_ddl = True
         self.write_after_ddl()
 
     def moved(self, old: str, new: str, dialects: Sequence[str]) -> None:
         """Table `old` of the `dialects`' sources is now called `new`: its changes are the new name's."""
+        self.landed()
         for dialect in dialects:
             before, after = (DATABASE[dialect], old), (DATABASE[dialect], new)
+            carry_quarantine(self.stack, DATABASE[dialect], old, new)
             self.events[after] = self.events.pop(before, 0)
             for held in (self.stack.held_keys, self.stack.emulator_held_keys):
                 held[after] = held.pop(before, set())
@@ -1039,7 +1041,6 @@ class Migrations(RuleBasedStateMachine):
             self.envelope_gone.append(old)
         self.table = new
 
-    @precondition(lambda self: open_defects_enabled("online_migration"))
     @rule(tool=st.sampled_from(["gh-ost", "pt-online-schema-change"]))
     def online_migration(self, tool: str) -> None:
         """An ADD COLUMN as MariaDB's online schema-change tools run it: a shadow table with the new column, every row
@@ -1068,7 +1069,6 @@ class Migrations(RuleBasedStateMachine):
         }
         self.apply(Change(f"{tool}: swap", sql))
         self.swapped(shadow, old)
-        self.renamed_in_ddl = True
         self.columns.append(Column(name, "int", " DEFAULT 5"))
         self.write_after_ddl()
 
@@ -1090,6 +1090,8 @@ class Migrations(RuleBasedStateMachine):
         """MariaDB's shadow table is the table now, and the old table `old` (dropped): the copied rows are the
         table's, each written whole (none of its cells unknown any more), and the envelope path writes each."""
         database = DATABASE[MARIADB]
+        self.landed()
+        carry_quarantine(self.stack, database, shadow, self.table)
         self.events[(database, old)] = self.events.pop((database, self.table), 0)
         self.events[(database, self.table)] = self.events.pop((database, shadow), 0)
         for held in (self.stack.held_keys, self.stack.emulator_held_keys):
@@ -1098,6 +1100,11 @@ class Migrations(RuleBasedStateMachine):
             self.gone.append((database, shadow))
         self.unknown[MARIADB].clear()
         self.envelope.log.changes(self.table, {}, self.sources.image(self.table), self.sources.declared(self.table))
+
+    def landed(self) -> None:
+        """Until the sinks have landed every change sent so far (each quarantined record under its name then)."""
+        wait_for_events(self.stack, sum(self.events.values()))
+        wait_until_sinks_caught_up(self.stack, self.sinks, WAIT)
 
     # -- writes ---------------------------------------------------------------------------------------------
     def edge_value(self, data, column: Column) -> dict[str, str]:
@@ -1226,3 +1233,63 @@ def test_the_comparison_reads_as_unknown_only_the_cells_the_model_names():
         (3, None, "three", 7),  # a default the connector drops: NULL alone
     ]
     assert unknown_accepted(expected, current, unavailable, columns, {}) == expected
+
+
+def test_a_renamed_table_counts_the_records_quarantined_under_each_of_its_names(tmp_path):
+    """The quarantine keeps each record under the table's name when it was sent: after `t` is renamed `t2` (its
+    one quarantined record sent as `t`), `t2_unified` holds the changes sent less that one; after a swap into the
+    name `t` (gh-ost's), the records quarantined under the earlier `t` are not the new table's."""
+    warehouse = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(warehouse)) as connection:
+        connection.execute(
+            "CREATE SCHEMA db; CREATE SCHEMA db_unified; "
+            "CREATE TABLE db._uniview_quarantine AS SELECT * FROM (VALUES ('t', 'type_mismatch'), "
+            "('t', 'type_mismatch'), ('_t_gho', 'type_mismatch')) AS q(table_name, reason)"
+        )
+        for table, changes in (("t2", 2), ("t", 2)):
+            connection.execute(
+                f"CREATE TABLE db_unified.{table}_unified AS SELECT i AS id, i AS _cdc_sequence, 'INSERT' AS "
+                f"_cdc_operation, 'db' AS _cdc_database FROM range(1, {changes + 1}) AS r(i)"
+            )
+            connection.execute(f"CREATE VIEW db_unified.{table}_current AS SELECT id FROM db_unified.{table}_unified")
+    source = CdcSource(
+        ("db",), ("t2",), ("db",), "db[.].*", lambda *_: None, lambda database, table: [(1,), (2,)],
+        lambda database, table: ["id"],
+    )  # fmt: skip
+    stack = CdcStack("", source, [duckdb_landing(warehouse)], tmp_path, held_back={("db", "t")})
+    carry_quarantine(stack, "db", "t", "t2")  # two sent as `t`, both quarantined, two landed as `t2`
+    assert landing_mismatches(stack, stack.landings[0], {("db", "t2"): 4}) == []
+    source.tables = ("t",)
+    carry_quarantine(stack, "db", "_t_gho", "t")  # the shadow's one quarantined; the earlier `t`'s two are not its
+    assert landing_mismatches(stack, stack.landings[0], {("db", "t"): 3}) == []
+
+
+def test_a_point_compares_by_its_coordinates_on_every_side():
+    """The source's WKT, Debezium's STRUCT in the views (its x and y, or its WKB where they are NULL, as bytes or
+    base64) and the envelope path's WKT text are one point; another point differs."""
+    wkb = struct.pack("<BIdd", 1, 1, 123456.789, -0.001)
+    sides = [
+        "POINT(123456.789 -0.001)",
+        {"x": 123456.789, "y": -0.001, "wkb": wkb, "srid": None},
+        {"x": None, "y": None, "wkb": wkb, "srid": 0},
+        {"wkb": base64.b64encode(wkb).decode(), "srid": None},
+    ]
+    assert len({repr(row) for row in comparable_rows([(side,) for side in sides])}) == 1
+    assert comparable_rows([("POINT(1 2)",)]) != comparable_rows([("POINT(2 1)",)])
+
+
+def test_the_envelope_path_of_an_empty_table_is_compared_without_the_columns_no_record_carried(tmp_path):
+    """A column added to a table holding no row (an online migration swapping an empty table) reaches the envelope
+    path's views with the first record that carries it: an empty source table matches a `<table>_current` without
+    it, and the changes its `<table>_unified` holds are still counted."""
+    sink = EnvelopeSink(tmp_path, "view", EnvelopeLog("db"))
+    with duckdb.connect(str(sink.warehouse)) as connection:
+        connection.execute(
+            "CREATE SCHEMA db_unified; CREATE TABLE db_unified.t_unified AS SELECT * FROM (VALUES (1, 7), (1, 8)) "
+            "AS u(id, c0); CREATE VIEW db_unified.t_current AS SELECT id, c0, NULL::VARCHAR[] AS _cdc_unavailable "
+            "FROM db_unified.t_unified WHERE FALSE"
+        )
+    sink.log.landed["t"] = 2
+    assert sink.differences("t", ["id", "c0", "c2"], [], comparable_rows) == []
+    sink.log.landed["t"] = 3
+    assert sink.differences("t", ["id", "c0", "c2"], [], comparable_rows) == [("envelope: changes", 2, 3)]

@@ -31,7 +31,9 @@ from typing import Any
 import duckdb
 from analyzer import Analyzer, Catalog, Stubs, install, type_proto
 
+from uniview.core.ddl_renames import DDL_COLUMN
 from uniview.core.identifiers import quote, quote_path
+from uniview.core.landing_layout import DATABASE, SEQUENCE
 from uniview.core.types import Array, BQType, Scalar, Struct
 from uniview.local.processes import free_port, stop_process_group
 from uniview.planning.plan import FamilyPlan, ViewDefinition
@@ -279,18 +281,29 @@ def view_answer(analyzer: Analyzer, view: ViewDefinition, catalog: Catalog, cont
     return analysis.columns, sorted(rows, key=repr)
 
 
+#: The columns of the control table `_uniview_ddl` a renamed table's views read (uniview.planning.segments).
+CONTROL_COLUMNS = (DATABASE, SEQUENCE, DDL_COLUMN)
+
+
+def control_tables(plan: FamilyPlan) -> list[str]:
+    """The versions of the control table `_uniview_ddl` whose table renames choose the family's changes."""
+    return sorted({table for v in plan.versions if v.segment is not None for table in v.segment.ddl_tables})
+
+
 def family_answers(
     analyzer: Analyzer, plan: FamilyPlan, rows_of: Callable[[str, str], Sequence[Sequence[Any]]]
 ) -> dict[str, Answer]:
     """{view: (its columns, its rows)} for every view of `plan` (unified parts, top view, `<table>_current` view), evaluated by
-    ZetaSQL's reference implementation over `rows_of(dataset, version table)` (in each version's column order)."""
+    ZetaSQL's reference implementation over `rows_of(dataset, version table)` (in each version's column order), and
+    over `rows_of(dataset, control table)` (CONTROL_COLUMNS) for a family a table rename read from the DDL chooses."""
     catalog = Catalog()
     contents: dict[str, Any] = {}
-    for version in plan.versions:
-        columns = [(c.stored or c.name, c.type.base()) for c in version.columns]
-        catalog.add_table(plan.source_dataset, version.table_name, columns)
-        rows = rows_of(plan.source_dataset, version.table_name)
-        contents[f"{plan.source_dataset}.{version.table_name}"] = typed_table(analyzer, columns, rows)
+    inputs = {v.table_name: [(c.stored or c.name, c.type.base()) for c in v.columns] for v in plan.versions}
+    inputs |= {table: [(name, Scalar("STRING")) for name in CONTROL_COLUMNS] for table in control_tables(plan)}
+    for table_name, columns in inputs.items():
+        catalog.add_table(plan.source_dataset, table_name, columns)
+        rows = rows_of(plan.source_dataset, table_name)
+        contents[f"{plan.source_dataset}.{table_name}"] = typed_table(analyzer, columns, rows)
     return {view.qualified_name: view_answer(analyzer, view, catalog, contents) for view in plan.all_views}
 
 
@@ -341,6 +354,9 @@ def duckdb_family_differences(analyzer: Analyzer, path: Path, dataset: str, tabl
             ).fetchall()
             for version in plan.versions
         }
+        listed = ", ".join(CONTROL_COLUMNS)
+        for table in control_tables(plan):
+            tables[table] = connection.execute(f"SELECT {listed} FROM {duckdb_path(dataset, table)}").fetchall()
     answers = family_answers(analyzer, plan, lambda _, name: tables[name])
     with read_only(path) as connection:
         connection.execute("SET TimeZone = 'UTC'")
