@@ -427,3 +427,42 @@ def test_the_postgresql_connector_drops_a_default_past_the_scale_and_cuts_one_pa
     defaults = {field["field"]: field.get("default") for field in after["fields"]}
     assert (defaults["t3"], defaults["z3"]) == (1620284889123, "2021-05-06T07:08:09.123Z")
     assert event["payload"]["after"]["t3"] == 1620284889124  # the row PostgreSQL filled: rounded
+
+
+def test_a_change_made_once_the_snapshot_ended_is_streamed_not_snapshotted(mariadb, kafka_connect):
+    """`uniview demo` runs its first statements once `wait_for_snapshots` returns: the connector's snapshot, held
+    back here for 3 s after the connector runs (`snapshot.delay.ms`), has then ended, so the row inserted next is
+    streamed (`c`), not read by the snapshot (`r`) as it is when inserted while the connector merely runs."""
+    from cdc_e2e_support import connectors_added
+
+    from uniview.local.kafka import mysql_connector, wait_for_snapshots, with_snapshot_notifications
+
+    database, prefix = "snapshotwait", "snapshotwait"
+    mariadb.execute(f"CREATE DATABASE {database}")
+    mariadb.execute("CREATE TABLE t (id int PRIMARY KEY)", "INSERT INTO t VALUES (1)", database=database)
+    connector = mysql_connector(
+        prefix,
+        mariadb.host,
+        mariadb.port,
+        [database],
+        mariadb.connector_user,
+        mariadb.connector_password,
+        kafka_connect.bootstrap,
+        server_id=5432,
+    )
+    connector = {**with_snapshot_notifications(connector), "snapshot.delay.ms": 3000}
+    with connectors_added(kafka_connect, [connector], lambda _: wait_for_snapshots(kafka_connect.bootstrap, [prefix])):
+        mariadb.execute("INSERT INTO t VALUES (2)", database=database)
+        sent = [
+            (e["payload"]["op"], e["payload"]["after"])
+            for e in change_events(kafka_connect.bootstrap, f"{prefix}.{database}.t", 2)
+        ]
+    assert sent == [("r", {"id": 1}), ("c", {"id": 2})]
+
+
+def test_waiting_for_a_snapshot_that_does_not_end_fails_with_its_connector_named(kafka_connect):
+    from uniview.core.errors import UniviewError
+    from uniview.local.kafka import wait_for_snapshots
+
+    with pytest.raises(UniviewError, match="connector nosuchconnector did not end within 1s"):
+        wait_for_snapshots(kafka_connect.bootstrap, ["nosuchconnector"], timeout=1)

@@ -111,12 +111,15 @@ class PostgresDemo:
     def _start(self, stack: ExitStack) -> None:
         from uniview.local.function_server import function_server
         from uniview.local.java_stack import spark_kafka_jars
-        from uniview.local.kafka import debezium_connect, kafka_broker
+        from uniview.local.kafka import debezium_connect, kafka_broker, wait_for_snapshots, with_snapshot_notifications
 
         self._clear_previous_run()
         address = self._start_source(stack)
         self.bootstrap = stack.enter_context(kafka_broker(self.run_dir))
-        stack.enter_context(debezium_connect(self.run_dir, self.bootstrap, self._connectors()))
+        connectors = [with_snapshot_notifications(connector) for connector in self._connectors()]
+        stack.enter_context(debezium_connect(self.run_dir, self.bootstrap, connectors))
+        # a change made during a snapshot may be read by it and streamed again: the steps start once it has ended
+        wait_for_snapshots(self.bootstrap, [str(connector["name"]) for connector in connectors])
         env = {"UNIVIEW_WAREHOUSE": duckdb_url(self.warehouse), "UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
         self.function = stack.enter_context(function_server(self.run_dir, env))
         self.spark = new_spark_session(spark_kafka_jars())

@@ -277,6 +277,77 @@ def _wait_running(url: str, name: str, timeout: float, log_path: Path) -> None:
     raise UniviewError(f"connector {name} is not running after {timeout:.0f}s (state {state}); see {log_path}")
 
 
+#: Debezium's notification of a connector's initial snapshot: its `aggregate_type`, and the `type`s that end it.
+INITIAL_SNAPSHOT = "Initial Snapshot"
+_SNAPSHOT_ENDS = {"COMPLETED": True, "ABORTED": False}
+
+
+def notification_topic(name: str) -> str:
+    """The topic connector `name` sends its notifications to (with_snapshot_notifications); no table topic's name."""
+    return f"{name}-notifications"
+
+
+def with_snapshot_notifications(connector: Mapping[str, object]) -> dict[str, object]:
+    """The connector's settings plus Debezium's notifications to the topic `notification_topic(name)`: the initial
+    snapshot's start, each table scanned, and its end (wait_for_snapshots reads them)."""
+    return {
+        **connector,
+        "notification.enabled.channels": "sink",
+        "notification.sink.topic.name": notification_topic(str(connector["name"])),
+    }
+
+
+def snapshot_ended(bootstrap: str, name: str) -> bool | None:
+    """Whether connector `name`'s initial snapshot completed (True), was aborted (False) or has not ended yet (None),
+    read from its notifications topic (the connector must send them: with_snapshot_notifications)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, check_crcs=False)
+    try:
+        partitions = consumer.partitions_for_topic(notification_topic(name))
+        if not partitions:
+            return None  # the topic is created with the connector's first notification
+        assigned = [TopicPartition(notification_topic(name), p) for p in partitions]
+        consumer.assign(assigned)
+        consumer.seek_to_beginning(*assigned)
+        return _snapshot_end(consumer, consumer.end_offsets(assigned))
+    finally:
+        consumer.close()
+
+
+def _snapshot_end(consumer: Any, ends: dict[Any, int]) -> bool | None:
+    """The end of the initial snapshot among the notifications an assigned `consumer` reads up to `ends`."""
+    while any(consumer.position(partition) < end for partition, end in ends.items()):
+        batch = consumer.poll(timeout_ms=1000)
+        if not batch:
+            break
+        for message in (m for messages in batch.values() for m in messages if m.value is not None):
+            value = json.loads(message.value)
+            notification = value.get("payload", value)
+            if notification.get("aggregate_type") == INITIAL_SNAPSHOT and notification.get("type") in _SNAPSHOT_ENDS:
+                return _SNAPSHOT_ENDS[notification["type"]]
+    return None
+
+
+def wait_for_snapshots(bootstrap: str, names: Sequence[str], timeout: float = 120.0) -> None:
+    """Until each connector's initial snapshot has ended, so a change made from now on is streamed once from the
+    log (made during the snapshot, it may be read by the snapshot and streamed again); UniviewError when a snapshot
+    was aborted or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    pending = list(names)
+    while pending:
+        ended = {name: snapshot_ended(bootstrap, name) for name in pending}
+        if aborted := [name for name, completed in ended.items() if completed is False]:
+            raise UniviewError(f"the initial snapshot of connector {', '.join(aborted)} was aborted")
+        pending = [name for name, completed in ended.items() if completed is None]
+        if pending and time.monotonic() > deadline:
+            raise UniviewError(
+                f"the initial snapshot of connector {', '.join(pending)} did not end within {timeout:.0f}s"
+            )
+        if pending:
+            time.sleep(0.2)
+
+
 def count_change_events(bootstrap: str, topic_prefixes: Sequence[str]) -> int:
     """Messages with a value (tombstones not counted) in the Debezium table topics `<prefix>.<schema>.<table>`."""
     from kafka import KafkaConsumer, TopicPartition
