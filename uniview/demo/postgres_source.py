@@ -109,25 +109,43 @@ class PostgresDemo:
         return clock.seconds
 
     def _start(self, stack: ExitStack) -> None:
+        """Start the servers side by side where one does not need the other: the source server beside the Kafka
+        broker, then Kafka Connect (until its connectors' snapshots end) beside the function and Spark."""
+        from concurrent.futures import ThreadPoolExecutor
+
         from uniview.local.function_server import function_server
         from uniview.local.java_stack import spark_kafka_jars
-        from uniview.local.kafka import debezium_connect, kafka_broker, wait_for_snapshots, with_snapshot_notifications
+        from uniview.local.kafka import kafka_broker
 
         self._clear_previous_run()
-        address = self._start_source(stack)
-        self.bootstrap = stack.enter_context(kafka_broker(self.run_dir))
-        connectors = [with_snapshot_notifications(connector) for connector in self._connectors()]
-        stack.enter_context(debezium_connect(self.run_dir, self.bootstrap, connectors))
-        # a change made during a snapshot may be read by it and streamed again: the steps start once it has ended
-        wait_for_snapshots(self.bootstrap, [str(connector["name"]) for connector in connectors])
-        env = {"UNIVIEW_WAREHOUSE": duckdb_url(self.warehouse), "UNIVIEW_POLICY": "widen", "UNIVIEW_CURRENT": "true"}
-        self.function = stack.enter_context(function_server(self.run_dir, env))
-        self.spark = new_spark_session(spark_kafka_jars())
-        stack.callback(self.spark.stop)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            source = pool.submit(self._start_source, stack)
+            self.bootstrap = stack.enter_context(kafka_broker(self.run_dir))
+            address = source.result()
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            connect = pool.submit(self._start_capture, stack)
+            env = {
+                "UNIVIEW_WAREHOUSE": duckdb_url(self.warehouse),
+                "UNIVIEW_POLICY": "widen",
+                "UNIVIEW_CURRENT": "true",
+            }
+            self.function = stack.enter_context(function_server(self.run_dir, env))
+            self.spark = new_spark_session(spark_kafka_jars())
+            stack.callback(self.spark.stop)
+            connect.result()
         self.console.print(
             f"{self.source_name} {address}, Kafka {self.bootstrap}, "
             f"function {self.function.url}, warehouse {self.warehouse}"
         )
+
+    def _start_capture(self, stack: ExitStack) -> None:
+        """Run Kafka Connect with the connectors, until their initial snapshots have ended: a change made while a
+        snapshot reads may be read by it and streamed again, so the steps' statements run after it."""
+        from uniview.local.kafka import debezium_connect, wait_for_snapshots, with_snapshot_notifications
+
+        connectors = [with_snapshot_notifications(connector) for connector in self._connectors()]
+        stack.enter_context(debezium_connect(self.run_dir, self.bootstrap, connectors))
+        wait_for_snapshots(self.bootstrap, [str(connector["name"]) for connector in connectors])
 
     def _start_source(self, stack: ExitStack) -> str:
         """Start the database server with DATABASES, each with an empty `customer`; its address."""
