@@ -132,20 +132,23 @@ class PostgresDemo:
             self.function = stack.enter_context(function_server(self.run_dir, env))
             self.spark = new_spark_session(spark_kafka_jars())
             stack.callback(self.spark.stop)
-            connect.result()
+            snapshotted = connect.result()
         self.console.print(
             f"{self.source_name} {address}, Kafka {self.bootstrap}, "
             f"function {self.function.url}, warehouse {self.warehouse}"
         )
+        self.console.print(f"Debezium's initial snapshot ended (connector {', '.join(snapshotted)})")
 
-    def _start_capture(self, stack: ExitStack) -> None:
-        """Run Kafka Connect with the connectors, until their initial snapshots have ended: a change made while a
-        snapshot reads may be read by it and streamed again, so the steps' statements run after it."""
+    def _start_capture(self, stack: ExitStack) -> list[str]:
+        """Run Kafka Connect with the connectors, until their initial snapshots have ended (a change made while a
+        snapshot reads may be read by it and streamed again, so the steps' statements run after it); their names."""
         from uniview.local.kafka import debezium_connect, wait_for_snapshots, with_snapshot_notifications
 
         connectors = [with_snapshot_notifications(connector) for connector in self._connectors()]
         stack.enter_context(debezium_connect(self.run_dir, self.bootstrap, connectors))
-        wait_for_snapshots(self.bootstrap, [str(connector["name"]) for connector in connectors])
+        names = [str(connector["name"]) for connector in connectors]
+        wait_for_snapshots(self.bootstrap, names)
+        return names
 
     def _start_source(self, stack: ExitStack) -> str:
         """Start the database server with DATABASES, each with an empty `customer`; its address."""
