@@ -164,7 +164,8 @@ def test_the_old_names_of_a_table_renamed_twice_are_not_maintained_again_on_the_
     bq_client, dataset, limited_warehouse
 ):
     """t0 renamed to t1, then t2: the refresh that reads the renames builds every name's `<table>_current` (the old
-    ones empty); a refresh of t2 then runs the jobs of t2's maintenance alone, none for the old names."""
+    ones empty); a refresh of t2 then runs the jobs of t2's maintenance alone, none for the old names, and one of the
+    control table with no new rename maintains none."""
     names = ["t0", "t1", "t2"]
     columns, options = [("id", "INT64"), ("v", "STRING")], GeneratorOptions(current="table")
 
@@ -201,3 +202,5 @@ def test_the_old_names_of_a_table_renamed_twice_are_not_maintained_again_on_the_
     # script); each old name's maintenance would be two more
     assert jobs < 3 + 2 * 2
     assert current("t2") == [(1, "a"), (2, "b2"), (3, "c")]
+    actions, jobs = refreshed("_uniview_ddl", "_uniview_ddl_v_x")  # no rename since the tables were built
+    assert actions == dict.fromkeys(names, "untouched") and jobs < 3 + 2

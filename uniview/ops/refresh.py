@@ -274,7 +274,8 @@ def _settled(warehouse: Warehouse, request: RefreshRequest, plan: FamilyPlan) ->
     """Whether the family's current table has nothing to apply: no change of the tables the request names can be the
     family's (`_reachable`), and the table was made with the family's present shape and renames (it would be
     maintained, not built again).  An old name of a table renamed N times is planned with the lineage at every
-    refresh of the new name; its table is emptied once, by the build the rename causes, and not maintained again."""
+    refresh of the new name or of the control table; its table is emptied once, by the build the rename causes, and
+    not maintained again."""
     if plan.current_table is None or request.rebuild_current or _reachable(plan, request):
         return False
     return warehouse.current_table_action(plan.current_table) == "maintain"
@@ -283,9 +284,10 @@ def _settled(warehouse: Warehouse, request: RefreshRequest, plan: FamilyPlan) ->
 def _reachable(plan: FamilyPlan, request: RefreshRequest) -> bool:
     """Whether changes of the tables `request` names can be the family's: it is one of them, one of its version
     tables is announced, or is a named table's with changes that stay in the family.  Every family is, in a refresh
-    of the whole dataset or of the control table (whose renames choose each change's family)."""
+    of the whole dataset.  The control table's rows reach a family's current table through its state hash (the
+    renames it follows) and presentation only: a refresh of it maintains those whose shape they changed."""
     named = request.tables
-    if named is None or plan.family in named or DDL_TABLE in named:
+    if named is None or plan.family in named:
         return True
     for version in plan.versions:
         source = (split_version_table(version.table_name) or ("",))[0]
