@@ -3,6 +3,7 @@ primary keys read from the tables' descriptions through INFORMATION_SCHEMA.TABLE
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -157,3 +158,49 @@ def test_a_gh_ost_swap_on_the_emulator_gives_the_table_the_shadow_tables_rows_on
     assert current("t", "id, v, extra") == [(1, "a", 0), (2, "b2", 0), (3, "c", 7)]
     assert current("_t_gho", "id") == []
     assert current("_t_del", "id, v") == [(1, "a"), (2, "b2")]
+
+
+def test_the_old_names_of_a_table_renamed_twice_are_not_maintained_again_on_the_emulator(
+    bq_client, dataset, limited_warehouse
+):
+    """t0 renamed to t1, then t2: the refresh that reads the renames builds every name's `<table>_current` (the old
+    ones empty); a refresh of t2 then runs the jobs of t2's maintenance alone, none for the old names, and one of the
+    control table with no new rename maintains none."""
+    names = ["t0", "t1", "t2"]
+    columns, options = [("id", "INT64"), ("v", "STRING")], GeneratorOptions(current="table")
+
+    def change(key, value, sequence, operation="INSERT"):
+        return {"id": key, "v": value, "_cdc_operation": operation, "_cdc_database": "shop1", "_cdc_sequence": sequence}
+
+    create_version(bq_client, dataset, "t0_v_1", "t0", columns, [change(1, "a", "100"), change(2, "b", "110")])
+    renames = [
+        {"ddl": f"RENAME TABLE {old} TO {new}", "_cdc_database": "shop1", "_cdc_sequence": f"{150 + number}"}
+        for number, (old, new) in enumerate(itertools.pairwise(names))
+    ]
+    create_version(bq_client, dataset, "_uniview_ddl_v_x", "_uniview_ddl", [("ddl", "STRING")], renames)
+    create_version(bq_client, dataset, "t2_v_1", "t2", columns, [change(3, "c", "200")])
+
+    def refreshed(table, version_table):
+        request = RefreshRequest(dataset, (table,), options=options, required_tables=(version_table,))
+        before = limited_warehouse.jobs_started
+        outcomes = refresh(limited_warehouse, request)
+        assert not [outcome.error for outcome in outcomes if outcome.error]
+        actions = {outcome.family: outcome.current_table.action for outcome in outcomes if outcome.current_table}
+        return actions, limited_warehouse.jobs_started - before
+
+    def current(family):
+        found = bq_client.query(f"SELECT id, v FROM `{dataset}_unified`.{family}_current ORDER BY id").result()
+        return [tuple(row.values()) for row in found]
+
+    assert refreshed("_uniview_ddl", "_uniview_ddl_v_x")[0] == dict.fromkeys(names, "create")
+    assert [current(name) for name in names[:2]] == [[], []]
+    table = bq_client.get_table(f"{dataset}.t2_v_1")
+    assert bq_client.insert_rows_json(table, [change(2, "b2", "300", "UPDATE")]) == []
+    actions, jobs = refreshed("t2", "t2_v_1")
+    assert actions == {"t2": "maintain", "t0": "untouched", "t1": "untouched"}
+    # the metadata's three reads (listings, descriptions, renames) and t2's maintenance, two jobs (its window, its
+    # script); each old name's maintenance would be two more
+    assert jobs < 3 + 2 * 2
+    assert current("t2") == [(1, "a"), (2, "b2"), (3, "c")]
+    actions, jobs = refreshed("_uniview_ddl", "_uniview_ddl_v_x")  # no rename since the tables were built
+    assert actions == dict.fromkeys(names, "untouched") and jobs < 3 + 2

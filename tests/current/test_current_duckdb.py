@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import duckdb
 import pytest
 from click.testing import CliRunner
@@ -9,6 +11,9 @@ from scenario import EXPECTED, FAMILY, rows, tables
 
 from uniview.cli.main import main
 from uniview.core.types import parse_type
+from uniview.ops.refresh import RefreshRequest, refresh
+from uniview.planning.plan import GeneratorOptions
+from uniview.warehouse import open_warehouse
 from uniview.warehouse.duckdb_types import duckdb_type
 from uniview.warehouse.url import duckdb_url
 
@@ -112,9 +117,10 @@ def test_plan_json_lists_the_current_view_after_the_unified_view(tmp_path, flag)
     assert names == ["cdc_unified.customer_unified", "cdc_unified.customer_current"]
 
 
-def land_version(connection, table, columns, key, changes, database="db1"):
+def land_version(connection, table, columns, key, changes, database="db1", ingested="2024-05-01 11:00:00"):
     """Version table `cdc.<table>` (columns: (name, BigQuery type); `key`: its primary key) holding `changes`:
-    (values of the columns..., operation, binlog position) in `database` (created if it is not there)."""
+    (values of the columns..., operation, binlog position) in `database` (created if it is not there), stamped
+    `ingested` (`_cdc_ingested_at`)."""
     from uniview.core.landing_layout import CDC_COLUMNS
     from uniview.core.version_description import version_description
     from uniview.sink.sequence import sequence_of
@@ -129,8 +135,8 @@ def land_version(connection, table, columns, key, changes, database="db1"):
         connection.execute(
             f"INSERT INTO cdc.{table} ({names}, _cdc_operation, _cdc_position, _cdc_sequence, _cdc_database, "
             f"_cdc_timestamp, _cdc_ingested_at) VALUES ({', '.join('?' * len(values))}, ?, ?, ?, ?, "
-            "TIMESTAMP '2024-05-01 10:00:00' + INTERVAL (?) MILLISECOND, TIMESTAMP '2024-05-01 11:00:00')",
-            [*values, operation, at, sequence_of(at), database, position],
+            "TIMESTAMP '2024-05-01 10:00:00' + INTERVAL (?) MILLISECOND, ?::TIMESTAMP)",
+            [*values, operation, at, sequence_of(at), database, position, ingested],
         )
 
 
@@ -199,6 +205,48 @@ def test_a_renamed_table_carries_its_rows_per_database_from_the_rename_on(tmp_pa
     found = refreshed_current(path, "_uniview_ddl", mode, sql.format("rn2"))
     assert found == [("db1", 2, "b2"), ("db1", 3, "c"), ("db2", 1, "x")]
     assert refreshed_current(path, "rn", mode, sql.format("rn")) == [("db1", 9, "new")]
+
+
+def test_the_old_names_of_a_table_renamed_four_times_are_emptied_once_and_not_maintained_again(tmp_path):
+    """t0 renamed to t1, t2, t3 and t4: the refresh that reads the renames builds every name's `<table>_current`
+    (the old ones empty); a refresh of t4 then maintains t4's alone, one of the control table with no new rename
+    none, and a new table named t0 is maintained again."""
+    names = ["t0", "t1", "t2", "t3", "t4"]
+    path, options = tmp_path / "w.duckdb", GeneratorOptions(current="table")
+    with duckdb.connect(str(path)) as connection:
+        land_version(connection, "t0_v_a", RENAMED, ("id",), [(1, "a", "INSERT", 100), (2, "b", "INSERT", 110)])
+        for number, (old, new) in enumerate(itertools.pairwise(names)):
+            land_ddl(connection, f"RENAME TABLE {old} TO {new}", 150 + number)
+        land_version(connection, "t4_v_a", RENAMED, ("id",), [(3, "c", "INSERT", 200)])
+
+    def refreshed(table, version_table=None):
+        request = RefreshRequest("cdc", (table,), options=options, required_tables=tuple(filter(None, [version_table])))
+        with open_warehouse(duckdb_url(path)) as warehouse:
+            outcomes = refresh(warehouse, request)
+        assert not [outcome.error for outcome in outcomes if outcome.error]
+        return {outcome.family: outcome.current_table.action for outcome in outcomes if outcome.current_table}
+
+    def current(family):
+        with duckdb.connect(str(path), read_only=True) as connection:
+            return connection.execute(
+                f"SELECT _cdc_database, id, v FROM cdc_unified.{family}_current ORDER BY 2"
+            ).fetchall()
+
+    assert refreshed("_uniview_ddl") == dict.fromkeys(names, "create")
+    assert [current(name) for name in names[:4]] == [[]] * 4
+    later = "2024-05-01 12:00:00"
+    with duckdb.connect(str(path)) as connection:
+        land_version(connection, "t4_v_a", RENAMED, ("id",), [(2, "b2", "UPDATE", 300)], ingested=later)
+    assert refreshed("t4", "t4_v_a") == {"t4": "maintain", **dict.fromkeys(names[:4], "untouched")}
+    assert current("t4") == [("db1", 1, "a"), ("db1", 2, "b2"), ("db1", 3, "c")]
+    assert refreshed("_uniview_ddl") == dict.fromkeys(names, "untouched")  # no rename since the tables were built
+    with duckdb.connect(str(path)) as connection:  # a new table named t0, and a database that has not renamed yet
+        land_version(connection, "t0_v_a", RENAMED, ("id",), [(9, "new", "INSERT", 400)], ingested=later)
+        land_version(connection, "t0_v_a", RENAMED, ("id",), [(7, "x", "INSERT", 100)], "db2", later)
+    # a change of t0 is any name's in a database that has run some of the renames after it
+    assert refreshed("t0", "t0_v_a") == dict.fromkeys(names, "maintain")
+    assert current("t0") == [("db2", 7, "x"), ("db1", 9, "new")]
+    assert current("t4") == [("db1", 1, "a"), ("db1", 2, "b2"), ("db1", 3, "c")]
 
 
 @pytest.mark.parametrize("mode", ["view", "table"])

@@ -418,25 +418,42 @@ def streaming_sinks(stack: CdcStack) -> Iterator[list[StreamingSink]]:
                 sink.process.kill()
 
 
-@contextmanager
-def sinks_paused(sinks: Sequence[StreamingSink]) -> Iterator[None]:
-    """The sinks stopped (SIGSTOP to each one's process group: its driver, Spark's JVM and workers) while the block
-    runs, and continued at its end: a step's statements and their change events, which reach Kafka over a second or
-    more, are then read by one micro-batch of each sink, not split over two at a trigger between them.  A BigQuery
-    batch costs its fixed jobs and the function's refresh of each table it touched (several seconds) however few
-    records it holds.  A sink reads its topics by assigned partitions, with no consumer group whose session could
-    expire meanwhile."""
-    stopped = []
-    try:
-        for sink in sinks:
+class SinksPause:
+    """The sinks stopped (SIGSTOP to each one's process group: its driver, Spark's JVM and workers) from `pause()` to
+    `resume()`, each of which does nothing when the sinks already are so: a step's statements and their change
+    events, which reach Kafka over a second or more, are then read by one micro-batch of each sink, not split over
+    two at a trigger between them.  A BigQuery batch costs its fixed jobs and the function's refresh of each table it
+    touched (several seconds) however few records it holds.  A sink reads its topics by assigned partitions, with no
+    consumer group whose session could expire meanwhile."""
+
+    def __init__(self, sinks: Sequence[StreamingSink]) -> None:
+        self.sinks = sinks
+        self.stopped: list[StreamingSink] = []
+
+    def pause(self) -> None:
+        if self.stopped:
+            return
+        for sink in self.sinks:
             if sink.process.poll() is None:
                 os.killpg(sink.process.pid, signal.SIGSTOP)
-                stopped.append(sink)
-        yield
-    finally:
-        for sink in stopped:
+                self.stopped.append(sink)
+
+    def resume(self) -> None:
+        for sink in self.stopped:
             with suppress(ProcessLookupError):
                 os.killpg(sink.process.pid, signal.SIGCONT)
+        self.stopped = []
+
+
+@contextmanager
+def sinks_paused(sinks: Sequence[StreamingSink]) -> Iterator[None]:
+    """The sinks stopped while the block runs, and continued at its end (SinksPause)."""
+    pause = SinksPause(sinks)
+    try:
+        pause.pause()
+        yield
+    finally:
+        pause.resume()
 
 
 def stopped_summary(sink: StreamingSink) -> dict:

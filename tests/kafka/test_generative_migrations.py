@@ -45,6 +45,7 @@ from cdc_e2e_support import (
     CdcSource,
     CdcStack,
     OutsideBigQuery,
+    SinksPause,
     bigquery_landing,
     carry_quarantine,
     connectors_added,
@@ -464,7 +465,9 @@ def generative_stack(sources, kafka_connect, connector_emulator_env, tmp_path_fa
         functions.start()
         running.callback(functions.stop)
         sinks = running.enter_context(streaming_sinks(stack))
-        yield stack, sinks, functions
+        pause = SinksPause(sinks)  # between the comparisons: a step's writes land in one micro-batch of each sink
+        running.callback(pause.resume)
+        yield stack, pause, functions
 
 
 @pytest.fixture(scope="module")
@@ -510,9 +513,12 @@ CHANGEABLE = sorted({before for before, _ in DRAWN_TYPE_CHANGES})
 class Migrations(RuleBasedStateMachine):
     """One table in each database, changed step by step; after each step the views must match both sources."""
 
-    def __init__(self, sources: Sources, stack: CdcStack, sinks, functions: Functions, reference, events: dict, log):
+    def __init__(
+        self, sources: Sources, stack: CdcStack, pause: SinksPause, functions: Functions, reference, events: dict, log
+    ):
         super().__init__()
-        self.sources, self.stack, self.sinks, self.functions = sources, stack, sinks, functions
+        self.sources, self.stack, self.functions = sources, stack, functions
+        self.pause, self.sinks = pause, pause.sinks
         self.reference, self.envelope = reference
         self.events, self.log = events, log
         self.table = f"g{next(TABLES)}"
@@ -622,12 +628,14 @@ class Migrations(RuleBasedStateMachine):
     def compare(self) -> None:
         """The views of both warehouses equal both sources, and the envelope path's DuckDB views MariaDB;
         ZetaSQL answers DuckDB's family's views as DuckDB does.  The envelope batch lands while the live path
-        is awaited."""
+        is awaited.  The sinks, paused since the last comparison, go on once the step's change events are in Kafka,
+        and are paused again after it."""
         self.stack.source.tables = (self.table,)
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=1) as pool:
             envelope = pool.submit(self.envelope.land, self.functions.renames)
             wait_for_events(self.stack, sum(self.events.values()))
+            self.pause.resume()
             kafka = time.monotonic()
             wait_until_views_match_sources(self.stack, self.sinks, self.events, timeout=WAIT)
             views = time.monotonic()
@@ -636,6 +644,7 @@ class Migrations(RuleBasedStateMachine):
         self.check_gone()
         self.check_envelope()
         self.check_reference()
+        self.pause.pause()
         print(
             f"timing: kafka {kafka - started:.1f}s, views {views - kafka:.1f}s, envelope {landed - views:.1f}s "
             f"more, ZetaSQL {time.monotonic() - landed:.1f}s"
@@ -1103,9 +1112,12 @@ class Migrations(RuleBasedStateMachine):
         self.envelope.log.changes(self.table, {}, self.sources.image(self.table), self.sources.declared(self.table))
 
     def landed(self) -> None:
-        """Until the sinks have landed every change sent so far (each quarantined record under its name then)."""
+        """Until the sinks have landed every change sent so far (each quarantined record under its name then); they
+        are paused again after."""
         wait_for_events(self.stack, sum(self.events.values()))
+        self.pause.resume()
         wait_until_sinks_caught_up(self.stack, self.sinks, WAIT)
+        self.pause.pause()
 
     # -- writes ---------------------------------------------------------------------------------------------
     def edge_value(self, data, column: Column) -> dict[str, str]:
@@ -1193,13 +1205,13 @@ class Migrations(RuleBasedStateMachine):
 
 
 def test_drawn_migrations_keep_the_views_equal_to_both_sources(sources, generative_stack, reference, envelope_sink):
-    stack, sinks, functions = generative_stack
+    stack, pause, functions = generative_stack
     events: dict = {}
     log: list = []
 
     def machine() -> Migrations:
         log.clear()
-        return Migrations(sources, stack, sinks, functions, (reference, envelope_sink), events, log)
+        return Migrations(sources, stack, pause, functions, (reference, envelope_sink), events, log)
 
     run_settings = settings(
         max_examples=EXAMPLES,

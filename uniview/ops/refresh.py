@@ -38,6 +38,9 @@ from uniview.warehouse.base import Applied, CurrentTableResult, ViewChange, Ware
 MAX_ROUNDS = 10
 #: The current table's action when the announced batch was applied by an earlier maintenance.
 COALESCED = "coalesced"
+#: The current table's action when no change of the tables a refresh names can be the family's and the table's shape
+#: has not changed since it was built (an old name of a renamed table): it is left as it is.
+UNTOUCHED = "untouched"
 
 
 @dataclass(frozen=True)
@@ -254,6 +257,8 @@ def _refresh_family(
         raise plan.current_error  # the unified view is applied; the current view could not be planned
     if plan.current_table is not None and _applied(warehouse, request, plan):
         outcome.current_table = CurrentTableResult(COALESCED)
+    elif plan.current_table is not None and _settled(warehouse, request, plan):
+        outcome.current_table = CurrentTableResult(UNTOUCHED)
     elif plan.current_table is not None:  # it reads the unified view just applied
         outcome.current_table = warehouse.maintain_current_table(plan.current_table, request.rebuild_current)
         outcome.jobs.extend(outcome.current_table.jobs)
@@ -263,6 +268,34 @@ def _applied(warehouse: Warehouse, request: RefreshRequest, plan: FamilyPlan) ->
     """Whether the family's current table has applied the announced batch already."""
     batch = request.announced_batch
     return batch is not None and plan.current_table is not None and warehouse.applied_batch(plan.current_table, *batch)
+
+
+def _settled(warehouse: Warehouse, request: RefreshRequest, plan: FamilyPlan) -> bool:
+    """Whether the family's current table has nothing to apply: no change of the tables the request names can be the
+    family's (`_reachable`), and the table was made with the family's present shape and renames (it would be
+    maintained, not built again).  An old name of a table renamed N times is planned with the lineage at every
+    refresh of the new name or of the control table; its table is emptied once, by the build the rename causes, and
+    not maintained again."""
+    if plan.current_table is None or request.rebuild_current or _reachable(plan, request):
+        return False
+    return warehouse.current_table_action(plan.current_table) == "maintain"
+
+
+def _reachable(plan: FamilyPlan, request: RefreshRequest) -> bool:
+    """Whether changes of the tables `request` names can be the family's: it is one of them, one of its version
+    tables is announced, or is a named table's with changes that stay in the family.  Every family is, in a refresh
+    of the whole dataset.  The control table's rows reach a family's current table through its state hash (the
+    renames it follows) and presentation only: a refresh of it maintains those whose shape they changed."""
+    named = request.tables
+    if named is None or plan.family in named:
+        return True
+    for version in plan.versions:
+        source = (split_version_table(version.table_name) or ("",))[0]
+        if version.table_name in request.required_tables:
+            return True
+        if source in named and (version.segment is None or version.segment.states):
+            return True
+    return False
 
 
 def _record(outcome: FamilyOutcome, changes: list[ViewChange], applied: Applied) -> None:
