@@ -22,7 +22,7 @@ from uniview.planning.consolidation import (
 from uniview.planning.plan import GeneratorOptions
 from uniview.warehouse.duckdb import DuckDBWarehouse, column_types
 from uniview.warehouse.duckdb_connection import qualified, scalar, string_literal
-from uniview.warehouse.duckdb_folds import last_written, mark, read_folds, record_planned, row_counts
+from uniview.warehouse.duckdb_folds import last_written, mark_many, read_folds, record_planned, row_counts
 from uniview.warehouse.duckdb_sql import to_duckdb
 from uniview.warehouse.duckdb_types import duckdb_type
 
@@ -75,7 +75,7 @@ class DuckDBFolding:
     def move(self, plan: FoldPlan, batch: Sequence[TableVersion], options: GeneratorOptions) -> int:
         """In one transaction, for each version: copy its rows into the consolidated table, delete them,
         mark it `moved`.  The number of rows moved."""
-        moved = 0
+        moved: dict[str, int] = {}
         target = qualified(plan.dataset, plan.consolidated_table)
         try:
             with self.warehouse.transaction() as connection:
@@ -87,11 +87,11 @@ class DuckDBFolding:
                     deleted = scalar(connection, f"DELETE FROM {source}")
                     if deleted != rows:
                         raise AssertionError(f"{source}: {rows} rows copied but {deleted} deleted")
-                    mark(connection, plan.dataset, version.table_name, MOVED, rows)
-                    moved += rows
+                    moved[version.table_name] = rows
+                mark_many(connection, plan.dataset, moved, MOVED)
         finally:
             self.warehouse.close()
-        return moved
+        return sum(moved.values())
 
     def holding_rows(self, dataset: str, tables: Sequence[str]) -> set[str]:
         """The `tables` that hold rows."""
@@ -111,8 +111,8 @@ class DuckDBFolding:
                     table = qualified(dataset, record.version_table)
                     if scalar(connection, f"SELECT count(*) FROM {table}") == 0:
                         connection.execute(f"DROP TABLE {table}")
-                        mark(connection, dataset, record.version_table, DROPPED)
                         dropped.append(record.version_table)
+                mark_many(connection, dataset, dict.fromkeys(dropped), DROPPED)
         finally:
             self.warehouse.close()
         return dropped

@@ -7,7 +7,7 @@ successor.  Every function takes an open connection; the caller owns transaction
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 import duckdb
@@ -115,23 +115,24 @@ def record_planned(
     consolidated_table: str,
     successors: dict[str, str],
 ) -> None:
-    """A `planned` row per version table to fold (`successors`: version table -> successor table)."""
+    """A `planned` row per version table to fold (`successors`: version table -> successor table), in one
+    statement: the tables and their successors go as two lists, unnested side by side."""
     ensure_registry(connection)
-    now = datetime.now(UTC)
-    connection.executemany(  # a folded table that held rows again is planned again
-        f"INSERT OR REPLACE INTO {_table(connection, FOLDS_TABLE)} VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
-        [
-            [dataset, family, table, consolidated_table, successor, PLANNED, now]
-            for table, successor in successors.items()
-        ],
+    connection.execute(  # a folded table that held rows again is planned again
+        f"INSERT OR REPLACE INTO {_table(connection, FOLDS_TABLE)} "
+        "SELECT ?, ?, unnest(CAST(? AS VARCHAR[])), ?, unnest(CAST(? AS VARCHAR[])), ?, NULL, ?",
+        [dataset, family, list(successors), consolidated_table, list(successors.values()), PLANNED, datetime.now(UTC)],
     )
 
 
-def mark(
-    connection: duckdb.DuckDBPyConnection, dataset: str, version_table: str, state: str, rows_moved: int | None = None
+def mark_many(
+    connection: duckdb.DuckDBPyConnection, dataset: str, rows_moved: Mapping[str, int | None], state: str
 ) -> None:
+    """Set `state` on each version table of `rows_moved` (and its rows moved, where not None), in one statement."""
     connection.execute(
-        f"UPDATE {_table(connection, FOLDS_TABLE)} SET state = ?, rows_moved = coalesce(?, rows_moved), "
-        "recorded_at = ? WHERE dataset = ? AND version_table = ?",
-        [state, rows_moved, datetime.now(UTC), dataset, version_table],
+        f"UPDATE {_table(connection, FOLDS_TABLE)} AS folds SET state = ?, "
+        "rows_moved = coalesce(marked.moved, folds.rows_moved), recorded_at = ? "
+        "FROM (SELECT unnest(CAST(? AS VARCHAR[])) AS version_table, unnest(CAST(? AS BIGINT[])) AS moved) AS marked "
+        "WHERE folds.dataset = ? AND folds.version_table = marked.version_table",
+        [state, datetime.now(UTC), list(rows_moved), list(rows_moved.values()), dataset],
     )
