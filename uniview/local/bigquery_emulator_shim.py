@@ -47,7 +47,12 @@ columns of a DuckLake catalog's table are read once per catalog snapshot (univie
 read again as soon as any connection commits a change to the catalog.  The emulator's own records (its jobs, the
 resources of its datasets and tables, the listing of a query's result table) are kept in its process, for speed too
 (uniview.local.bigquery_emulator_records).  With UNIVIEW_BQ_EMULATOR_THREADS set (uniview.local.bigquery_emulator),
-its DuckDB runs each query on that many threads.
+its DuckDB runs each query on that many threads.  A statement's translation to DuckDB's SQL (a third of the emulator's
+CPU, most of it for statements translated before: a script run again, MERGE's own statements) is kept, the newest 4,096,
+keyed by the statement, its context (project, default dataset, parameters, temporary tables, functions, variables) and
+the schema version of each project's DuckLake catalog, and given again only while each resource it read (a table's or
+a dataset's definition) is still defined as it was; a statement whose translation reads anything else is translated
+every time (_translation_key).
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ from typing import Any
 import duckdb
 import grpc
 import sqlglot
-from local_bigquery.catalog import datasets, names, tabledata, tables
+from local_bigquery.catalog import datasets, metadata, names, tabledata, tables
 from local_bigquery.engine import database, types
 from local_bigquery.errors import BigQueryError, not_found
 from local_bigquery.grpc import server as grpc_server
@@ -83,7 +88,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: th
 from uniview.local import bigquery_emulator_records as records
 from uniview.local.bigquery_emulator import THREADS_VARIABLE
 from uniview.local.bigquery_emulator_json import json_query, json_query_array, json_value
-from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, SCHEMA, CatalogSnapshot, SnapshotMemo
+from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, SCHEMA, CatalogSnapshot, SnapshotMemo, TranslationMemo
 
 _MICROS_BITS = 20
 
@@ -389,8 +394,9 @@ def _catalog(catalog: str) -> CatalogSnapshot | None:
 
 @functools.cache
 def _connect() -> Any:
-    global _memo
+    global _memo, _translations
     _memo = SnapshotMemo(_snapshot, _load)
+    _translations = TranslationMemo()  # a reset catalog's schema versions start again
     connection = _emulator_connect()
     if threads := os.environ.get(THREADS_VARIABLE):
         connection.execute(f"SET threads = {int(threads)}")
@@ -404,9 +410,143 @@ _emulator_translate = translate.translate
 
 
 def _translate(tree: Any, context: Any) -> Any:
-    """translate.translate(), with each project's catalog read once for the statement (SnapshotMemo.pinned)."""
+    """translate.translate(), with each project's catalog read once for the statement (SnapshotMemo.pinned), and
+    the translation of a statement translated before in the same state kept (_translation_key)."""
     with _memo.pinned():
-        return _emulator_translate(tree, context)
+        key = _translation_key(tree, context)
+        kept = _translations.get(key) if key is not None else None
+        if kept is not None and _same_reads(kept.reads):
+            return kept.replay(context)
+        temporary, referenced = set(context.temporary), set(context.referenced)
+        reads: list[tuple[Any, tuple[str, ...], tuple[str, ...]]] = []
+        _reading.found, outer = reads, getattr(_reading, "found", None)
+        try:
+            sql, bound = _emulator_translate(tree, context)
+        finally:
+            _reading.found = outer
+        if key is not None and not any(read is None for *_, read in reads):
+            translation = _Translation(
+                sql, frozenset(context.used), context.temporary - temporary, context.referenced - referenced, reads
+            )
+            _translations.put(key, translation)
+        return sql, bound
+
+
+class _Translation:
+    """A statement's translation, what it added to its context, and the resources it read (model, keys, their
+    fingerprints)."""
+
+    def __init__(self, sql: str, used: frozenset, temporary: set, referenced: set, reads: list) -> None:
+        self.sql, self.used, self.temporary, self.referenced, self.reads = sql, used, temporary, referenced, reads
+
+    def replay(self, context: Any) -> tuple[str, dict]:
+        """translate.translate()'s answer and its changes to `context`, as a translation would give them now."""
+        context.used.clear()
+        context.used.update(self.used)
+        context.temporary.update(self.temporary)
+        context.referenced.update(self.referenced)
+        return self.sql, {name: context.values[name] for name in self.used}
+
+
+#: What a translation depends on besides its statement and context, which keys it: the DuckLake catalogs' schema
+#: versions (a table, view or schema created, altered or dropped).  A statement whose translation reads other state is
+#: translated every time: one reading INFORMATION_SCHEMA (its rows are read as it is translated), system variables,
+#: a wildcard table, a query's result table, a positional parameter or an external query; and one that read a resource
+#: that expires (_fingerprints).
+_translations = TranslationMemo()
+_reading = threading.local()  # the resources the translation in progress reads
+_UNKEPT = (exp.Placeholder, exp.SessionParameter)
+
+
+def _translation_key(tree: Any, context: Any) -> tuple | None:
+    """The key of a statement's translation in its context and the catalogs' state; None when it is not kept."""
+    if tree.find(*_UNKEPT) or any(
+        isinstance(node, exp.Parameter) and isinstance(node.this, exp.Parameter)
+        for node in tree.find_all(exp.Parameter)
+    ):
+        return None
+    for table in tree.find_all(exp.Table):
+        names_ = (table.name, table.db, table.catalog)
+        if (
+            table.name.endswith("*")
+            or table.args.get("version")
+            or any(
+                part.casefold() in ("information_schema", tables.RESULTS)
+                or part.casefold().startswith("information_schema")
+                for part in names_
+            )
+        ):
+            return None
+    sql = tree.sql(dialect="bigquery")
+    if "external_query" in sql.casefold() or "information_schema" in sql.casefold():
+        return None
+    return (
+        sql,
+        bool(tree.meta.get("table_function")),
+        context.project_id,
+        context.dataset_id,
+        tuple(sorted(context.parameters.items())),
+        tuple(sorted(context.temporary)),
+        tuple(sorted(context.functions.items())),
+        tuple(sorted(context.variables.items())),
+        _schema_versions(),
+    )
+
+
+#: A resource's fields that change with its data, not its definition (a translation reads none of them).
+_VOLATILE = {"etag", "lastModifiedTime", "numRows", "numBytes", "numPartitions", "streamingBuffer"}
+
+
+def _fingerprints(found: list[Any]) -> tuple[str, ...] | None:
+    """The definitions of resources read, as text; None when one expires (a translation reads whether it has)."""
+    prints = []
+    for resource in found:
+        data = resource.model_dump(mode="json", exclude_none=True)
+        if data.get("expirationTime") is not None:
+            return None
+        kept = {name: value for name, value in data.items() if name not in _VOLATILE and not name.startswith("num")}
+        prints.append(json.dumps(kept, sort_keys=True))
+    return tuple(prints)
+
+
+def _recording(list_resources: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
+    """metadata.list_, noting each read made by a translation in progress (_reading.found)."""
+
+    def listed(model: Any, *keys: str) -> list[Any]:
+        found = list_resources(model, *keys)
+        reads = getattr(_reading, "found", None)
+        if reads is not None:
+            reads.append((model, keys, _fingerprints(found)))
+        return found
+
+    return listed
+
+
+def _same_reads(reads: list[tuple[Any, tuple[str, ...], tuple[str, ...] | None]]) -> bool:
+    """Whether each resource a kept translation read is defined as it was then."""
+    for model, keys, fingerprint in reads:
+        saved, _reading.found = getattr(_reading, "found", None), None
+        try:
+            now = _fingerprints(metadata.list_(model, *keys))
+        finally:
+            _reading.found = saved
+        if now != fingerprint:
+            return False
+        if saved is not None:
+            saved.append((model, keys, fingerprint))
+    return True
+
+
+def _schema_versions() -> tuple[tuple[str, int | None], ...]:
+    """Each attached project's DuckLake catalog and its schema version."""
+    versions = []
+    for catalog in sorted(database._attached):
+        try:
+            found = database.fetch(f"SELECT max(schema_version) FROM {_metadata(catalog)}.ducklake_snapshot")[0][0]
+        except duckdb.CatalogException:
+            found = None
+        versions.append((catalog, found))
+    return tuple(versions)
 
 
 _emulator_objects = database.objects
@@ -519,6 +659,7 @@ write._insert = _insert
 write.commit = _all_or_fail(write.commit)
 write.flush = _all_or_fail(write.flush)
 records.install()
+metadata.list_ = _recording(metadata.list_)
 for _module in list(sys.modules.values()):  # every module that imported translate() by name
     if getattr(_module, "translate", None) is _emulator_translate:
         vars(_module)["translate"] = _translate
