@@ -47,12 +47,14 @@ columns of a DuckLake catalog's table are read once per catalog snapshot (univie
 read again as soon as any connection commits a change to the catalog.  The emulator's own records (its jobs, the
 resources of its datasets and tables, the listing of a query's result table) are kept in its process, for speed too
 (uniview.local.bigquery_emulator_records).  With UNIVIEW_BQ_EMULATOR_THREADS set (uniview.local.bigquery_emulator),
-its DuckDB runs each query on that many threads.  A statement's translation to DuckDB's SQL (a third of the emulator's
-CPU, most of it for statements translated before: a script run again, MERGE's own statements) is kept, the newest 4,096,
-keyed by the statement, its context (project, default dataset, parameters, temporary tables, functions, variables) and
-the schema version of each project's DuckLake catalog, and given again only while each resource it read (a table's or
-a dataset's definition) is still defined as it was; a statement whose translation reads anything else is translated
-every time (_translation_key).
+its DuckDB runs each query on that many threads.
+
+A statement's translation to DuckDB's SQL (a third of the emulator's CPU; the tests translate many statements again: a
+script run again, MERGE's own statements) is kept, the newest 4,096, keyed by the statement and its context (project,
+default dataset, parameters, functions, and the temporary tables and script variables it names), and given again only
+while every read of the catalog and of the emulator's records it made (a dataset's or a table's existence, columns and
+definition, the projects) gives the same answer; a statement whose translation reads anything else is translated every
+time (_translation_key).
 """
 
 from __future__ import annotations
@@ -396,7 +398,7 @@ def _catalog(catalog: str) -> CatalogSnapshot | None:
 def _connect() -> Any:
     global _memo, _translations
     _memo = SnapshotMemo(_snapshot, _load)
-    _translations = TranslationMemo()  # a reset catalog's schema versions start again
+    _translations = TranslationMemo()  # a reset emulator starts with no catalog
     connection = _emulator_connect()
     if threads := os.environ.get(THREADS_VARIABLE):
         connection.execute(f"SET threads = {int(threads)}")
@@ -418,13 +420,13 @@ def _translate(tree: Any, context: Any) -> Any:
         if kept is not None and _same_reads(kept.reads):
             return kept.replay(context)
         temporary, referenced = set(context.temporary), set(context.referenced)
-        reads: list[tuple[Any, tuple[str, ...], tuple[str, ...]]] = []
+        reads: list[tuple[Callable[..., Any], tuple, Callable[[Any], Any], Any]] = []
         _reading.found, outer = reads, getattr(_reading, "found", None)
         try:
             sql, bound = _emulator_translate(tree, context)
         finally:
             _reading.found = outer
-        if key is not None and not any(read is None for *_, read in reads):
+        if key is not None and not any(print_ is None for *_, print_ in reads):
             translation = _Translation(
                 sql, frozenset(context.used), context.temporary - temporary, context.referenced - referenced, reads
             )
@@ -448,13 +450,13 @@ class _Translation:
         return self.sql, {name: context.values[name] for name in self.used}
 
 
-#: What a translation depends on besides its statement and context, which keys it: the DuckLake catalogs' schema
-#: versions (a table, view or schema created, altered or dropped).  A statement whose translation reads other state is
+#: Translations by statement and context (_translation_key), each with the reads of the catalog and of the emulator's
+#: records it made (_recording), checked again before it is given.  A statement whose translation reads other state is
 #: translated every time: one reading INFORMATION_SCHEMA (its rows are read as it is translated), system variables,
 #: a wildcard table, a query's result table, a positional parameter or an external query; and one that read a resource
 #: that expires (_fingerprints).
 _translations = TranslationMemo()
-_reading = threading.local()  # the resources the translation in progress reads
+_reading = threading.local()  # the reads the translation in progress makes
 _UNKEPT = (exp.Placeholder, exp.SessionParameter)
 
 
@@ -486,11 +488,20 @@ def _translation_key(tree: Any, context: Any) -> tuple | None:
         context.project_id,
         context.dataset_id,
         tuple(sorted(context.parameters.items())),
-        tuple(sorted(context.temporary)),
+        tuple(sorted(name for name in _table_names(tree) if name in context.temporary)),
         tuple(sorted(context.functions.items())),
-        tuple(sorted(context.variables.items())),
-        _schema_versions(),
+        tuple(sorted((name, context.variables[name]) for name in _column_names(tree) if name in context.variables)),
     )
+
+
+def _table_names(tree: Any) -> set[str]:
+    """The names of the tables a statement names, as the emulator looks them up among its temporary tables."""
+    return {table.name.casefold() for table in tree.find_all(exp.Table)}
+
+
+def _column_names(tree: Any) -> set[str]:
+    """The names and qualifiers of the columns a statement names, as the emulator looks them up among its variables."""
+    return {part.lower() for column in tree.find_all(exp.Column) for part in (column.name, column.table) if part}
 
 
 #: A resource's fields that change with its data, not its definition (a translation reads none of them).
@@ -509,44 +520,65 @@ def _fingerprints(found: list[Any]) -> tuple[str, ...] | None:
     return tuple(prints)
 
 
-def _recording(list_resources: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
-    """metadata.list_, noting each read made by a translation in progress (_reading.found)."""
+def _answer(function: Callable[..., Any], args: tuple, fingerprint: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """`function(*args)` and its fingerprint (of the error it raised, when it did)."""
+    try:
+        found = function(*args)
+    except Exception as error:
+        return error, ("raised", type(error).__name__, str(error))
+    return found, fingerprint(found)
 
-    def listed(model: Any, *keys: str) -> list[Any]:
-        found = list_resources(model, *keys)
+
+def _recording(function: Callable[..., Any], fingerprint: Callable[[Any], Any] = repr) -> Callable[..., Any]:
+    """`function`, a read of the catalog or of the emulator's records, noting each read a translation in progress
+    makes (_reading.found): what it read and the fingerprint of its answer (or of the error it raised)."""
+
+    def read(*args: Any) -> Any:
         reads = getattr(_reading, "found", None)
-        if reads is not None:
-            reads.append((model, keys, _fingerprints(found)))
+        if reads is None:
+            return function(*args)
+        found, print_ = _answer(function, args, fingerprint)
+        reads.append((function, args, fingerprint, print_))
+        if isinstance(found, Exception):
+            raise found
         return found
 
-    return listed
+    return read
 
 
-def _same_reads(reads: list[tuple[Any, tuple[str, ...], tuple[str, ...] | None]]) -> bool:
-    """Whether each resource a kept translation read is defined as it was then."""
-    for model, keys, fingerprint in reads:
-        saved, _reading.found = getattr(_reading, "found", None), None
-        try:
-            now = _fingerprints(metadata.list_(model, *keys))
-        finally:
-            _reading.found = saved
-        if now != fingerprint:
-            return False
-        if saved is not None:
-            saved.append((model, keys, fingerprint))
-    return True
+def _same_reads(reads: list[tuple[Callable[..., Any], tuple, Callable[[Any], Any], Any]]) -> bool:
+    """Whether each read a kept translation made gives the same answer now (noted again for a translation in
+    progress further out)."""
+    outer, _reading.found = getattr(_reading, "found", None), None
+    try:
+        same = all(_answer(function, args, fingerprint)[1] == print_ for function, args, fingerprint, print_ in reads)
+    finally:
+        _reading.found = outer
+    if same and outer is not None:
+        outer.extend(reads)
+    return same
 
 
-def _schema_versions() -> tuple[tuple[str, int | None], ...]:
-    """Each attached project's DuckLake catalog and its schema version."""
-    versions = []
-    for catalog in sorted(database._attached):
-        try:
-            found = database.fetch(f"SELECT max(schema_version) FROM {_metadata(catalog)}.ducklake_snapshot")[0][0]
-        except duckdb.CatalogException:
-            found = None
-        versions.append((catalog, found))
-    return tuple(versions)
+def _listed(found: list[tuple[str, str, int]]) -> list[tuple[str, str]]:
+    """The names and kinds of a listing, without the row counts a translation does not read."""
+    return [(name, kind) for name, kind, _ in found]
+
+
+def _hidden_of(catalog: str, schema: str, name: str) -> bool:
+    """_hidden() of a table named by its parts."""
+    return _hidden(
+        exp.Table(this=exp.to_identifier(name), db=exp.to_identifier(schema), catalog=exp.to_identifier(catalog))
+    )
+
+
+_recorded_hidden = _recording(_hidden_of)
+
+
+def _hidden_noted(table: Any) -> bool:
+    """partitions._hidden(), noted as a read by name (a table that is no plain name is read unnoted: never hidden)."""
+    if not (table.catalog and table.db) or not isinstance(table.this, exp.Identifier):
+        return False
+    return _recorded_hidden(table.catalog, table.db, table.name)
 
 
 _emulator_objects = database.objects
@@ -646,10 +678,11 @@ NODE_RULES.append(_decimal_text)
 NODE_RULES.append(_string_bytes)
 STATEMENT_RULES.insert(0, _struct_field_names)
 database._connect = _connect
-database.objects = _objects
-datasets.exists = _dataset_exists
-tables.columns = tabledata.columns = _columns
-partitions._hidden = _hidden
+database.objects = _recording(_objects, _listed)
+database.projects = _recording(database.projects)
+datasets.exists = _recording(_dataset_exists)
+tables.columns = tabledata.columns = _recording(_columns)
+partitions._hidden = _hidden_noted
 query._execute = _execute
 query._run = _run
 merge.run = _merge
@@ -659,7 +692,7 @@ write._insert = _insert
 write.commit = _all_or_fail(write.commit)
 write.flush = _all_or_fail(write.flush)
 records.install()
-metadata.list_ = _recording(metadata.list_)
+metadata.list_ = _recording(metadata.list_, _fingerprints)
 for _module in list(sys.modules.values()):  # every module that imported translate() by name
     if getattr(_module, "translate", None) is _emulator_translate:
         vars(_module)["translate"] = _translate
