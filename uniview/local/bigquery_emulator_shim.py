@@ -504,8 +504,9 @@ def _column_names(tree: Any) -> set[str]:
     return {part.lower() for column in tree.find_all(exp.Column) for part in (column.name, column.table) if part}
 
 
-#: A resource's fields that change with its data, not its definition (a translation reads none of them).
-_VOLATILE = {"etag", "lastModifiedTime", "numRows", "numBytes", "numPartitions", "streamingBuffer"}
+#: A resource's fields that change with its data or when it is created again, not with its definition (a translation
+#: reads none of them), besides its counts ("num...").
+_VOLATILE = {"etag", "creationTime", "lastModifiedTime", "streamingBuffer"}
 
 
 def _fingerprints(found: list[Any]) -> tuple[str, ...] | None:
