@@ -426,6 +426,8 @@ def _translate(tree: Any, context: Any) -> Any:
             sql, bound = _emulator_translate(tree, context)
         finally:
             _reading.found = outer
+        if outer is not None:  # a translation further out depends on these reads too
+            outer.extend(reads)
         if key is not None and not any(print_ is None for *_, print_ in reads):
             translation = _Translation(
                 sql, frozenset(context.used), context.temporary - temporary, context.referenced - referenced, reads
