@@ -54,7 +54,7 @@ script run again, MERGE's own statements) is kept, the newest 4,096, keyed by th
 default dataset, parameters, functions, and the temporary tables and script variables it names), and given again only
 while every read of the catalog and of the emulator's records it made (a dataset's or a table's existence, columns and
 definition, the projects) gives the same answer; a statement whose translation reads anything else is translated every
-time (_translation_key).
+time (_translation_key).  A text parsed before is not parsed again: its statements are copies of the first parse's.
 """
 
 from __future__ import annotations
@@ -584,6 +584,21 @@ def _hidden_noted(table: Any) -> bool:
     return _recorded_hidden(table.catalog, table.db, table.name)
 
 
+_emulator_parse = translate.parse
+#: The statements of each text parsed, the newest 4,096 texts: parsing is a function of the text alone, and a copy of
+#: its trees costs a sixth of parsing it again.
+_parsed = TranslationMemo()
+
+
+def _parse(sql: str) -> list[Any]:
+    """translate.parse(): copies of the trees the text's first parse gave (each caller may change its own)."""
+    kept = _parsed.get(sql)
+    if kept is None:
+        kept = _emulator_parse(sql)
+        _parsed.put(sql, kept)
+    return [tree.copy() for tree in kept]
+
+
 _emulator_objects = database.objects
 _emulator_dataset_exists = datasets.exists
 
@@ -696,9 +711,11 @@ write.commit = _all_or_fail(write.commit)
 write.flush = _all_or_fail(write.flush)
 records.install()
 metadata.list_ = _recording(metadata.list_, _fingerprints)
-for _module in list(sys.modules.values()):  # every module that imported translate() by name
+for _module in list(sys.modules.values()):  # every module that imported translate() or parse() by name
     if getattr(_module, "translate", None) is _emulator_translate:
         vars(_module)["translate"] = _translate
+    if getattr(_module, "parse", None) is _emulator_parse:
+        vars(_module)["parse"] = _parse
 
 if __name__ == "__main__":
     from local_bigquery.cli import main  # imported after the patches: the gRPC server binds write.* on import
