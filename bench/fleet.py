@@ -12,7 +12,7 @@ function render (a part of a sink batch, its reads, one refresh of a family: its
 the re-check of its version tables and the maintenance of its `<table>_current`, as uniview.ops.billing bills
 it for `uniview plan --json`); nothing is counted by hand.  The jobs a sink batch runs are counted from
 uniview.sink.landing_bigquery's protocol (SINK_JOBS_PER_BATCH plus one job per part of at most
-MAX_TABLES_PER_TRANSACTION - 1 tables); a refresh runs one job per billed statement of its reads and re-check,
+MAX_TABLES_PER_TRANSACTION - 1 tables; a batch that creates version tables runs one more, SINK_JOBS_PER_NEW_TABLES); a refresh runs one job per billed statement of its reads and re-check,
 and one for the maintenance script.
 """
 
@@ -38,16 +38,18 @@ from uniview.planning.plan import FamilyPlan, GeneratorOptions, plan_family  # n
 from uniview.sink.bigquery_promotion import (  # noqa: E402
     MAX_TABLES_PER_TRANSACTION,
     Insert,
+    batch_reads,
     part_script,
-    step_recorded_once,
 )
 from uniview.sink.bigquery_typing import keys_query  # noqa: E402
 from uniview.sink.landing import BatchKey  # noqa: E402
-from uniview.warehouse.bigquery_folds import folded_guard, redirected_query  # noqa: E402
+from uniview.warehouse.bigquery_folds import folded_guard  # noqa: E402
 
-#: Query jobs of one sink batch besides its parts: the ledger check, the routing keys, one typing script,
-#: the folded-versions read, the plan's step and the ledger record.
-SINK_JOBS_PER_BATCH = 6
+#: Query jobs of one sink batch besides its parts: the ledger check, the routing keys, one typing script (which
+#: reads the folded versions and the plan an earlier attempt recorded too) and the ledger record.
+SINK_JOBS_PER_BATCH = 4
+#: The query job of a batch that creates version tables: its plan recorded, before it creates them.
+SINK_JOBS_PER_NEW_TABLES = 1
 #: Query jobs of a sink run besides its batches: the control tables' DDL, once per run.
 SINK_JOBS_PER_RUN = 1
 #: BigQuery's limits on mutating DML (UPDATE, DELETE, MERGE; INSERT counts as one) against one table.
@@ -134,8 +136,7 @@ def sink_batch_bill(routes: int) -> SinkBatchBill:
     fixed = bill_scripts(
         [
             keys_query(f"`{_PROJECT}`.{_CONTROL}._uniview_staging_lines", False),
-            redirected_query(_PROJECT, _CONTROL, [insert.target for insert in first]),
-            step_recorded_once(_PROJECT, _CONTROL, key, "plan", "[]"),
+            *batch_reads(_PROJECT, _CONTROL, key, [insert.target for insert in first]),
         ]
     )
     return SinkBatchBill(routes, fixed, _part_bill(_PART_TABLES), _part_bill(routes % _PART_TABLES))

@@ -114,8 +114,8 @@ def test_a_sink_part_is_billed_per_statement_of_its_transaction():
     assert [s.tables for s in bill.statements if s.tables] == [
         ("uniview._uniview_batch_steps",),
         ("uniview._uniview_folds",),
-        ("db1.orders_v_a", "uniview.typed"),
         ("uniview._uniview_batch_steps",),
+        ("db1.orders_v_a", "uniview.typed"),
     ]
     recorded = bill_script(step_recorded_once("p", "uniview", key, "plan", "[]"))
     assert recorded.billed_statements == 3

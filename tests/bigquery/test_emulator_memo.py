@@ -2,7 +2,8 @@
 (uniview.local.bigquery_emulator_memo) and never given after a change: a table or view created, altered, filled,
 emptied, renamed or dropped by any connection (another cursor, a transaction, the REST API's tables.insert,
 tabledata.insertAll, DML, MERGE, DDL) is seen by the next read at once, and a change another connection has not
-committed yet is not seen, as with the emulator's own uncached reads."""
+committed yet is not seen, as with the emulator's own uncached reads.  A statement's translation is kept for the
+catalogs' schema versions and the resources it read (TranslationMemo), never given once either changed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from emulator_shim_support import compared_answers
 
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
-from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, Row, SnapshotMemo
+from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, Row, SnapshotMemo, TranslationMemo
 
 
 class Catalog:
@@ -240,3 +241,54 @@ def test_a_change_through_the_api_is_seen_by_the_next_query(bq_client, dataset, 
     run_sql(f"CREATE VIEW `{dataset}.orders` AS SELECT 7 AS id")
     assert bq_client.get_table(table).table_type == "VIEW"
     assert rows() == 1
+
+
+def test_the_translations_kept_are_the_newest_ones_used():
+    memo = TranslationMemo(limit=2)
+    memo.put("a", 1)
+    memo.put("b", 2)
+    assert memo.get("a") == 1  # used: "b" is now the oldest
+    memo.put("c", 3)
+    assert (memo.get("a"), memo.get("b"), memo.get("c")) == (1, None, 3)
+
+
+def test_a_statement_translated_before_answers_for_the_catalog_and_parameters_as_they_are(bq_client, dataset, run_sql):
+    from google.api_core.exceptions import BadRequest, NotFound
+    from google.cloud import bigquery
+
+    def values(sql: str, **parameters: int) -> list:
+        config = bigquery.QueryJobConfig(
+            query_parameters=[bigquery.ScalarQueryParameter(name, "INT64", value) for name, value in parameters.items()]
+        )
+        return [tuple(row.values()) for row in bq_client.query(sql, job_config=config).result()]
+
+    table = f"`{dataset}.amounts`"
+    run_sql(f"CREATE TABLE {table} (id INT64, amount NUMERIC)", f"INSERT INTO {table} VALUES (1, 12.50), (2, 3)")
+    chosen = f"SELECT CAST(amount AS STRING) FROM {table} WHERE id = @id"
+    assert values(chosen, id=1) == values(chosen, id=1) == [("12.5",)]
+    assert values(chosen, id=2) == [("3",)]
+    run_sql(f"CREATE OR REPLACE TABLE {table} (id INT64, amount STRING)", f"INSERT INTO {table} VALUES (1, 'x')")
+    assert values(chosen, id=1) == [("x",)]
+    run_sql(f"ALTER TABLE {table} RENAME COLUMN amount TO total")
+    with pytest.raises(BadRequest, match="amount"):
+        values(chosen, id=1)
+    run_sql(f"DROP TABLE {table}")
+    with pytest.raises(NotFound, match="amounts"):
+        values(chosen, id=1)
+
+
+def test_a_statement_naming_a_table_that_expires_is_translated_every_time(bq_client, dataset, run_sql):
+    import datetime
+    import time
+
+    from google.api_core.exceptions import NotFound
+
+    run_sql(f"CREATE TABLE `{dataset}.brief` (id INT64)")
+    table = bq_client.get_table(f"{DEFAULT_PROJECT}.{dataset}.brief")
+    table.expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=3)
+    bq_client.update_table(table, ["expires"])
+    query = f"SELECT count(*) FROM `{dataset}.brief`"
+    assert [row[0] for row in bq_client.query(query).result()] == [0]
+    time.sleep(max(0.0, (table.expires - datetime.datetime.now(datetime.UTC)).total_seconds()) + 0.5)
+    with pytest.raises(NotFound, match="brief"):
+        list(bq_client.query(query).result())

@@ -12,8 +12,8 @@ from sink_support import record, write_ndjson
 
 from uniview.ops.consolidate import ConsolidationRequest, consolidate
 from uniview.ops.refresh import RefreshRequest, refresh
+from uniview.sink import landing_bigquery
 from uniview.sink.job import SinkOptions, run
-from uniview.sink.landing_bigquery import BigQueryLanding
 from uniview.warehouse.bigquery import BigQueryWarehouse
 
 SCHEMAS = [[("id", "int(11)"), ("name", "varchar(20)"), (f"c{k}", "int(11)")] for k in range(3)]
@@ -55,14 +55,14 @@ def test_rows_of_folded_versions_land_under_successors_even_when_the_fold_races_
     successors = sorted(f"{n.table}_v_{n.version}" for n in later.sent or later.counts.created)
 
     stale = {"first": True}
-    original = BigQueryLanding._redirected
+    original = landing_bigquery._redirect
 
-    def read_before_the_fold(self, batch):  # the registry as it was before the fold committed
+    def read_before_the_fold(batch, folded):  # the registry as it was before the fold committed
         if stale.pop("first", False):
             return batch
-        return original(self, batch)
+        return original(batch, folded)
 
-    monkeypatch.setattr(BigQueryLanding, "_redirected", read_before_the_fold)
+    monkeypatch.setattr(landing_bigquery, "_redirect", read_before_the_fold)
     raced = land(spark, options, tmp_path / "c", dataset, range(4, 6), schemas=range(2))
     monkeypatch.undo()
     assert raced.counts.total_written == 4 and not stale  # the stale read happened, and the guard caught it

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -206,3 +207,26 @@ class JobRecords:
         """Every job kept."""
         with self._lock:
             return list(self._rows.values())
+
+
+class TranslationMemo:
+    """The newest `limit` translations, by key: `get(key)` (None when not kept), `put(key, translation)`."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, translation: Any) -> None:
+        with self._lock:
+            self._kept[key] = translation
+            self._kept.move_to_end(key)
+            while len(self._kept) > self._limit:
+                self._kept.popitem(last=False)

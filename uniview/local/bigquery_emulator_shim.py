@@ -48,6 +48,13 @@ read again as soon as any connection commits a change to the catalog.  The emula
 resources of its datasets and tables, the listing of a query's result table) are kept in its process, for speed too
 (uniview.local.bigquery_emulator_records).  With UNIVIEW_BQ_EMULATOR_THREADS set (uniview.local.bigquery_emulator),
 its DuckDB runs each query on that many threads.
+
+A statement's translation to DuckDB's SQL (a third of the emulator's CPU; the tests translate many statements again: a
+script run again, MERGE's own statements) is kept, the newest 4,096, keyed by the statement and its context (project,
+default dataset, parameters, functions, and the temporary tables and script variables it names), and given again only
+while every read of the catalog and of the emulator's records it made (a dataset's or a table's existence, columns and
+definition, the projects) gives the same answer; a statement whose translation reads anything else is translated every
+time (_translation_key).  A text parsed before is not parsed again: its statements are copies of the first parse's.
 """
 
 from __future__ import annotations
@@ -67,7 +74,7 @@ from typing import Any
 import duckdb
 import grpc
 import sqlglot
-from local_bigquery.catalog import datasets, names, tabledata, tables
+from local_bigquery.catalog import datasets, metadata, names, tabledata, tables
 from local_bigquery.engine import database, types
 from local_bigquery.errors import BigQueryError, not_found
 from local_bigquery.grpc import server as grpc_server
@@ -83,7 +90,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: th
 from uniview.local import bigquery_emulator_records as records
 from uniview.local.bigquery_emulator import THREADS_VARIABLE
 from uniview.local.bigquery_emulator_json import json_query, json_query_array, json_value
-from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, SCHEMA, CatalogSnapshot, SnapshotMemo
+from uniview.local.bigquery_emulator_memo import COLUMN, LISTING, SCHEMA, CatalogSnapshot, SnapshotMemo, TranslationMemo
 
 _MICROS_BITS = 20
 
@@ -389,8 +396,9 @@ def _catalog(catalog: str) -> CatalogSnapshot | None:
 
 @functools.cache
 def _connect() -> Any:
-    global _memo
+    global _memo, _translations
     _memo = SnapshotMemo(_snapshot, _load)
+    _translations = TranslationMemo()  # a reset emulator starts with no catalog
     connection = _emulator_connect()
     if threads := os.environ.get(THREADS_VARIABLE):
         connection.execute(f"SET threads = {int(threads)}")
@@ -404,9 +412,191 @@ _emulator_translate = translate.translate
 
 
 def _translate(tree: Any, context: Any) -> Any:
-    """translate.translate(), with each project's catalog read once for the statement (SnapshotMemo.pinned)."""
+    """translate.translate(), with each project's catalog read once for the statement (SnapshotMemo.pinned), and
+    the translation of a statement translated before in the same state kept (_translation_key)."""
     with _memo.pinned():
-        return _emulator_translate(tree, context)
+        key = _translation_key(tree, context)
+        kept = _translations.get(key) if key is not None else None
+        if kept is not None and _same_reads(kept.reads):
+            return kept.replay(context)
+        temporary, referenced = set(context.temporary), set(context.referenced)
+        reads: list[tuple[Callable[..., Any], tuple, Callable[[Any], Any], Any]] = []
+        _reading.found, outer = reads, getattr(_reading, "found", None)
+        try:
+            sql, bound = _emulator_translate(tree, context)
+        finally:
+            _reading.found = outer
+        if outer is not None:  # a translation further out depends on these reads too
+            outer.extend(reads)
+        if key is not None and not any(print_ is None for *_, print_ in reads):
+            translation = _Translation(
+                sql, frozenset(context.used), context.temporary - temporary, context.referenced - referenced, reads
+            )
+            _translations.put(key, translation)
+        return sql, bound
+
+
+class _Translation:
+    """A statement's translation, what it added to its context, and the resources it read (model, keys, their
+    fingerprints)."""
+
+    def __init__(self, sql: str, used: frozenset, temporary: set, referenced: set, reads: list) -> None:
+        self.sql, self.used, self.temporary, self.referenced, self.reads = sql, used, temporary, referenced, reads
+
+    def replay(self, context: Any) -> tuple[str, dict]:
+        """translate.translate()'s answer and its changes to `context`, as a translation would give them now."""
+        context.used.clear()
+        context.used.update(self.used)
+        context.temporary.update(self.temporary)
+        context.referenced.update(self.referenced)
+        return self.sql, {name: context.values[name] for name in self.used}
+
+
+#: Translations by statement and context (_translation_key), each with the reads of the catalog and of the emulator's
+#: records it made (_recording), checked again before it is given.  A statement whose translation reads other state is
+#: translated every time: one reading INFORMATION_SCHEMA (its rows are read as it is translated), system variables,
+#: a wildcard table, a query's result table, a positional parameter or an external query; and one that read a resource
+#: that expires (_fingerprints).
+_translations = TranslationMemo()
+_reading = threading.local()  # the reads the translation in progress makes
+_UNKEPT = (exp.Placeholder, exp.SessionParameter)
+
+
+def _translation_key(tree: Any, context: Any) -> tuple | None:
+    """The key of a statement's translation in its context and the catalogs' state; None when it is not kept."""
+    if tree.find(*_UNKEPT) or any(
+        isinstance(node, exp.Parameter) and isinstance(node.this, exp.Parameter)
+        for node in tree.find_all(exp.Parameter)
+    ):
+        return None
+    for table in tree.find_all(exp.Table):
+        names_ = (table.name, table.db, table.catalog)
+        if (
+            table.name.endswith("*")
+            or table.args.get("version")
+            or any(
+                part.casefold() in ("information_schema", tables.RESULTS)
+                or part.casefold().startswith("information_schema")
+                for part in names_
+            )
+        ):
+            return None
+    sql = tree.sql(dialect="bigquery")
+    if "external_query" in sql.casefold() or "information_schema" in sql.casefold():
+        return None
+    return (
+        sql,
+        bool(tree.meta.get("table_function")),
+        context.project_id,
+        context.dataset_id,
+        tuple(sorted(context.parameters.items())),
+        tuple(sorted(name for name in _table_names(tree) if name in context.temporary)),
+        tuple(sorted(context.functions.items())),
+        tuple(sorted((name, context.variables[name]) for name in _column_names(tree) if name in context.variables)),
+    )
+
+
+def _table_names(tree: Any) -> set[str]:
+    """The names of the tables a statement names, as the emulator looks them up among its temporary tables."""
+    return {table.name.casefold() for table in tree.find_all(exp.Table)}
+
+
+def _column_names(tree: Any) -> set[str]:
+    """The names and qualifiers of the columns a statement names, as the emulator looks them up among its variables."""
+    return {part.lower() for column in tree.find_all(exp.Column) for part in (column.name, column.table) if part}
+
+
+#: A resource's fields that change with its data or when it is created again, not with its definition (a translation
+#: reads none of them), besides its counts ("num...").
+_VOLATILE = {"etag", "creationTime", "lastModifiedTime", "streamingBuffer"}
+
+
+def _fingerprints(found: list[Any]) -> tuple[str, ...] | None:
+    """The definitions of resources read, as text; None when one expires (a translation reads whether it has)."""
+    prints = []
+    for resource in found:
+        data = resource.model_dump(mode="json", exclude_none=True)
+        if data.get("expirationTime") is not None:
+            return None
+        kept = {name: value for name, value in data.items() if name not in _VOLATILE and not name.startswith("num")}
+        prints.append(json.dumps(kept, sort_keys=True))
+    return tuple(prints)
+
+
+def _answer(function: Callable[..., Any], args: tuple, fingerprint: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """`function(*args)` and its fingerprint (of the error it raised, when it did)."""
+    try:
+        found = function(*args)
+    except Exception as error:
+        return error, ("raised", type(error).__name__, str(error))
+    return found, fingerprint(found)
+
+
+def _recording(function: Callable[..., Any], fingerprint: Callable[[Any], Any] = repr) -> Callable[..., Any]:
+    """`function`, a read of the catalog or of the emulator's records, noting each read a translation in progress
+    makes (_reading.found): what it read and the fingerprint of its answer (or of the error it raised)."""
+
+    def read(*args: Any) -> Any:
+        reads = getattr(_reading, "found", None)
+        if reads is None:
+            return function(*args)
+        found, print_ = _answer(function, args, fingerprint)
+        reads.append((function, args, fingerprint, print_))
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    return read
+
+
+def _same_reads(reads: list[tuple[Callable[..., Any], tuple, Callable[[Any], Any], Any]]) -> bool:
+    """Whether each read a kept translation made gives the same answer now (noted again for a translation in
+    progress further out)."""
+    outer, _reading.found = getattr(_reading, "found", None), None
+    try:
+        same = all(_answer(function, args, fingerprint)[1] == print_ for function, args, fingerprint, print_ in reads)
+    finally:
+        _reading.found = outer
+    if same and outer is not None:
+        outer.extend(reads)
+    return same
+
+
+def _listed(found: list[tuple[str, str, int]]) -> list[tuple[str, str]]:
+    """The names and kinds of a listing, without the row counts a translation does not read."""
+    return [(name, kind) for name, kind, _ in found]
+
+
+def _hidden_of(catalog: str, schema: str, name: str) -> bool:
+    """_hidden() of a table named by its parts."""
+    return _hidden(
+        exp.Table(this=exp.to_identifier(name), db=exp.to_identifier(schema), catalog=exp.to_identifier(catalog))
+    )
+
+
+_recorded_hidden = _recording(_hidden_of)
+
+
+def _hidden_noted(table: Any) -> bool:
+    """partitions._hidden(), noted as a read by name (a table that is no plain name is read unnoted: never hidden)."""
+    if not (table.catalog and table.db) or not isinstance(table.this, exp.Identifier):
+        return False
+    return _recorded_hidden(table.catalog, table.db, table.name)
+
+
+_emulator_parse = translate.parse
+#: The statements of each text parsed, the newest 4,096 texts: parsing is a function of the text alone, and a copy of
+#: its trees costs a sixth of parsing it again.
+_parsed = TranslationMemo()
+
+
+def _parse(sql: str) -> list[Any]:
+    """translate.parse(): copies of the trees the text's first parse gave (each caller may change its own)."""
+    kept = _parsed.get(sql)
+    if kept is None:
+        kept = _emulator_parse(sql)
+        _parsed.put(sql, kept)
+    return [tree.copy() for tree in kept]
 
 
 _emulator_objects = database.objects
@@ -506,10 +696,11 @@ NODE_RULES.append(_decimal_text)
 NODE_RULES.append(_string_bytes)
 STATEMENT_RULES.insert(0, _struct_field_names)
 database._connect = _connect
-database.objects = _objects
-datasets.exists = _dataset_exists
-tables.columns = tabledata.columns = _columns
-partitions._hidden = _hidden
+database.objects = _recording(_objects, _listed)
+database.projects = _recording(database.projects)
+datasets.exists = _recording(_dataset_exists)
+tables.columns = tabledata.columns = _recording(_columns)
+partitions._hidden = _hidden_noted
 query._execute = _execute
 query._run = _run
 merge.run = _merge
@@ -519,9 +710,12 @@ write._insert = _insert
 write.commit = _all_or_fail(write.commit)
 write.flush = _all_or_fail(write.flush)
 records.install()
-for _module in list(sys.modules.values()):  # every module that imported translate() by name
+metadata.list_ = _recording(metadata.list_, _fingerprints)
+for _module in list(sys.modules.values()):  # every module that imported translate() or parse() by name
     if getattr(_module, "translate", None) is _emulator_translate:
         vars(_module)["translate"] = _translate
+    if getattr(_module, "parse", None) is _emulator_parse:
+        vars(_module)["parse"] = _parse
 
 if __name__ == "__main__":
     from local_bigquery.cli import main  # imported after the patches: the gRPC server binds write.* on import

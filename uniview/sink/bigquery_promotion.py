@@ -20,6 +20,7 @@ from uniview.sink.frames import QUARANTINE_COLUMNS
 from uniview.sink.landing import BatchKey
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.routing import VersionRoute, route_shapes
+from uniview.warehouse.bigquery_folds import redirected_query
 
 #: BigQuery: one transaction mutates at most 100 tables (the steps table is one of them).
 MAX_TABLES_PER_TRANSACTION = 100
@@ -174,10 +175,45 @@ def part_script(
     """The transaction of one part, skipped when the steps table already records it; `guard` (a
     statement that fails the transaction when a target may no longer be written) comes first."""
     step = f"part-{number}"
+    # the step is recorded before the rows, so its time is never later than theirs: a batch's first step bounds
+    # the `_cdc_ingested_at` it stamped from below (uniview.current.table.ledger_batch)
     statements = ";\n  ".join(
-        ([guard] if guard else []) + [insert.sql for insert in part] + [step_record(project, control, key, step, None)]
+        ([guard] if guard else []) + [step_record(project, control, key, step, None)] + [insert.sql for insert in part]
     )
     return (
         f"IF NOT EXISTS ({step_query(project, control, key, step)}) THEN\n"
         f"  BEGIN TRANSACTION;\n  {statements};\n  COMMIT TRANSACTION;\nEND IF;"
     )
+
+
+#: The routes of the rows a batch's reads give with its typing counts (bigquery_typing.typing_scripts' `reads`).
+FOLDED_ROUTE, PLAN_ROUTE = -2, -3
+
+
+@dataclass(frozen=True)
+class BatchReads:
+    """What a batch reads of the control dataset with its typing: its targets that consolidation folded (dataset,
+    version table -> successor) and the plan an earlier attempt recorded (None: none did)."""
+
+    folded: Mapping[tuple[str, str], str]
+    plan: str | None
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[tuple]) -> BatchReads:
+        """The reads' rows (route, table, dataset, _, detail) among a typing script's."""
+        folded = {(dataset, table): detail for route, table, dataset, _, detail in rows if route == FOLDED_ROUTE}
+        plans = [detail for route, _, _, _, detail in rows if route == PLAN_ROUTE]
+        return cls(folded, plans[0] if plans else None)
+
+
+def batch_reads(project: str, control: str, key: BatchKey, targets: Sequence[tuple[str, str]]) -> list[str]:
+    """The reads a batch writing to `targets` (dataset, version table) makes with its typing: the folded versions
+    among them, and its plan as an earlier attempt recorded it; none without a target."""
+    if not targets:
+        return []
+    folded = redirected_query(project, control, targets)
+    return [
+        f"SELECT {FOLDED_ROUTE}, version_table, dataset, CAST(NULL AS INT64), successor_table FROM ({folded})",
+        f"SELECT {PLAN_ROUTE}, CAST(NULL AS STRING), CAST(NULL AS STRING), CAST(NULL AS INT64), detail "
+        f"FROM ({step_query(project, control, key, 'plan')})",
+    ]

@@ -42,7 +42,8 @@ _SLOT_CHARS = 48
 @dataclass(frozen=True)
 class TypingScript:
     """One script: it creates the typed staging tables `tables` (names in the control dataset) and returns their
-    rows per (`_route`, `_reason`, `_dataset`) with a count."""
+    rows per (`_route`, `_reason`, `_dataset`) with a count and a NULL detail, then the rows of the batch's reads
+    (typing_scripts' `reads`)."""
 
     sql: str
     tables: list[str]
@@ -62,11 +63,15 @@ def typing_scripts(
     fallback_dataset: str,
     batch_label: str,
     prefix: str,
+    reads: Sequence[str] = (),
     max_chars: int = MAX_SCRIPT_CHARS,
 ) -> tuple[list[TypedChunk], list[TypingScript]]:
     """The typed staging tables of a batch (named `prefix` + their number) and the scripts that create them.
     `lines`: the staged lines' table path; `fallback_dataset`: the quarantine of lines that reach no dataset.
-    A route of a shape too wide to type (too_wide) is left out: its records must be rejected by routing."""
+    A route of a shape too wide to type (too_wide) is left out: its records must be rejected by routing.
+    `reads`: queries of the batch's own (route, text, text, number, detail) rows, their route below STAGED_ROUTE,
+    answered by the last script with its counts (by a query of their own when they do not fit in it): one job
+    fewer per read."""
     routed = routed_lines(
         envelopes(lines, rewritten, BIGQUERY, bounded=True),
         bigquery_decisions(f"@{DECISIONS_PARAMETER}"),
@@ -86,7 +91,7 @@ def typing_scripts(
         create = f"CREATE OR REPLACE TABLE {quote_path(project, control, table)} AS\n"
         statements.append((table, create + "\nUNION ALL\n".join(branches)))
         chunks.append(TypedChunk([i for shape in group for i in members[shape]], table, slot_fields(slots)))
-    return chunks, _scripts(project, control, prologue, statements, max_chars)
+    return chunks, _scripts(project, control, prologue, statements, reads, max_chars)
 
 
 def too_wide(routes: Sequence[VersionRoute], max_chars: int = MAX_SCRIPT_CHARS) -> dict[int, str]:
@@ -210,9 +215,15 @@ def _select(values: Sequence[str], slots: Sequence[Slot], quarantine: Mapping[st
 
 
 def _scripts(
-    project: str, control: str, prologue: str, statements: Sequence[tuple[str, str]], max_chars: int
+    project: str,
+    control: str,
+    prologue: str,
+    statements: Sequence[tuple[str, str]],
+    reads: Sequence[str],
+    max_chars: int,
 ) -> list[TypingScript]:
-    """The statements grouped into scripts under `max_chars`, each after `prologue` and ending with its counts."""
+    """The statements grouped into scripts under `max_chars`, each after `prologue` and ending with its counts; the
+    last one answers the `reads` too, or a query of their own does when they would take it over `max_chars`."""
     scripts: list[TypingScript] = []
     group: list[tuple[str, str]] = []
     for table, statement in statements:
@@ -220,16 +231,26 @@ def _scripts(
             scripts.append(TypingScript(_script(project, control, prologue, group), [t for t, _ in group]))
             group = []
         group.append((table, statement))
-    scripts.append(TypingScript(_script(project, control, prologue, group), [t for t, _ in group]))
+    last = _script(project, control, prologue, group, reads)
+    if reads and len(last) > max_chars:
+        scripts.append(TypingScript(_script(project, control, prologue, group), [t for t, _ in group]))
+        scripts.append(TypingScript(" UNION ALL ".join(f"({read})" for read in reads), []))
+    else:
+        scripts.append(TypingScript(last, [t for t, _ in group]))
     return scripts
 
 
-def _script(project: str, control: str, prologue: str, statements: Sequence[tuple[str, str]]) -> str:
+def _script(
+    project: str, control: str, prologue: str, statements: Sequence[tuple[str, str]], reads: Sequence[str] = ()
+) -> str:
     """The script: the routed lines, the typed staging tables, then their rows per route, reason and dataset,
-    and the lines staged (as the row of route STAGED_ROUTE), which the landing checks against them."""
+    the lines staged (as the row of route STAGED_ROUTE), which the landing checks against them, and the rows of
+    `reads`."""
     tallied = " UNION ALL ".join(
         f"SELECT _route, _reason, _dataset FROM {quote_path(project, control, table)}" for table, _ in statements
     )
     body = "".join(f"{statement};\n" for _, statement in statements)
-    staged = f"SELECT {STAGED_ROUTE}, CAST(NULL AS STRING), CAST(NULL AS STRING), COUNT(*) FROM {ROUTED}"
-    return f"{prologue}{body}(SELECT _route, _reason, _dataset, COUNT(*) FROM ({tallied}) GROUP BY 1, 2, 3)\nUNION ALL ({staged});"
+    counts = f"SELECT _route, _reason, _dataset, COUNT(*), CAST(NULL AS STRING) FROM ({tallied}) GROUP BY 1, 2, 3"
+    staged = f"SELECT {STAGED_ROUTE}, CAST(NULL AS STRING), CAST(NULL AS STRING), COUNT(*), CAST(NULL AS STRING) FROM {ROUTED}"
+    answered = "\nUNION ALL ".join(f"({query})" for query in [counts, staged, *reads])
+    return f"{prologue}{body}{answered};"

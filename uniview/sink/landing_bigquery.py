@@ -8,8 +8,10 @@ tables with the sink's type rules rendered for BigQuery (uniview.sink.bigquery_t
 DuckDB's load step runs.  Set-based INSERTs then move the rows into their version and quarantine tables
 in transactions of at most 100 tables (uniview.sink.bigquery_promotion), so a batch's cost in Spark jobs
 and requests does not grow with the tables it feeds.
-The steps table records the batch's plan (the tables it creates, for the notifications) and each
-part that committed; the ledger records the landed batch.  A batch replayed after a crash (even
+The typing script also reads which of the batch's tables consolidation folded and the plan an earlier attempt
+recorded, so those reads are no jobs of their own.  The steps table records the batch's plan (the tables it
+creates, for the notifications; recorded only by a batch that creates tables) and each part that committed; the
+ledger records the landed batch.  A batch replayed after a crash (even
 `kill -9`) skips what is recorded: every row lands once.  Only BigQueryLanding's methods talk to
 BigQuery; the schemas and statements they use are built by pure functions.
 """
@@ -43,8 +45,10 @@ from uniview.core.landing_layout import (
 from uniview.core.types import Array, BQType, Scalar, Struct, parse_type
 from uniview.sink.bigquery_promotion import (
     STEPS_TABLE,
+    BatchReads,
     TypedBatch,
     batch_filter,
+    batch_reads,
     group_parts,
     part_script,
     quarantine_inserts,
@@ -239,11 +243,11 @@ class BigQueryLanding(Landing):
         reach("after-stage")
         staging = [f"{prefix}lines"]
         try:
-            typed, route_rows, counts, quarantined = self._type(batch, prefix, staging)
+            typed, route_rows, counts, quarantined, reads = self._type(batch, prefix, staging)
             reach("after-type")
-            live = self._redirected(typed)
+            live = _redirect(typed, reads.folded)
             counts.written = _written(live, route_rows)
-            counts.created = self._planned_creations(live, counts)
+            counts.created = self._planned_creations(live, counts, reads.plan)
             self._create_tables(live, route_rows, quarantined)
             # Parts are grouped by the batch's own routes, so a redirect never moves an insert to
             # another part: a replay skips exactly the parts that committed.
@@ -279,15 +283,15 @@ class BigQueryLanding(Landing):
 
     def _type(
         self, batch: LineBatch, prefix: str, staging: list[str]
-    ) -> tuple[TypedBatch, Counter, BatchCounts, set[str]]:
+    ) -> tuple[TypedBatch, Counter, BatchCounts, set[str], BatchReads]:
         """Route the staged lines and type them into typed staging tables (added to `staging` as they are made):
-        the typed batch, its rows per route, its counts (rows read, quarantined and skipped per reason) and the
-        datasets whose quarantine gets rows."""
+        the typed batch, its rows per route, its counts (rows read, quarantined and skipped per reason), the
+        datasets whose quarantine gets rows, and what the typing read of the control dataset (BatchReads)."""
         lines = self._control(staging[0])
         try:
             rows = self._rows(f"read the keys of {batch.key.label}", keys_query(lines, batch.rewritten))
         except NotFoundError:  # no line was staged
-            return TypedBatch(batch.key, 0, [], [], batch.notify), Counter(), BatchCounts(), set()
+            return TypedBatch(batch.key, 0, [], [], batch.notify), Counter(), BatchCounts(), set(), BatchReads({}, None)
         plan = batch.route({key_of(row): first_seen_of(row) for row in rows}, self.known_versions)
         plan = reject_routes(plan, too_wide(plan.routes))
         chunks, scripts = typing_scripts(
@@ -299,15 +303,19 @@ class BigQueryLanding(Landing):
             batch.fallback_dataset,
             batch.key.label,
             prefix,
+            batch_reads(self.project, self.control_dataset, batch.key, _targets(plan.routes)),
         )
         parameter = [("decisions", decisions_json(plan))]
-        counts, route_rows, quarantined, staged = BatchCounts(), Counter[int](), set[str](), 0
+        counts, route_rows, quarantined, staged, read = BatchCounts(), Counter[int](), set[str](), 0, []
         for number, script in enumerate(scripts):
             staging.extend(script.tables)
             typed = self._rows(f"type {batch.key.label} ({number + 1} of {len(scripts)})", script.sql, parameter)
-            for route, reason, dataset, lines_read in typed:
+            for route, reason, dataset, lines_read, detail in typed:
                 if route == STAGED_ROUTE:  # every script reads all the staged lines
                     staged = lines_read
+                    continue
+                if route is not None and route < STAGED_ROUTE:  # a row of the batch's reads
+                    read.append((route, reason, dataset, lines_read, detail))
                     continue
                 counts.read += lines_read
                 if reason is None:
@@ -320,7 +328,8 @@ class BigQueryLanding(Landing):
             raise WarehouseError(
                 f"batch {batch.key.label}: {staged} lines were staged but {counts.read} were typed; nothing was written"
             )
-        return TypedBatch(batch.key, counts.read, plan.routes, chunks, batch.notify), route_rows, counts, quarantined
+        typed_batch = TypedBatch(batch.key, counts.read, plan.routes, chunks, batch.notify)
+        return typed_batch, route_rows, counts, quarantined, BatchReads.from_rows(read)
 
     def _inserts(self, batch: TypedBatch, quarantined: set[str], route_rows: Mapping[int, int]) -> list:
         return route_inserts(self.project, self.control_dataset, batch, route_rows) + quarantine_inserts(
@@ -328,8 +337,9 @@ class BigQueryLanding(Landing):
         )
 
     def _redirected(self, batch: TypedBatch) -> TypedBatch:
-        """The batch with each route to a folded version sent to its successor (docs/consolidation.md)."""
-        targets = [(route.dataset, route.table_name) for route in batch.routes]
+        """The batch with each route to a folded version sent to its successor, the registry read again
+        (docs/consolidation.md)."""
+        targets = _targets(batch.routes)
         rows = (
             self._rows(
                 f"read the folded versions for {batch.key.label}",
@@ -338,8 +348,7 @@ class BigQueryLanding(Landing):
             if targets
             else []
         )
-        folded = {(dataset, table): successor for dataset, table, successor in rows}
-        return replace(batch, routes=[redirected(route, folded) for route in batch.routes]) if folded else batch
+        return _redirect(batch, {(dataset, table): successor for dataset, table, successor in rows})
 
     def _promote(
         self, batch: TypedBatch, live: TypedBatch, staged: tuple, number: int, positions: range, counts: BatchCounts
@@ -380,21 +389,26 @@ class BigQueryLanding(Landing):
         for name in tables:
             self._client.delete_table(f"{self.project}.{self.control_dataset}.{name}", not_found_ok=True)
 
-    def _planned_creations(self, batch: TypedBatch, counts: BatchCounts) -> list[Notification]:
-        """The version tables this batch creates, as recorded by its first attempt (a replay finds the
-        tables already there but must still announce them)."""
-        written = {name for name, rows in counts.written.items() if rows}
-        created = [
-            Notification(r.dataset, r.table, r.version)
-            for r in batch.routes
-            if not r.exists and f"{r.dataset}.{r.table_name}" in written
-        ]
-        plan = json.dumps([n.as_record() for n in created])
-        recorded = self._rows(
-            f"record the plan of {batch.key.label}",
-            step_recorded_once(self.project, self.control_dataset, batch.key, "plan", plan),
-        )
-        return [Notification.from_record(n) for n in json.loads(recorded[0][0])]
+    def _planned_creations(self, batch: TypedBatch, counts: BatchCounts, recorded: str | None) -> list[Notification]:
+        """The version tables this batch creates, as recorded by its first attempt (`recorded`, read with the
+        typing: a replay finds the tables already there but must still announce them).  Recorded before the
+        tables are created, by a batch that creates any: a batch that creates none records no plan, and its
+        replay finds the same tables there."""
+        if recorded is None:
+            written = {name for name, rows in counts.written.items() if rows}
+            created = [
+                Notification(r.dataset, r.table, r.version)
+                for r in batch.routes
+                if not r.exists and f"{r.dataset}.{r.table_name}" in written
+            ]
+            if not created:
+                return []
+            plan = json.dumps([n.as_record() for n in created])
+            recorded = self._rows(
+                f"record the plan of {batch.key.label}",
+                step_recorded_once(self.project, self.control_dataset, batch.key, "plan", plan),
+            )[0][0]
+        return [Notification.from_record(n) for n in json.loads(recorded)]
 
     def _create_tables(
         self, batch: TypedBatch, route_rows: Mapping[int, int], quarantined: set[str]
@@ -533,6 +547,17 @@ class BigQueryLanding(Landing):
 def _drops(project: str, control: str, tables: Sequence[str]) -> str:
     """The statements that drop the staging tables `tables` of the control dataset."""
     return "".join(f"DROP TABLE IF EXISTS {quote_path(project, control, table)};\n" for table in tables)
+
+
+def _targets(routes: Sequence[VersionRoute]) -> list[tuple[str, str]]:
+    """The (dataset, version table) of each route."""
+    return [(route.dataset, route.table_name) for route in routes]
+
+
+def _redirect(batch: TypedBatch, folded: Mapping[tuple[str, str], str]) -> TypedBatch:
+    """The batch with each route to a folded version (`folded`: dataset, version table -> successor) sent to its
+    successor."""
+    return replace(batch, routes=[redirected(route, folded) for route in batch.routes]) if folded else batch
 
 
 def _written(batch: TypedBatch, route_rows: Mapping[int, int]) -> Counter:
