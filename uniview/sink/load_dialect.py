@@ -132,6 +132,11 @@ class LoadDialect(ABC):
     def not_among(self, values: exp.Expr, allowed: exp.Expr) -> exp.Expr:
         """The list's values (in their order) that the list `allowed` does not hold."""
 
+    def same_list(self, values: exp.Expr, other: exp.Expr) -> exp.Expr | None:
+        """TRUE when the two lists hold the same values in the same order; None where lists cannot be compared
+        in one step (BigQuery's arrays)."""
+        return None
+
     def join(self, values: exp.Expr, separator: str) -> exp.Expr:
         """The list's texts joined by `separator`."""
         return function_call("array_to_string", values, _TEXT(separator))
@@ -291,6 +296,9 @@ class DuckDBDialect(LoadDialect):
 
     def distinct_among(self, values: exp.Expr, allowed: exp.Expr) -> exp.Expr:
         return function_call("list_intersect", values.copy(), allowed.copy())
+
+    def same_list(self, values: exp.Expr, other: exp.Expr) -> exp.Expr | None:
+        return exp.EQ(this=values.copy(), expression=other.copy())
 
     def not_among(self, values: exp.Expr, allowed: exp.Expr) -> exp.Expr:
         key = exp.to_identifier("key")

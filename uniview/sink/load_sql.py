@@ -36,6 +36,7 @@ from uniview.sink.load_typing import (
     data_object,
     data_of,
     data_verdict,
+    exact_data,
     function_call,
     trailing_comma,
     typed_column,
@@ -375,15 +376,18 @@ def typed_records(
     by every column.  The detail of a quarantined row names every value that does not fit."""
     line, data = exp.column("value"), exp.column("data")
     listed, texts = value_texts(data, [c.name for c in columns], dialect)
-    with_data = f"SELECT *, {dialect.sql(data_of(line, dialect=dialect))} AS data FROM {records}"
+    exact = exact_data(line, columns, dialect)  # every decimal column's exact value from one parse of the line
+    with_exact = "" if exact is None else f", {dialect.sql(exact)} AS _exact"
+    with_data = f"SELECT *, {dialect.sql(data_of(line, dialect=dialect))} AS data{with_exact} FROM {records}"
     if listed is None:  # each text read on its own: once, as r<j>, which the values then read
         read = ", ".join(f"{dialect.sql(text)} AS r{j}" for j, text in enumerate(texts))
         with_texts = f"SELECT *, {read} FROM ({with_data})" if read else with_data
         texts = [exp.column(f"r{j}") for j in range(len(columns))]
     else:
         with_texts = f"SELECT *, {dialect.sql(listed)} AS texts FROM ({with_data})"
+    exact_record = None if exact is None else exp.column("_exact")
     typed = [
-        typed_column(data, c.name, c.bq_type, line, text=text, dialect=dialect)
+        typed_column(data, c.name, c.bq_type, line, text=text, dialect=dialect, exact_record=exact_record)
         for c, text in zip(columns, texts, strict=True)
     ]
     nested = [isinstance(c.bq_type, (Array, Struct)) for c in columns]

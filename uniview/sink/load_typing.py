@@ -112,13 +112,31 @@ def typed_column(
     data_path: Path = ("data",),
     text: exp.Expr | None = None,
     dialect: LoadDialect = DUCKDB,
+    exact_record: exp.Expr | None = None,
 ) -> TypedColumn:
     """The column `name` of the data object `data` (data_of), typed as `bq_type`.  Decimals are read from the
     record `line` itself, where `data` is at `data_path`, when the dialect's
     number text has been through a double.  `text`: the value's text when the query has it already
-    (value_texts reads many columns' texts in one parse)."""
-    at = _At(dialect, data, (name,), _exact_values(dialect, line, (*data_path, name), bq_type), text)
+    (value_texts reads many columns' texts in one parse); `exact_record`: the record's exact decimals when the
+    query has them already (exact_data's struct, which holds this column's)."""
+    exact: exp.Expr | None
+    if exact_record is not None and _structure(bq_type) is not None:
+        exact = dialect.field_of(exact_record, name)
+    else:
+        exact = _exact_values(dialect, line, (*data_path, name), bq_type)
+    at = _At(dialect, data, (name,), exact, text)
     return TypedColumn(at.text(), typed_value(at, bq_type), fits(at, bq_type))
+
+
+def exact_data(line: exp.Expr, columns: Sequence[LandingColumn], dialect: LoadDialect = DUCKDB) -> exp.Expr | None:
+    """The exact decimals of every column of the record `line`'s data that holds any, read in one parse of the
+    line (a struct of those columns, for typed_column's `exact_record`); None when the dialect's number text is
+    exact, when no column holds a decimal, or when two names differ only in case (a struct's field names do not)."""
+    structures = {column.name: _structure(column.bq_type) for column in columns}
+    wanted = {name: structure for name, structure in structures.items() if structure is not None}
+    if dialect.exact_number_text or not wanted or len({name.lower() for name in structures}) < len(structures):
+        return None
+    return dialect.exact_decimals(line, ("data",), wanted)
 
 
 def typed_json(value: exp.Expr, bq_type: BQType, dialect: LoadDialect = DUCKDB) -> TypedColumn:
@@ -189,7 +207,11 @@ def data_verdict(
     keys = data.keys
     names = exp.Array(expressions=[exp.Literal.string(column.name) for column in columns])
     # each key once: fewer than the keys means a key the schema does not have, or a repeated one
-    odd = exp.NEQ(this=dialect.length(keys), expression=dialect.length(dialect.distinct_among(keys, names)))
+    odd: exp.Expr = exp.NEQ(this=dialect.length(keys), expression=dialect.length(dialect.distinct_among(keys, names)))
+    as_declared = dialect.same_list(keys, names)
+    if as_declared is not None and len({column.name for column in columns}) == len(columns):
+        # a record usually names every column once, in the schema's order: judged so without building a set
+        odd = exp.Case().when(exp.func("coalesce", as_declared, exp.false()), exp.false()).else_(odd)
     repeated = exp.NEQ(this=dialect.length(keys), expression=dialect.length(dialect.distinct(keys)))
     unknown = dialect.not_among(keys, names)
     misfits = [column.misfit for column in typed]
