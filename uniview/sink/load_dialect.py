@@ -56,7 +56,7 @@ class LoadDialect(ABC):
     arrays_hold_null: bool = True
 
     def sql(self, expression: exp.Expr) -> str:
-        return expression.sql(self.name)
+        return expression.sql(self.name, copy=False)
 
     @abstractmethod
     def extract(self, document: exp.Expr, path: Path) -> exp.Expr:

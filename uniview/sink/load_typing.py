@@ -216,13 +216,13 @@ def data_verdict(
     unknown = dialect.not_among(keys, names)
     misfits = [column.misfit for column in typed]
     labels = [_when(misfit, exp.Literal.string(column.label)) for misfit, column in zip(misfits, columns, strict=True)]
-    any_misfit = exp.or_(*[misfit.copy() for misfit in misfits]) if misfits else exp.false()
+    any_misfit = exp.or_(*misfits) if misfits else exp.false()  # or_ copies them
     text = exp.Literal.string
     judged = (
         exp.Case()
         .when(exp.not_(is_object), text(reasons.INVALID_DATA))
         .when(odd, exp.Case().when(repeated, text(reasons.INVALID_DATA)).else_(text(reasons.UNKNOWN_COLUMN)))
-        .when(any_misfit, text(reasons.TYPE_MISMATCH))
+        .when(any_misfit, text(reasons.TYPE_MISMATCH), copy=False)  # built here, used once
     )
     given = judged if reason is None else reason
 
@@ -234,14 +234,17 @@ def data_verdict(
         .when(
             is_reason(reasons.INVALID_DATA),
             exp.Case().when(is_object.copy(), text(reasons.REPEATED_KEY)).else_(text(reasons.DATA_NOT_AN_OBJECT)),
+            copy=False,
         )
         .when(
             is_reason(reasons.UNKNOWN_COLUMN),
             exp.DPipe(this=text(reasons.UNKNOWN_KEYS), expression=dialect.join(unknown, ", ")),
+            copy=False,
         )
         .when(
             is_reason(reasons.TYPE_MISMATCH),
             exp.DPipe(this=text(reasons.MISFITS), expression=dialect.join_present(", ", labels)),
+            copy=False,
         )
     )
     return Verdict(judged, detail)
@@ -453,4 +456,4 @@ def _guarded(dialect: LoadDialect, text: exp.Expr, pattern: str, value: exp.Expr
 
 
 def _when(condition: exp.Expr, value: exp.Expr) -> exp.Expr:
-    return exp.Case().when(condition, value.copy())
+    return exp.Case().when(condition, value)  # when copies both
