@@ -585,18 +585,18 @@ def _hidden_noted(table: Any) -> bool:
 
 
 _emulator_parse = translate.parse
-#: The statements of each text parsed, the newest 4,096 texts: parsing is a function of the text alone, and a copy of
-#: its trees costs a sixth of parsing it again.
-_parsed = TranslationMemo()
+
+
+@functools.lru_cache(maxsize=4096)
+def _first_parse(sql: str) -> tuple[Any, ...]:
+    """The statements of the text's first parse (parsing is a function of the text alone), the newest 4,096 texts."""
+    return tuple(_emulator_parse(sql))
 
 
 def _parse(sql: str) -> list[Any]:
-    """translate.parse(): copies of the trees the text's first parse gave (each caller may change its own)."""
-    kept = _parsed.get(sql)
-    if kept is None:
-        kept = _emulator_parse(sql)
-        _parsed.put(sql, kept)
-    return [tree.copy() for tree in kept]
+    """translate.parse(): copies of the trees the text's first parse gave (each caller may change its own; a copy
+    costs a sixth of parsing again)."""
+    return [tree.copy() for tree in _first_parse(sql)]
 
 
 _emulator_objects = database.objects
