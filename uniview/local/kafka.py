@@ -18,7 +18,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -302,29 +302,10 @@ def with_snapshot_notifications(connector: Mapping[str, object]) -> dict[str, ob
 
 def snapshot_ended(bootstrap: str, name: str) -> bool | None:
     """Whether connector `name`'s initial snapshot completed (True), was aborted (False) or has not ended yet (None),
-    read from its notifications topic (the connector must send them: with_snapshot_notifications)."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, check_crcs=False)
-    try:
-        partitions = consumer.partitions_for_topic(notification_topic(name))
-        if not partitions:
-            return None  # the topic is created with the connector's first notification
-        assigned = [TopicPartition(notification_topic(name), p) for p in partitions]
-        consumer.assign(assigned)
-        consumer.seek_to_beginning(*assigned)
-        return _snapshot_end(consumer, consumer.end_offsets(assigned))
-    finally:
-        consumer.close()
-
-
-def _snapshot_end(consumer: Any, ends: dict[Any, int]) -> bool | None:
-    """The end of the initial snapshot among the notifications an assigned `consumer` reads up to `ends`."""
-    while any(consumer.position(partition) < end for partition, end in ends.items()):
-        batch = consumer.poll(timeout_ms=1000)
-        if not batch:
-            break
-        for message in (m for messages in batch.values() for m in messages if m.value is not None):
+    read from its notifications topic (the connector must send them: with_snapshot_notifications; the topic is
+    created with its first notification)."""
+    with _values_from_start(bootstrap, lambda topics: [t for t in topics if t == notification_topic(name)]) as values:
+        for message in values:
             value = json.loads(message.value)
             notification = value.get("payload", value)
             if notification.get("aggregate_type") == INITIAL_SNAPSHOT and notification.get("type") in _SNAPSHOT_ENDS:
@@ -353,35 +334,44 @@ def wait_for_snapshots(bootstrap: str, names: Sequence[str], timeout: float = 12
 
 def count_change_events(bootstrap: str, topic_prefixes: Sequence[str]) -> int:
     """Messages with a value (tombstones not counted) in the Debezium table topics `<prefix>.<schema>.<table>`."""
+
+    def table_topics(topics: set[str]) -> list[str]:
+        return [t for t in topics if t.split(".")[0] in topic_prefixes and t.count(".") == 2]
+
+    with _values_from_start(bootstrap, table_topics) as values:
+        return sum(1 for _ in values)
+
+
+@contextmanager
+def _values_from_start(bootstrap: str, chosen: Callable[[set[str]], list[str]]) -> Iterator[Iterator[Any]]:
+    """The messages with a value in the topics `chosen` picks among the broker's, from their beginning to the end
+    they had when reading began (none when no such topic exists yet)."""
     from kafka import KafkaConsumer, TopicPartition
 
-    # check_crcs=False: kafka-python checks a batch's CRC-32C in pure Python, most of a count's CPU; a count only
-    # tells which messages have a value, and TCP already checks what the local broker sends
-    consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest", check_crcs=False
-    )
+    # check_crcs=False: kafka-python checks a batch's CRC-32C in pure Python, most of a read's CPU; these reads only
+    # tell which messages have a value and what they say, and TCP already checks what the local broker sends
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, check_crcs=False)
     try:
-        topics = [t for t in consumer.topics() if t.split(".")[0] in topic_prefixes and t.count(".") == 2]
+        topics = chosen(consumer.topics())
         partitions = [TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()]
         if not partitions:
-            return 0
+            yield iter(())
+            return
         consumer.assign(partitions)
         consumer.seek_to_beginning(*partitions)
-        return _values_up_to(consumer, consumer.end_offsets(partitions))
+        yield _values_up_to(consumer, consumer.end_offsets(partitions))
     finally:
         consumer.close()
 
 
-def _values_up_to(consumer: Any, ends: dict[Any, int]) -> int:
+def _values_up_to(consumer: Any, ends: dict[Any, int]) -> Iterator[Any]:
     """The messages with a value an assigned `consumer` reads until its position reaches `ends` ({partition: the
-    offset after its last message when counting began}) in every partition, or a second passes without one."""
-    count = 0
+    offset after its last message when reading began}) in every partition, or a second passes without one."""
     while any(consumer.position(partition) < end for partition, end in ends.items()):
         batch = consumer.poll(timeout_ms=1000)
         if not batch:
-            break
-        count += sum(1 for messages in batch.values() for message in messages if message.value is not None)
-    return count
+            return
+        yield from (message for messages in batch.values() for message in messages if message.value is not None)
 
 
 def wait_for_change_events(bootstrap: str, topic_prefixes: Sequence[str], count: int, timeout: float = 90.0) -> int:
