@@ -203,6 +203,34 @@ def test_debezium_computed_defaults_are_unknown_and_literal_ones_shown(spark, tm
         ], mode
 
 
+def test_a_postgresql_array_added_over_older_rows_is_unknown_there(spark, tmp_path):
+    """PostgreSQL's connector declares no DEFAULT for an array column (`integer[] DEFAULT '{7}'` reaches the value
+    schema without one; pinned by tests/kafka/test_debezium_connector_behaviour.py), so nothing tells one added with
+    a default from one added without: older rows show NULL and name the column, where a scalar column the
+    connector declares no default for shows NULL unnamed (it had none)."""
+    postgres = json.loads(EVENTS[1]["value"])
+    key = json.loads(EVENTS[1]["key"])
+    added = [
+        {"type": "array", "items": {"type": "int32", "optional": True}, "optional": True, "field": "labels"},
+        {"type": "int32", "optional": True, "field": "level"},
+    ]
+    lines = [
+        debezium_line(0, key, with_fields(postgres, [], {}, {"lsn": 100})),
+        debezium_line(
+            1,
+            {**key, "payload": {"id": 2}},
+            with_fields(postgres, added, {"id": 2, "labels": [7], "level": 1}, {"lsn": 200}),
+        ),
+    ]
+    write_ndjson(tmp_path / "in" / "events.json", lines)
+    warehouse = tmp_path / "w.duckdb"
+    options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", format="debezium")
+    run(spark, options)
+    for mode in ("view", "table"):
+        rows = refreshed(warehouse, mode, "customer", "id, labels, level, _cdc_unavailable")
+        assert rows == [(1, None, None, ["labels"]), (2, [7], 1, None)], mode
+
+
 def test_a_version_landed_before_defaults_were_converted_is_read_through_the_same_rules():
     """A description that records the defaults as the records carried them (`defaults`) is read as the sink
     reads a default now: the epoch Debezium wrote for now() is unknown, a literal stays."""

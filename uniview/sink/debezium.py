@@ -64,6 +64,10 @@ UNAVAILABLE_PLACEHOLDER = "__debezium_unavailable_value"
 #: character set: `SET character_set_server=utf8mb4, collation_server=utf8mb4_general_ci`.
 _SET_STATEMENT = re.compile(r"\s*SET\s[^;()]*;?\s*", re.IGNORECASE)
 _EPOCH = datetime(1970, 1, 1)
+#: (source.connector, Connect type) whose DEFAULT the connector never declares: PostgreSQL's for an array
+#: (`integer[] DEFAULT '{7}'`; pinned by tests/kafka/test_debezium_connector_behaviour.py): nothing tells such a
+#: column added with a default from one added without, so rows older than it are not known (docs/sources.md).
+_DEFAULTS_NEVER_DECLARED = {("postgresql", "array")}
 #: Schema names whose default is the epoch when the column's default is computed (PostgreSQL's and MySQL's
 #: connectors write it in place of now(), CURRENT_TIMESTAMP and CURRENT_DATE).
 _EPOCH_PLACEHOLDER_TYPES = frozenset(
@@ -450,10 +454,12 @@ def _schema_entry(
     """One metadata.schema entry: the column's name and type, its default converted like its values (the
     connectors put a column's default in the value schema) and stored as the source stores it in the column
     (uniview.sink.default_values.stored_default), or `default_volatile: true` where that default is the
-    connector's placeholder for one computed when a row is written, and `nullable: false` for a column that is
-    not optional."""
+    connector's placeholder for one computed when a row is written or the connector never declares one (so
+    the value older rows hold is not known either), and `nullable: false` for a column that is not optional."""
     entry: dict[str, Any] = {"name": name, "type": bq_type}
-    if field.get("default") is not None:
+    if field.get("default") is None and (connector, field.get("type")) in _DEFAULTS_NEVER_DECLARED:
+        entry["default_volatile"] = True
+    elif field.get("default") is not None:
         default = _converted(convert, field["default"])
         column_type = source_column_type(field.get("parameters"))
         if _is_computed_placeholder(field.get("name"), default):
