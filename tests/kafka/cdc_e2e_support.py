@@ -20,12 +20,14 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Collection, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -632,18 +634,29 @@ def _as_text(value: Any, view: str) -> Any:
     return value
 
 
-def view_mismatches(stack: CdcStack, events: dict) -> list:
-    """What differs, per warehouse, source database and table, between the source and the views."""
-    mismatches: list[tuple] = []
-    for landing in stack.landings:
-        with landing.reading():
-            mismatches += landing_mismatches(stack, landing, events)
-    return mismatches
+def source_read_once(source: CdcSource) -> CdcSource:
+    """`source` whose `rows` and `columns` read each table once while it is kept: the sources do not change while a
+    step is compared, so every landing and every attempt of the comparison compares the same read.  Reads from
+    several threads (one per landing) share it."""
+    lock = threading.Lock()
+    read: dict[tuple, Any] = {}
+
+    def once(what: str, reader: Callable[[str, str], Any]) -> Callable[[str, str], Any]:
+        def cached(database: str, table: str) -> Any:
+            with lock:
+                if (what, database, table) not in read:
+                    read[(what, database, table)] = reader(database, table)
+                return read[(what, database, table)]
+
+        return cached
+
+    return replace(source, rows=once("rows", source.rows), columns=once("columns", source.columns))
 
 
-def landing_mismatches(stack: CdcStack, landing: Landing, events: dict) -> list:
-    """What differs, per source database and table, between the source and `landing`'s views."""
-    source = stack.source
+def landing_mismatches(stack: CdcStack, landing: Landing, events: dict, source: CdcSource | None = None) -> list:
+    """What differs, per source database and table, between the source (`stack.source`, or `source`: the same one
+    read once, `source_read_once`) and `landing`'s views."""
+    source = source or stack.source
     mismatches: list[tuple] = []
     for database in source.databases:
         for table in source.tables:
@@ -708,11 +721,14 @@ def committed_offsets(checkpoint: Path) -> dict[str, dict[str, int]]:
     return json.loads(lines[-1])
 
 
-def wait_until_sinks_caught_up(stack: CdcStack, sinks: Sequence[StreamingSink], timeout: float) -> None:
-    """Until every sink has committed a micro-batch that read each of its topics to the end: only then can the
-    views show the step, so the warehouses are not queried before (BigQuery's reads load the emulator that the
-    function's refresh runs on). A sink that stays behind is left to the comparison's own timeout."""
-    ends = topic_end_offsets(stack.bootstrap, stack.source.input_pattern)
+def wait_until_sinks_caught_up(
+    stack: CdcStack, sinks: Sequence[StreamingSink], timeout: float, ends: dict[str, dict[str, int]] | None = None
+) -> None:
+    """Until every sink has committed a micro-batch that read each of its topics to the end (`ends`, read now when
+    not given): only then can the views show the step, so the warehouses are not queried before (BigQuery's reads
+    load the emulator that the function's refresh runs on). A sink that stays behind is left to the comparison's
+    own timeout."""
+    ends = topic_end_offsets(stack.bootstrap, stack.source.input_pattern) if ends is None else ends
     deadline = time.monotonic() + timeout
     pending = list(sinks)
     while pending and time.monotonic() < deadline:
@@ -732,23 +748,65 @@ def wait_until_sinks_caught_up(stack: CdcStack, sinks: Sequence[StreamingSink], 
             time.sleep(0.1)
 
 
+#: Seconds between two comparisons of a landing whose views do not match yet (a refresh still running).
+RECOMPARE_SECONDS = 0.25
+
+
 def wait_until_views_match_sources(
-    stack: CdcStack, sinks: Sequence[StreamingSink], events: dict, timeout: float = 360
+    stack: CdcStack,
+    sinks: Sequence[StreamingSink],
+    events: dict,
+    timeout: float = 360,
+    matched: dict[str, Callable[[], None]] | None = None,
 ) -> None:
-    """Until every view agrees with its source table and holds each change once; fails with the differences."""
+    """Until every view agrees with its source table and holds each change once; fails with the differences.
+    Each landing is compared as soon as its own sink has caught up, side by side (DuckDB's while BigQuery's batch
+    still lands), with the source tables read once for all (`source_read_once`); `matched[landing name]`, when
+    given, runs once that landing's views match (a check that reads only that warehouse)."""
+    deadline = time.monotonic() + timeout
+    ends = topic_end_offsets(stack.bootstrap, stack.source.input_pattern)
+    source = source_read_once(stack.source)
+    with ThreadPoolExecutor(max_workers=len(sinks)) as pool:
+        waits = [
+            pool.submit(_wait_until_landing_matches, stack, source, sink, sinks, events, (deadline, ends))
+            for sink in sinks
+        ]
+        timings = []
+        for sink, wait in zip(sinks, waits, strict=True):
+            timings.append(wait.result())
+            then = (matched or {}).get(sink.landing.name)
+            if then is not None:
+                started = time.monotonic()
+                then()
+                timings[-1] += f", then {time.monotonic() - started:.1f}s"
+    print("timing: " + "; ".join(timings))
+
+
+def _wait_until_landing_matches(
+    stack: CdcStack,
+    source: CdcSource,
+    sink: StreamingSink,
+    sinks: Sequence[StreamingSink],
+    events: dict,
+    until: tuple[float, dict[str, dict[str, int]]],
+) -> str:
+    """Until `sink`'s landing's views agree with the source; what it took, as a `timing:` part."""
     started = time.monotonic()
-    deadline = started + timeout
-    wait_until_sinks_caught_up(stack, sinks, timeout)
+    deadline, ends = until
+    wait_until_sinks_caught_up(stack, [sink], deadline - started, ends)
     caught_up, compared = time.monotonic(), 1
-    while mismatches := view_mismatches(stack, events):
-        for sink in sinks:
-            assert sink.process.poll() is None, (sink.landing.name, "the sink stopped", sink.tail())
-        assert time.monotonic() < deadline, (mismatches, [sink.tail() for sink in sinks])
-        time.sleep(1)
+    while True:
+        with sink.landing.reading():
+            mismatches = landing_mismatches(stack, sink.landing, events, source)
+        if not mismatches:
+            break
+        for each in sinks:
+            assert each.process.poll() is None, (each.landing.name, "the sink stopped", each.tail())
+        assert time.monotonic() < deadline, (mismatches, [each.tail() for each in sinks])
+        time.sleep(RECOMPARE_SECONDS)
         compared += 1
-    print(
-        f"timing: sinks caught up {caught_up - started:.1f}s, views {time.monotonic() - caught_up:.1f}s ({compared}x)"
-    )
+    name = sink.landing.name
+    return f"{name} caught up {caught_up - started:.1f}s, views {time.monotonic() - caught_up:.1f}s ({compared}x)"
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import duckdb
 import pytest
 from cdc_e2e_support import (
+    RECOMPARE_SECONDS,
     CdcSource,
     CdcStack,
     OutsideBigQuery,
@@ -553,6 +554,8 @@ class Migrations(RuleBasedStateMachine):
         self.gone: list[tuple[str, str]] = []
         #: The names MariaDB's table no longer has whose changes the envelope path landed.
         self.envelope_gone: list[str] = []
+        #: When the last comparison ended (`compare`'s timing: a step's statements run from then).
+        self.checked = time.monotonic()
 
     # -- applying a drawn change to both sources ----------------------------------------------------------------
     def apply(self, change: Change) -> dict[str, int]:
@@ -632,27 +635,33 @@ class Migrations(RuleBasedStateMachine):
     def compare(self) -> None:
         """The views of both warehouses equal both sources, and the envelope path's DuckDB views MariaDB;
         ZetaSQL answers DuckDB's family's views as DuckDB does.  The envelope batch lands while the live path
-        is awaited.  The sinks, paused since the last comparison, go on once the step's change events are in Kafka,
-        and are paused again after it."""
+        is awaited, and the checks that read DuckDB alone (ZetaSQL's, the envelope path's) run once DuckDB's views
+        match, while BigQuery's batch still lands.  The sinks, paused since the last comparison, go on once the
+        step's change events are in Kafka, and are paused again after it."""
         self.stack.source.tables = (self.table,)
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=1) as pool:
             envelope = pool.submit(self.envelope.land, self.functions.renames)
+
+            def duckdb_alone() -> None:
+                self.check_reference()
+                envelope.result()
+                self.check_envelope()
+
             wait_for_events(self.stack, sum(self.events.values()))
             self.pause.resume()
             kafka = time.monotonic()
-            wait_until_views_match_sources(self.stack, self.sinks, self.events, timeout=WAIT)
-            views = time.monotonic()
-            envelope.result()
-        landed = time.monotonic()
+            wait_until_views_match_sources(
+                self.stack, self.sinks, self.events, timeout=WAIT, matched={"duckdb": duckdb_alone}
+            )
+        views = time.monotonic()
         self.check_gone()
-        self.check_envelope()
-        self.check_reference()
         self.pause.pause()
         print(
-            f"timing: kafka {kafka - started:.1f}s, views {views - kafka:.1f}s, envelope {landed - views:.1f}s "
-            f"more, ZetaSQL {time.monotonic() - landed:.1f}s"
+            f"timing: step {time.monotonic() - self.checked:.1f}s: statements {started - self.checked:.1f}s, "
+            f"kafka {kafka - started:.1f}s, views {views - kafka:.1f}s, gone {time.monotonic() - views:.1f}s"
         )
+        self.checked = time.monotonic()
 
     def check_gone(self) -> None:
         """Every name the table no longer has (`gone`) shows no row in `<table>_current` (or has none), in both
@@ -660,7 +669,7 @@ class Migrations(RuleBasedStateMachine):
         (docs/current-state.md#table-renames); waits for the refresh as the comparison does."""
         deadline = time.monotonic() + WAIT
         while (held := self.rows_of_gone_names()) and time.monotonic() < deadline:
-            time.sleep(1)
+            time.sleep(RECOMPARE_SECONDS)
         assert not held, ("a name the table no longer has shows rows", held)
 
     def rows_of_gone_names(self) -> list[tuple]:
