@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -83,28 +84,47 @@ def test_pubsub_notifications_through_the_emulator(spark, tmp_path, emulator, mo
         notify="pubsub://test-project/uniview-tables",
     )
     result = run(spark, options)
-    received, deadline = [], time.monotonic() + 30
-    while len(received) < 4 and time.monotonic() < deadline:
-        response = subscriber.pull(subscription=subscription, max_messages=10, timeout=10)
-        received += [m.message.data for m in response.received_messages]
-        if response.received_messages:
-            subscriber.acknowledge(subscription=subscription, ack_ids=[m.ack_id for m in response.received_messages])
-    assert sorted(created_only(received)) == sorted([message("customer", CUSTOMER), message("orders", ORDERS)])
-    assert sorted(landed_families(received)) == [("customer", ["cdc"]), ("orders", ["cdc"])]  # one per family
+    received = pulled(subscriber, subscription, 2)
+    # each family's new version is announced; the version's refresh maintains it, so no `landed` follows
+    assert sorted(received) == sorted([message("customer", CUSTOMER), message("orders", ORDERS)])
     assert len(result.sent) == 2 and result.failed == {} and pending(warehouse) == []
-    again = run(spark, options)
+    again = run(spark, options)  # the batch again: already landed, announced as landed, no version to announce
     assert again.counts.total_written == 2 and again.sent == []
+    assert sorted(landed_families(pulled(subscriber, subscription, 2))) == [("customer", ["cdc"]), ("orders", ["cdc"])]
+
+
+def pulled(subscriber, subscription, count: int) -> list[bytes]:
+    """The messages of `subscription`, acknowledged: `count` of them, then any more that come within a second."""
+    from google.api_core.exceptions import DeadlineExceeded
+
+    received, deadline = [], time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            timeout = 10 if len(received) < count else 1
+            response = subscriber.pull(subscription=subscription, max_messages=10, timeout=timeout)
+        except DeadlineExceeded:
+            response = None
+        if not response or not response.received_messages:
+            if len(received) >= count:
+                break
+            continue
+        received += [m.message.data for m in response.received_messages]
+        subscriber.acknowledge(subscription=subscription, ack_ids=[m.ack_id for m in response.received_messages])
+    return received
 
 
 def test_http_notification_is_a_pubsub_push_body(spark, tmp_path, endpoint):
     write_two_tables(tmp_path / "in")
     warehouse = tmp_path / "w.duckdb"
-    run(
-        spark,
-        SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", notify=endpoint.url),
+    options = SinkOptions(
+        input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", notify=endpoint.url
     )
+    run(spark, options)
     assert sorted(created_only(endpoint.data())) == sorted([message("customer", CUSTOMER), message("orders", ORDERS)])
-    assert sorted(landed_families(endpoint.data())) == [("customer", ["cdc"]), ("orders", ["cdc"])]
+    assert landed_families(endpoint.data()) == []  # the new versions' refreshes maintain their families
+    write_ndjson(tmp_path / "in2" / "c.json", [record("orders", {"id": 8, "amount": 2.5}, ORDERS)])
+    run(spark, replace(options, input=str(tmp_path / "in2")))  # rows of an existing version: announced as landed
+    assert landed_families(endpoint.data()) == [("orders", ["cdc"])]
     body = endpoint.bodies[0]
     assert body["subscription"] == "projects/local/subscriptions/uniview-sink"
     assert set(body["message"]) == {"data", "messageId", "publishTime", "attributes"}

@@ -387,18 +387,21 @@ class Sink:
             counts.total_skipped,
             " (already landed: not written again)" if counts.replayed else "",
         )
-        self.flush()
-        self._announce_landed(key, counts)
+        refreshed = self.flush()
+        self._announce_landed(key, counts, refreshed)
         return counts
 
-    def _announce_landed(self, key: BatchKey, counts: BatchCounts) -> None:
+    def _announce_landed(self, key: BatchKey, counts: BatchCounts, refreshed: list[Notification]) -> None:
         """Per family the batch wrote rows to, announce that rows landed (one `landed` notification, on
-        Pub/Sub, HTTP and inline alike): a function keeping `<table>_current` as a table maintains it.  An
-        announcement that fails is sent again after the next batch while this process runs; one lost with
-        the process is harmless: any later maintenance reads every batch not applied yet."""
+        Pub/Sub, HTTP and inline alike): a function keeping `<table>_current` as a table maintains it.  A family
+        whose new version was announced just now (`refreshed`) is not announced again in that dataset: the
+        version's refresh maintains it.  An announcement that fails is sent again after the next batch while
+        this process runs; one lost with the process is harmless: any later maintenance reads every batch not
+        applied yet."""
         if not self.notifier.enabled:
             return
-        self._landed_pending.extend(n for n in counts.landed_notifications(key) if n not in self._landed_pending)
+        landed = counts.landed_notifications(key, refreshed)
+        self._landed_pending.extend(n for n in landed if n not in self._landed_pending)
         waiting = []
         for notification in self._landed_pending:
             try:
@@ -434,8 +437,11 @@ class Sink:
             if warning not in self.result.warnings:
                 self.result.warnings.append(warning)
 
-    def flush(self) -> None:
-        self.result.record_flush(flush(self.landing.pending, self.notifier))
+    def flush(self) -> list[Notification]:
+        """Send the pending announcements of new version tables; those delivered."""
+        result = flush(self.landing.pending, self.notifier)
+        self.result.record_flush(result)
+        return result.sent
 
 
 class _StreamStopping(UniviewError):

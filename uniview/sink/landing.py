@@ -68,14 +68,22 @@ class BatchCounts:
                 found.setdefault(parts[0], set()).add(dataset)
         return {family: sorted(datasets) for family, datasets in sorted(found.items())}
 
-    def landed_notifications(self, key: BatchKey) -> list[Notification]:
+    def landed_notifications(self, key: BatchKey, refreshed: Collection[Notification] = ()) -> list[Notification]:
         """What the batch announces: per family it wrote rows to, one `landed` notification (with every
-        dataset it wrote the family to, and its ingestion range)."""
+        dataset it wrote the family to, and its ingestion range), leaving out the datasets whose family a
+        version announcement of `refreshed` (delivered after the batch committed) brings up to date already:
+        its refresh maintains `<table>_current` with every batch not applied yet, this one included."""
         low, high = self.ingested or (None, None)
         batch = LandedBatch(key.stream, key.batch_id, low, high)
+        covered = {(n.dataset, n.table) for n in refreshed if n.landed is None and n.table is not None}
+        families = {
+            family: [dataset for dataset in datasets if (dataset, family) not in covered]
+            for family, datasets in self.families().items()
+        }
         return [
             notification
-            for family, datasets in self.families().items()
+            for family, datasets in families.items()
+            if datasets
             for notification in Notification.of_batch(datasets, family, batch)
         ]
 

@@ -4,7 +4,8 @@ Targets (`--notify`): `pubsub://PROJECT/TOPIC` (google-cloud-pubsub; honours
 PUBSUB_EMULATOR_HOST), `http://HOST:PORT/PATH` (a Pub/Sub push-format POST, for a local
 function), `inline` (refresh the family's view in this process) or `none`.  The message is
 uniview.core.notification's: `{"dataset": "cdc", "table": {"name": "customer", "version": "5b6ffe5fb"}}`,
-and after every batch, per family it wrote rows to, `{"dataset": "cdc", "landed": {"name": "customer", ...}}`
+and after every batch, per family it wrote rows to (but not where that batch's announcement of a new version of
+the family was delivered: its refresh maintains the family), `{"dataset": "cdc", "landed": {"name": "customer", ...}}`
 (inline: `<table>_current` maintained when it is kept as a table, nothing otherwise).
 Sending a notification twice is harmless: a refresh of an up-to-date view changes nothing, and a
 maintenance reads only the batches it has not applied.
