@@ -21,14 +21,14 @@ from uniview.warehouse.url import duckdb_url
 def land_bookkeeping(path: Path) -> None:
     """The quarantine and the pending notifications, through the DuckDB landing's own DDL and store."""
     pytest.importorskip("pyspark", reason="the sink's landing needs pyspark (uniview[spark])")
-    from uniview.sink.landing_duckdb import DuckDBLanding, _ensure_quarantine, catalog_of
+    from uniview.sink.landing_duckdb import DuckDBLanding, _ensure_quarantines, _SchemaCatalog, catalog_of
     from uniview.sink.landing_duckdb import path as qualified
     from uniview.sink.notify import Notification
 
     landing = DuckDBLanding(str(path))
     with landing.connect() as connection:
         catalog = catalog_of(connection)
-        _ensure_quarantine(connection, catalog, DATASET)
+        _ensure_quarantines(connection, _SchemaCatalog(connection, catalog), [DATASET])
         for table, reason, when in QUARANTINE:
             connection.execute(
                 f"INSERT INTO {qualified(catalog, DATASET, '_uniview_quarantine')} (raw_line, reason, table_name, "

@@ -296,13 +296,15 @@ def _load_routes(
     counts: BatchCounts,
 ) -> None:
     """Type the records of each shape of route (one statement for a version that lands in a thousand
-    datasets): write those that fit, creating the version tables that are missing first, and quarantine
-    the others in their route's dataset."""
+    datasets): write those that fit, creating the version tables that are missing from their rows, and
+    quarantine the others in their route's dataset.  A shape's writes go as one script, and the schemas
+    that exist are read once: a new table costs two statements (its creation and its description)."""
     existing = set(
         connection.execute(
             "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
         ).fetchall()
     )
+    schemas = _SchemaCatalog(connection, catalog)
     retired = retired_tables(connection, {route.dataset for route in routes})
     shape_of = route_shapes(routes)
     for shape, columns in enumerate(distinct_shapes(routes)):
@@ -310,31 +312,50 @@ def _load_routes(
         typed = typed_routes(ROUTED, members, columns, key=routes[members[0]].primary_key)
         connection.execute(f"CREATE OR REPLACE TEMPORARY TABLE {TYPED} AS {typed}")
         tallies = connection.execute(f"SELECT _route, reason, count(*) FROM {TYPED} GROUP BY ALL ORDER BY 1").fetchall()
-        for index, rows in ((index, rows) for index, reason, rows in tallies if reason is None):
-            route = redirected(routes[index], retired)  # a version folded into a consolidated table: its successor
-            if (route.dataset, route.table_name) not in existing:
-                _create_version_table(connection, catalog, route)
-                existing.add((route.dataset, route.table_name))
-                counts.created.append(Notification(route.dataset, route.table, route.version))
-            else:
-                _add_sink_columns(connection, path(catalog, route.dataset, route.table_name))
-            connection.execute(
-                f"INSERT INTO {path(catalog, route.dataset, route.table_name)} "
-                f"SELECT {route_values(route)} FROM {TYPED} WHERE _route = {index} AND reason IS NULL"
-            )
-            counts.written[f"{route.dataset}.{route.table_name}"] += rows
+        # a version folded into a consolidated table: its successor
+        written = [
+            (index, redirected(routes[index], retired), rows) for index, reason, rows in tallies if reason is None
+        ]
+        _run_script(connection, _write_statements(schemas, written, existing, counts))
         rejected: dict[str, list[int]] = {}
         for index, reason, rows in tallies:
             if reason is not None:
                 rejected.setdefault(routes[index].dataset, []).append(index)
                 counts.count_reason(reason, rows)
+        _ensure_quarantines(connection, schemas, rejected)
         for dataset, indexes in sorted(rejected.items()):
-            _ensure_quarantine(connection, catalog, dataset)
             connection.execute(
                 f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
                 f"SELECT {_quarantine_values(batch, 'raw_line', 'raw_bytes', 'reason', 'detail')} FROM {TYPED} "
                 f"WHERE reason IS NOT NULL AND _route IN ({', '.join(map(str, sorted(set(indexes))))})"
             )
+
+
+def _write_statements(
+    schemas: _SchemaCatalog,
+    written: list[tuple[int, VersionRoute, int]],
+    existing: set[tuple[str, str]],
+    counts: BatchCounts,
+) -> list[str]:
+    """The statements that write the typed rows of each (route index, route, rows) of `written`, counted in
+    `counts.written`: a missing version table is created from its rows (recorded in `existing` and, in the
+    routes' order, `counts.created`), one that exists gains the CDC columns the sink adds itself and is
+    appended to.  The appends come last, after every table they may write to exists."""
+    statements: list[str] = []
+    inserts: list[str] = []
+    for index, route, rows in written:
+        table = path(schemas.catalog, route.dataset, route.table_name)
+        rows_of_route = f"FROM {TYPED} WHERE _route = {index} AND reason IS NULL"
+        if (route.dataset, route.table_name) not in existing:
+            statements += schemas.create_missing([route.dataset])
+            statements += _version_table_ddl(table, route, rows_of_route)
+            existing.add((route.dataset, route.table_name))
+            counts.created.append(Notification(route.dataset, route.table, route.version))
+        else:
+            statements += _sink_columns_ddl(table)
+            inserts.append(f"INSERT INTO {table} SELECT {route_values(route)} {rows_of_route}")
+        counts.written[f"{route.dataset}.{route.table_name}"] += rows
+    return statements + inserts
 
 
 def _load_quarantine(
@@ -346,8 +367,10 @@ def _load_quarantine(
         f"SELECT _dataset, _reason, count(*) FROM {ROUTED} WHERE _reason IS NOT NULL GROUP BY 1, 2"
     ).fetchall()
     kept = " AND ".join(f"_reason <> {literal(reason)}" for reason in sorted(SKIPPED))
-    for dataset in sorted({row[0] for row in by_dataset if row[1] not in SKIPPED}):
-        _ensure_quarantine(connection, catalog, dataset)
+    quarantined = sorted({row[0] for row in by_dataset if row[1] not in SKIPPED})
+    if quarantined:
+        _ensure_quarantines(connection, _SchemaCatalog(connection, catalog), quarantined)
+    for dataset in quarantined:
         connection.execute(
             f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
             f"SELECT {_quarantine_values(batch, RAW_LINE, RAW_BYTES, '_reason', '_detail')} FROM {ROUTED} "
@@ -367,40 +390,87 @@ def _quarantine_values(batch: LineBatch, raw_line: str, raw_bytes: str, reason: 
     )
 
 
-def _create_version_table(connection: duckdb.DuckDBPyConnection, catalog: str, route: VersionRoute) -> None:
-    """Create the version table: declared types, then the CDC columns, described by its source schema."""
-    definitions = [f"{quote(c.name)} {duckdb_type(c.bq_type)}" for c in route.columns]
-    definitions += [f"{name} {duckdb_type(parse_type(bq))}" for name, bq in CDC_COLUMNS]
-    target = path(catalog, route.dataset, route.table_name)
-    connection.execute(f"CREATE SCHEMA IF NOT EXISTS {path(catalog, route.dataset)}")
-    connection.execute(f"CREATE TABLE {target} ({', '.join(definitions)})")
-    connection.execute(f"COMMENT ON TABLE {target} IS {literal(source_schema_comment(route))}")
+class _SchemaCatalog:
+    """The schemas of the file as a batch's transaction sees them: read once, so a dataset's schema is created
+    by the first statement that needs it, and no statement asks for one that exists."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, catalog: str) -> None:
+        self.catalog = catalog
+        self._present = {
+            name.casefold()
+            for (name,) in connection.execute(
+                "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()"
+            ).fetchall()
+        }
+
+    def create_missing(self, datasets: Iterable[str]) -> list[str]:
+        """The statements that create those of `datasets` whose schema is missing (DuckDB's names are
+        case-insensitive); they count as present from then on."""
+        statements = []
+        for dataset in datasets:
+            if dataset.casefold() not in self._present:
+                self._present.add(dataset.casefold())
+                statements.append(f"CREATE SCHEMA IF NOT EXISTS {path(self.catalog, dataset)}")
+        return statements
 
 
-def _add_sink_columns(connection: duckdb.DuckDBPyConnection, table: str) -> None:
+def _run_script(connection: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
+    """Run `statements` in one call (DuckDB runs a script's statements in order, in the open transaction)."""
+    if statements:
+        connection.execute(";\n".join(statements))
+
+
+def _version_table_ddl(table: str, route: VersionRoute, rows: str) -> list[str]:
+    """Create the version table `table` holding `rows` (a FROM clause of typed_routes' columns): declared
+    types, then the CDC columns, described by its source schema.  One statement creates and fills it."""
+    columns = [(quote(c.name), c.bq_type) for c in route.columns] + [(n, parse_type(bq)) for n, bq in CDC_COLUMNS]
+    values = [f"t{j}" for j in range(len(route.columns))] + [name for name, _ in CDC_COLUMNS]
+    select = ", ".join(
+        f"CAST({value} AS {duckdb_type(bq_type)}) AS {name}"
+        for value, (name, bq_type) in zip(values, columns, strict=True)
+    )
+    return [
+        f"CREATE TABLE {table} AS SELECT {select} {rows}",
+        f"COMMENT ON TABLE {table} IS {literal(source_schema_comment(route))}",
+    ]
+
+
+def _sink_columns_ddl(table: str) -> list[str]:
     """Add the CDC columns an older version table lacks that the sink adds itself (landing_layout.ADDED_BY_SINK)."""
-    for name, bq_type in CDC_COLUMNS:
-        if name in ADDED_BY_SINK:
-            connection.execute(
-                f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {duckdb_type(parse_type(bq_type))}"
-            )
+    return [
+        f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {duckdb_type(parse_type(bq_type))}"
+        for name, bq_type in CDC_COLUMNS
+        if name in ADDED_BY_SINK
+    ]
 
 
-def _ensure_quarantine(connection: duckdb.DuckDBPyConnection, catalog: str, dataset: str) -> None:
+def _ensure_quarantines(
+    connection: duckdb.DuckDBPyConnection, schemas: _SchemaCatalog, datasets: Collection[str]
+) -> None:
+    """Give each of `datasets` its quarantine table, and a quarantine made by an earlier release the columns
+    added since: one catalog read and one script, however many datasets."""
+    if not datasets:
+        return
     definitions = ", ".join(f"{name} {duckdb_type(parse_type(bq))}" for name, bq in QUARANTINE_COLUMNS)
-    connection.execute(f"CREATE SCHEMA IF NOT EXISTS {path(catalog, dataset)}")
-    table = path(catalog, dataset, QUARANTINE_TABLE)
-    connection.execute(f"CREATE TABLE IF NOT EXISTS {table} ({definitions})")
-    present = {
-        name
-        for (name,) in connection.execute(
-            "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? AND table_name = ?",
-            [catalog, dataset, QUARANTINE_TABLE],
-        ).fetchall()
-    }
-    for name, bq in QUARANTINE_COLUMNS:  # a quarantine made by an earlier release gains the columns added since
-        if name not in present:
-            connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {duckdb_type(parse_type(bq))}")
+    present: dict[str, set[str]] = {}
+    for schema, name in connection.execute(
+        "SELECT schema_name, column_name FROM duckdb_columns() WHERE database_name = ? AND table_name = ?",
+        [schemas.catalog, QUARANTINE_TABLE],
+    ).fetchall():
+        present.setdefault(schema.casefold(), set()).add(name)
+    statements = schemas.create_missing(datasets)
+    for dataset in datasets:
+        table = path(schemas.catalog, dataset, QUARANTINE_TABLE)
+        columns = present.get(dataset.casefold())
+        if columns is None:
+            statements.append(f"CREATE TABLE IF NOT EXISTS {table} ({definitions})")
+            continue
+        statements += [
+            f"ALTER TABLE {table} ADD COLUMN {name} {duckdb_type(parse_type(bq))}"
+            for name, bq in QUARANTINE_COLUMNS
+            if name not in columns
+        ]
+    _run_script(connection, statements)
 
 
 def _record_pending(connection: duckdb.DuckDBPyConnection, catalog: str, created: Iterable[Notification]) -> None:
