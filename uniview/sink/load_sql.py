@@ -43,7 +43,7 @@ from uniview.sink.load_typing import (
     value_texts,
 )
 from uniview.sink.routing import FirstSeen, LandingColumn, RecordKey, RoutingPlan, VersionRoute
-from uniview.sink.sequence import sequence_sql
+from uniview.sink.sequence import binlog_groups, sequence_sql
 from uniview.sink.value_patterns import METADATA_TIMESTAMP
 from uniview.warehouse.duckdb_connection import quote_identifier as quote
 from uniview.warehouse.duckdb_connection import string_literal as literal
@@ -134,6 +134,27 @@ def _repeated_keys(keys: Sequence[exp.Expr], dialect: LoadDialect) -> str:
     return dialect.sql(exp.func("coalesce", exp.or_(*repeated), exp.false()))
 
 
+def _duckdb_repeated_keys(keys: Sequence[tuple[exp.Expr, Sequence[str]]]) -> str:
+    """_repeated_keys in DuckDB, each list of `keys` given with the names in the order a record usually writes
+    them (none for the top level): a list of at most two keys is compared at once, and one that begins that
+    order (names each once) names none twice; only another list is made distinct, a set built per line."""
+
+    def repeated(listed: exp.Expr, usual: Sequence[str]) -> exp.Expr:
+        size = DUCKDB.length(listed)
+        first, second = (function_call("list_extract", listed.copy(), exp.Literal.number(n)) for n in (1, 2))
+        check = exp.Case().when(
+            exp.LTE(this=size, expression=exp.Literal.number(2)),
+            exp.func("coalesce", exp.EQ(this=first, expression=second), exp.false()),
+        )
+        if usual:
+            names = exp.Array(expressions=[_TEXT(name) for name in usual])
+            begins = function_call("list_slice", names, exp.Literal.number(1), size.copy())
+            check = check.when(exp.EQ(this=listed.copy(), expression=begins), exp.false())
+        return check.else_(exp.NEQ(this=size.copy(), expression=DUCKDB.length(DUCKDB.distinct(listed))))
+
+    return DUCKDB.sql(exp.func("coalesce", exp.or_(*(repeated(listed, usual) for listed, usual in keys)), exp.false()))
+
+
 def _bigquery_envelopes(source: str, rewritten: bool, bounded: bool) -> str:
     """envelopes in BigQuery: the line is strict JSON when SAFE.PARSE_JSON reads it (and it has no trailing
     comma, as on DuckDB); GoogleSQL's JSON_QUERY gives SQL NULL for a JSON null, so a metadata that is null
@@ -213,8 +234,8 @@ def _duckdb_envelopes(source: str, rewritten: bool) -> str:
     kinds = f"""SELECT *, CASE WHEN {some} THEN ['OBJECT', 'OBJECT']
                                ELSE json_type(_json, ['$', '$.metadata']) END AS _kinds,
                           json_keys(_json, ['$', '$.metadata']) AS _keys FROM ({read})"""
-    listed = [sqlglot.parse_one(f"_keys[{number}]", read="duckdb") for number in (1, 2)]
-    repeated = _repeated_keys(listed, DUCKDB)
+    top, metadata = (sqlglot.parse_one(f"_keys[{number}]", read="duckdb") for number in (1, 2))
+    repeated = _duckdb_repeated_keys([(top, ()), (metadata, METADATA_FIELDS)])
     kind = f"""SELECT *, _kinds[1] = 'OBJECT' AS _object, coalesce(_kinds[2], 'ABSENT') AS _metadata_kind,
                {repeated} AS _repeated FROM ({kinds})"""
     with_fields = f"SELECT *, CASE WHEN _metadata_kind = 'OBJECT' THEN _m END AS _fields FROM ({kind})"
@@ -224,14 +245,18 @@ def _duckdb_envelopes(source: str, rewritten: bool) -> str:
         exp.RegexpLike(this=timestamp, expression=_TEXT(METADATA_TIMESTAMP)),
         exp.TryCast(this=timestamp.copy(), to=exp.DataType.build("TIMESTAMPTZ")),
     )
+    # the binlog pattern's groups are extracted once, into a column of their own (DuckDB computes an expression
+    # again at each place it is written)
+    binlog = binlog_groups(exp.column("position"))
+    sequence = sequence_sql(exp.column("position"), binlog=exp.column("_binlog"))
     reason, detail = _envelope_reasons(DUCKDB)
     return f"""SELECT value, {"_original_line" if rewritten else "NULL::VARCHAR"} AS _original_line, source_file, _bytes,
       NULL::BIGINT AS {TOO_LARGE_SIZE}, NULL::VARCHAR AS {TOO_LARGE_SHA256},
       {", ".join(quote(name) for name in METADATA_FIELDS)},
-      {cdc_timestamp.sql("duckdb")} AS _cdc_timestamp, {sequence_sql(exp.column("position")).sql("duckdb")} AS _cdc_sequence,
+      {cdc_timestamp.sql("duckdb")} AS _cdc_timestamp, {sequence.sql("duckdb")} AS _cdc_sequence,
       {_unavailable("unavailable")} AS _cdc_unavailable,
       CASE {reason} END AS _reason, CASE {detail} END AS _detail
-    FROM (SELECT *, {named} FROM ({with_fields}))"""
+    FROM (SELECT *, {binlog.sql("duckdb")} AS _binlog FROM (SELECT *, {named} FROM ({with_fields})))"""
 
 
 def _unavailable(column: str, dialect: LoadDialect = DUCKDB) -> str:

@@ -30,6 +30,8 @@ BINLOG = r"^(?:.*\.)?([0-9]{1,20}):([0-9]{1,20})(?::([0-9]{1,20}))?$"
 NUMBER = r"^([0-9]{1,20})$"
 #: a PostgreSQL LSN as PostgreSQL prints it: two hexadecimal halves of 32 bits.
 LSN_TEXT = r"^([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})$"
+#: The names of BINLOG's groups in `binlog_groups`' struct.
+_BINLOG_GROUPS = ("file", "pos", "row")
 
 
 def sequence_of(position: str | None) -> str | None:
@@ -45,17 +47,28 @@ def sequence_of(position: str | None) -> str | None:
     return None
 
 
-def sequence_sql(position: exp.Expr, dialect: LoadDialect = DUCKDB) -> exp.Expr:
-    """The SQL expression of `sequence_of` over a position (sqlglot, for a warehouse's load step, in `dialect`)."""
+def binlog_groups(position: exp.Expr) -> exp.Expr:
+    """DuckDB: BINLOG's three groups of `position` in one extraction, as a struct (`file`, `pos`, `row`), each ''
+    where it took no part (all three when the position is no binlog position).  Computed once per line as a
+    column of its own and given to `sequence_sql`, it spares the three extractions of the binlog pattern."""
+    names = exp.Array(expressions=[exp.Literal.string(name) for name in _BINLOG_GROUPS])
+    return function_call("regexp_extract", position.copy(), exp.Literal.string(BINLOG), names)
+
+
+def sequence_sql(position: exp.Expr, dialect: LoadDialect = DUCKDB, binlog: exp.Expr | None = None) -> exp.Expr:
+    """The SQL expression of `sequence_of` over a position (sqlglot, for a warehouse's load step, in `dialect`).
+    `binlog`: the position's `binlog_groups` (DuckDB), read instead of matching and extracting BINLOG again."""
 
     def group(pattern: str, number: int) -> exp.Expr:
+        if pattern == BINLOG and binlog is not None:
+            return function_call("struct_extract", binlog.copy(), exp.Literal.string(_BINLOG_GROUPS[number - 1]))
         return dialect.regexp_group(position, pattern, number)
 
     def padded(value: exp.Expr) -> exp.Expr:
         return function_call("lpad", value, exp.Literal.number(WIDTH), exp.Literal.string("0"))
 
     row = group(BINLOG, 3)
-    binlog = exp.DPipe(
+    binlog_sequence = exp.DPipe(
         this=exp.DPipe(this=padded(group(BINLOG, 1)), expression=padded(group(BINLOG, 2))),
         expression=padded(
             exp.Case()
@@ -63,10 +76,16 @@ def sequence_sql(position: exp.Expr, dialect: LoadDialect = DUCKDB) -> exp.Expr:
             .else_(row.copy())
         ),
     )
+    # the file's number is never empty in a match: with `binlog`, a position matches BINLOG when it is not ''
+    is_binlog = (
+        dialect.matches(position, BINLOG)
+        if binlog is None
+        else exp.NEQ(this=group(BINLOG, 1), expression=exp.Literal.string(""))
+    )
     lsn = dialect.lsn_number(group(LSN_TEXT, 1), group(LSN_TEXT, 2))
     return (
         exp.Case()
-        .when(dialect.matches(position, BINLOG), binlog)
+        .when(is_binlog, binlog_sequence)
         .when(dialect.matches(position, NUMBER), padded(group(NUMBER, 1)))
         .when(dialect.matches(position, LSN_TEXT), padded(lsn))
     )
