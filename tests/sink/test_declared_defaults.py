@@ -126,6 +126,15 @@ def with_fields(event: dict, fields: list[dict], after: dict, position: dict) ->
     return event
 
 
+def landed_debezium(spark, tmp_path: Path, lines: list[str]) -> Path:
+    """The DuckDB file the sink lands Debezium's `lines` in (dataset cdc)."""
+    write_ndjson(tmp_path / "in" / "events.json", lines)
+    warehouse = tmp_path / "w.duckdb"
+    options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", format="debezium")
+    run(spark, options)
+    return warehouse
+
+
 def test_debezium_computed_defaults_are_unknown_and_literal_ones_shown(spark, tmp_path):
     """PostgreSQL `ADD COLUMN created timestamptz DEFAULT now()` and MariaDB's `ADD COLUMN created_at timestamp
     NOT NULL DEFAULT CURRENT_TIMESTAMP` reach the value schema as the epoch (Debezium's placeholder for a
@@ -186,10 +195,7 @@ def test_debezium_computed_defaults_are_unknown_and_literal_ones_shown(spark, tm
         debezium_line(2, mysql_key, mysql_first),
         debezium_line(3, {**mysql_key, "payload": {"id": 1005}}, mysql_second),
     ]
-    write_ndjson(tmp_path / "in" / "events.json", lines)
-    warehouse = tmp_path / "w.duckdb"
-    options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", format="debezium")
-    run(spark, options)
+    warehouse = landed_debezium(spark, tmp_path, lines)
     for mode in ("view", "table"):
         rows = refreshed(warehouse, mode, "customer", "id, created, kind, level, stamped, _cdc_unavailable")
         assert rows == [
@@ -222,10 +228,7 @@ def test_a_postgresql_array_added_over_older_rows_is_unknown_there(spark, tmp_pa
             with_fields(postgres, added, {"id": 2, "labels": [7], "level": 1}, {"lsn": 200}),
         ),
     ]
-    write_ndjson(tmp_path / "in" / "events.json", lines)
-    warehouse = tmp_path / "w.duckdb"
-    options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", format="debezium")
-    run(spark, options)
+    warehouse = landed_debezium(spark, tmp_path, lines)
     for mode in ("view", "table"):
         rows = refreshed(warehouse, mode, "customer", "id, labels, level, _cdc_unavailable")
         assert rows == [(1, None, None, ["labels"]), (2, [7], 1, None)], mode
@@ -254,10 +257,7 @@ def test_postgres_computed_defaults_as_debezium_sends_them(spark, tmp_path):
         debezium_line(n, json.loads(event["key"]), json.loads(event["value"]))
         for n, event in enumerate(COMPUTED["events"])
     ]
-    write_ndjson(tmp_path / "in" / "events.json", lines)
-    warehouse = tmp_path / "w.duckdb"
-    options = SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc", format="debezium")
-    run(spark, options)
+    warehouse = landed_debezium(spark, tmp_path, lines)
     [(comment,)] = query(
         warehouse, "SELECT comment FROM duckdb_tables() WHERE schema_name = 'cdc' AND comment LIKE '%uid%'"
     )
