@@ -8,6 +8,7 @@ from collections import Counter
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
+import duckdb
 import pytest
 from sink_support import columns_of, query, record, tables_of, write_ndjson
 
@@ -578,3 +579,21 @@ def test_an_interrupted_load_rolls_back_and_lands_nothing(spark, tmp_path, monke
     landing.interrupt()  # no batch loading: nothing to stop
     landing.close()
     assert query(warehouse, "SELECT schema_name, table_name FROM duckdb_tables()") == []
+
+
+@pytest.mark.parametrize(
+    ("physical_gib", "limit"), [(2, "1024MiB"), (8, "1024MiB"), (12, "1536MiB"), (16, "2048MiB"), (256, "2048MiB")]
+)
+def test_the_default_load_memory_is_an_eighth_of_the_machine_between_1_and_2_gb(monkeypatch, physical_gib, limit):
+    from uniview.sink import landing_duckdb
+
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": physical_gib * (1 << 30) // 4096}
+    monkeypatch.setattr(landing_duckdb.os, "sysconf", pages.__getitem__)
+    assert landing_duckdb.load_memory_limit() == limit
+    with duckdb.connect() as connection:  # a size DuckDB reads
+        connection.execute(f"SET memory_limit = '{limit}'")
+        assert (
+            connection.execute("SELECT current_setting('memory_limit')")
+            .fetchone()[0]
+            .startswith(("1.0 GiB", "1.5 GiB", "2.0 GiB"))
+        )

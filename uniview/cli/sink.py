@@ -125,7 +125,7 @@ def _key_value(ctx: click.Context, param: click.Parameter, values: Sequence[str]
     default=None,
     metavar="SIZE",
     help="DuckDB only: the memory its load step may take before it spills the batch's lines to disk, "
-    "e.g. 4GB [default: 1GB].",
+    "e.g. 4GB [default: an eighth of the machine's memory, at least 1GB, at most 2GB].",
 )
 @click.option(
     "--bigquery-option",

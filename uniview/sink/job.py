@@ -94,7 +94,7 @@ class SinkOptions:
     trigger_interval: str = "10 seconds"
     max_files_per_trigger: int | None = None
     staging_dir: str | None = None
-    #: DuckDB's memory while it loads a batch (None: landing_duckdb.LOAD_MEMORY_LIMIT).
+    #: DuckDB's memory while it loads a batch (None: landing_duckdb.load_memory_limit()).
     load_memory: str | None = None
     bigquery_options: tuple[tuple[str, str], ...] = ()
     kafka_options: tuple[tuple[str, str], ...] = ()
