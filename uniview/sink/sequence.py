@@ -35,23 +35,18 @@ _BINLOG_GROUPS = ("file", "pos", "row")
 
 
 def sequence_of(position: str | None) -> str | None:
-    """The `_cdc_sequence` of one position text (the reference the SQL expression follows)."""
+    """The `_cdc_sequence` of one position text (the reference the SQL expression follows).  Each pattern must
+    match the whole text, as in the warehouses' RE2, whose `$` is the text's end; Python's `$` alone also matches
+    before a final newline (`"0\\n"` is no position)."""
     if position is None:
         return None
-    if match := _whole(BINLOG, position):
+    if match := re.fullmatch(BINLOG, position):
         return "".join(part.zfill(WIDTH) for part in (match[1], match[2], match[3] or "0"))
-    if match := _whole(NUMBER, position):
+    if match := re.fullmatch(NUMBER, position):
         return match[1].zfill(WIDTH)
-    if match := _whole(LSN_TEXT, position):
+    if match := re.fullmatch(LSN_TEXT, position):
         return str((int(match[1], 16) << 32) | int(match[2], 16)).zfill(WIDTH)
     return None
-
-
-def _whole(pattern: str, text: str) -> re.Match[str] | None:
-    """`pattern` matched as RE2 (the warehouses' engine) matches it: its `$` is the text's end, where Python's also
-    matches before a final newline (`"0\\n"` is no position)."""
-    match = re.match(pattern, text)
-    return match if match is not None and match.end() == len(text) else None
 
 
 def binlog_groups(position: exp.Expr) -> exp.Expr:
