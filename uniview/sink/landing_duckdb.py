@@ -46,6 +46,7 @@ from uniview.sink.load_sql import (
     envelopes,
     first_seen_of,
     key_of,
+    route_value_names,
     route_values,
     routed_lines,
     routing_keys,
@@ -298,14 +299,15 @@ def _load_lines(
     connection.execute(f"CREATE TEMPORARY TABLE {ROUTED} AS {routed_lines(lines, DECISIONS, batch.fallback_dataset)}")
     connection.execute(f"DROP TABLE {ENVELOPES}")
     counts = BatchCounts(read=scalar(connection, f"SELECT count(*) FROM {ROUTED}"))
-    _load_routes(connection, catalog, batch, plan.routes, counts)
-    _load_quarantine(connection, catalog, batch, counts)
+    schemas = _SchemaCatalog(connection, catalog)
+    _load_routes(connection, schemas, batch, plan.routes, counts)
+    _load_quarantine(connection, schemas, batch, counts)
     return counts
 
 
 def _load_routes(
     connection: duckdb.DuckDBPyConnection,
-    catalog: str,
+    schemas: _SchemaCatalog,
     batch: LineBatch,
     routes: list[VersionRoute],
     counts: BatchCounts,
@@ -319,7 +321,6 @@ def _load_routes(
             "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
         ).fetchall()
     )
-    schemas = _SchemaCatalog(connection, catalog)
     retired = retired_tables(connection, {route.dataset for route in routes})
     shape_of = route_shapes(routes)
     for shape, columns in enumerate(distinct_shapes(routes)):
@@ -340,7 +341,7 @@ def _load_routes(
         _ensure_quarantines(connection, schemas, rejected)
         for dataset, indexes in sorted(rejected.items()):
             connection.execute(
-                f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
+                f"INSERT INTO {path(schemas.catalog, dataset, QUARANTINE_TABLE)} "
                 f"SELECT {_quarantine_values(batch, 'raw_line', 'raw_bytes', 'reason', 'detail')} FROM {TYPED} "
                 f"WHERE reason IS NOT NULL AND _route IN ({', '.join(map(str, sorted(set(indexes))))})"
             )
@@ -374,7 +375,7 @@ def _write_statements(
 
 
 def _load_quarantine(
-    connection: duckdb.DuckDBPyConnection, catalog: str, batch: LineBatch, counts: BatchCounts
+    connection: duckdb.DuckDBPyConnection, schemas: _SchemaCatalog, batch: LineBatch, counts: BatchCounts
 ) -> None:
     """Quarantine the lines rejected before typing (their envelope, their routing, their metadata), each in
     its dataset's quarantine table; tombstones are counted, not stored."""
@@ -383,11 +384,10 @@ def _load_quarantine(
     ).fetchall()
     kept = " AND ".join(f"_reason <> {literal(reason)}" for reason in sorted(SKIPPED))
     quarantined = sorted({row[0] for row in by_dataset if row[1] not in SKIPPED})
-    if quarantined:
-        _ensure_quarantines(connection, _SchemaCatalog(connection, catalog), quarantined)
+    _ensure_quarantines(connection, schemas, quarantined)
     for dataset in quarantined:
         connection.execute(
-            f"INSERT INTO {path(catalog, dataset, QUARANTINE_TABLE)} "
+            f"INSERT INTO {path(schemas.catalog, dataset, QUARANTINE_TABLE)} "
             f"SELECT {_quarantine_values(batch, RAW_LINE, RAW_BYTES, '_reason', '_detail')} FROM {ROUTED} "
             f"WHERE _reason IS NOT NULL AND {kept} AND _dataset = ?",
             [dataset],
@@ -407,10 +407,12 @@ def _quarantine_values(batch: LineBatch, raw_line: str, raw_bytes: str, reason: 
 
 class _SchemaCatalog:
     """The schemas of the file as a batch's transaction sees them: read once, so a dataset's schema is created
-    by the first statement that needs it, and no statement asks for one that exists."""
+    by the first statement that needs it, and no statement asks for one that exists; and the datasets whose
+    quarantine table the batch has ensured (`_ensure_quarantines`)."""
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, catalog: str) -> None:
         self.catalog = catalog
+        self.quarantines: set[str] = set()
         self._present = {
             name.casefold()
             for (name,) in connection.execute(
@@ -439,10 +441,9 @@ def _version_table_ddl(table: str, route: VersionRoute, rows: str) -> list[str]:
     """Create the version table `table` holding `rows` (a FROM clause of typed_routes' columns): declared
     types, then the CDC columns, described by its source schema.  One statement creates and fills it."""
     columns = [(quote(c.name), c.bq_type) for c in route.columns] + [(n, parse_type(bq)) for n, bq in CDC_COLUMNS]
-    values = [f"t{j}" for j in range(len(route.columns))] + [name for name, _ in CDC_COLUMNS]
     select = ", ".join(
         f"CAST({value} AS {duckdb_type(bq_type)}) AS {name}"
-        for value, (name, bq_type) in zip(values, columns, strict=True)
+        for value, (name, bq_type) in zip(route_value_names(route), columns, strict=True)
     )
     return [
         f"CREATE TABLE {table} AS SELECT {select} {rows}",
@@ -463,9 +464,12 @@ def _ensure_quarantines(
     connection: duckdb.DuckDBPyConnection, schemas: _SchemaCatalog, datasets: Collection[str]
 ) -> None:
     """Give each of `datasets` its quarantine table, and a quarantine made by an earlier release the columns
-    added since: one catalog read and one script, however many datasets."""
+    added since: one catalog read and one script, however many datasets, and none for a dataset whose
+    quarantine the batch has ensured already."""
+    datasets = [dataset for dataset in datasets if dataset.casefold() not in schemas.quarantines]
     if not datasets:
         return
+    schemas.quarantines.update(dataset.casefold() for dataset in datasets)
     definitions = ", ".join(f"{name} {duckdb_type(parse_type(bq))}" for name, bq in QUARANTINE_COLUMNS)
     present: dict[str, set[str]] = {}
     for schema, name in connection.execute(

@@ -76,7 +76,6 @@ _CDC_SOURCES = {
     "_cdc_sequence": "l._cdc_sequence",
     "_cdc_unavailable": "l._cdc_unavailable",
 }
-_CDC_NAMES = ", ".join(name for name, _ in CDC_COLUMNS)
 
 
 def envelopes(source: str, rewritten: bool, dialect: LoadDialect = DUCKDB, bounded: bool = False) -> str:
@@ -476,7 +475,13 @@ def _judged(
 
 def route_values(route: VersionRoute) -> str:
     """The select list of a version table's row from `typed_routes`' columns."""
-    return ", ".join([f"t{j}" for j in range(len(route.columns))] + [_CDC_NAMES])
+    return ", ".join(route_value_names(route))
+
+
+def route_value_names(route: VersionRoute) -> list[str]:
+    """`typed_routes`' columns holding a version table's row, in the table's column order: its declared columns',
+    then the CDC columns."""
+    return [f"t{j}" for j in range(len(route.columns))] + [name for name, _ in CDC_COLUMNS]
 
 
 def key_of(row: Sequence) -> RecordKey:
