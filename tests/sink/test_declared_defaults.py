@@ -1,5 +1,6 @@
 """A column's declared default and nullability travel from Debezium's value schema (or metadata.schema) to
-the version table's description, where `<table>_current` reads them; neither changes the version."""
+the version table's description, where `<table>_current` reads them; records declaring others than their
+version's table land in a version of their own."""
 
 from __future__ import annotations
 
@@ -39,19 +40,56 @@ def test_debezium_defaults_are_converted_like_values_and_not_null_is_kept():
     assert "default" not in entries["id"]
 
 
-def test_the_description_records_defaults_and_not_null_without_changing_the_version(spark, tmp_path):
+def test_the_description_records_defaults_and_not_null_and_other_declarations_start_a_version(spark, tmp_path):
+    """The version's table records the defaults and nullability its first record declares; a record declaring
+    others (the same columns and types) lands in a version of its own, one declaring the same in the first."""
     schema = [{"name": "id", "type": "int", "nullable": False}, {"name": "status", "type": "text", "default": "open"}]
     plain = record("t", {"id": 1, "status": "x"}, [("id", "int"), ("status", "text")], position="1")
-    declared = record("t", {"id": 2, "status": "y"}, position="2")
-    declared["metadata"]["schema"] = schema
+    declared, again = (record("t", {"id": n, "status": "y"}, position=str(n)) for n in (2, 3))
+    declared["metadata"]["schema"] = again["metadata"]["schema"] = schema
     write_ndjson(tmp_path / "in" / "a.json", [declared])
-    write_ndjson(tmp_path / "in2" / "b.json", [plain])
+    write_ndjson(tmp_path / "in2" / "b.json", [plain, again])
     warehouse = tmp_path / "w.duckdb"
     run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc"))
     run(spark, SinkOptions(input=str(tmp_path / "in2"), warehouse=duckdb_url(warehouse), dataset="cdc"))
-    [(table, comment)] = query(warehouse, "SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = 'cdc'")
-    assert described_defaults(comment) == {"status": "open"} and described_not_null(comment) == ("id",)
-    assert query(warehouse, f"SELECT id FROM cdc.{table} ORDER BY id") == [(1,), (2,)]
+    tables = "SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = 'cdc' AND table_name LIKE 't_v_%'"
+    comments = dict(query(warehouse, tables))
+    first = next(name for name, comment in comments.items() if described_defaults(comment))
+    [other] = set(comments) - {first}
+    assert described_defaults(comments[first]) == {"status": "open"} and described_not_null(comments[first]) == ("id",)
+    assert described_defaults(comments[other]) == {} and described_not_null(comments[other]) == ()
+    assert query(warehouse, f"SELECT id FROM cdc.{first} ORDER BY id") == [(2,), (3,)]
+    assert query(warehouse, f"SELECT id FROM cdc.{other} ORDER BY id") == [(1,)]
+
+
+READDED = [("id", "int"), ("c1", "int"), ("c2", "int")]
+
+
+def readded_record(row: int, values: dict, position: int, c2_default: int | None = None, op: str = "UPDATE") -> dict:
+    """A binlog record of table t, its columns READDED (c2 without `c2_default`) or id and c1 (c2 absent)."""
+    columns = READDED if "c2" in values else READDED[:2]
+    line = record("t", {"id": row, **values}, columns, position=f"mysql-bin.000001:{position}", operation=op)
+    line["metadata"]["primary_key"] = ["id"]
+    line["metadata"]["schema"][0]["nullable"] = False
+    if c2_default is not None and "c2" in values:
+        line["metadata"]["schema"][2]["default"] = c2_default
+    return line
+
+
+@pytest.mark.parametrize("readded_default", [None, 5, 7])
+def test_a_column_added_again_shows_its_new_default_where_the_first_life_had_another(spark, tmp_path, readded_default):
+    """`c2 int DEFAULT 5` over rows 1 to 4, `DROP c2`, a write of row 1, `ADD c2 int` (no default, or DEFAULT 5 or
+    7): the table's shape is its first version's again, but rows 2 to 4 show what the source filled them with when
+    c2 was added again, in the view and the table; their value 5 came from c2's first life."""
+    first = [readded_record(n, {"c1": None, "c2": 5}, 100 + n, 5, "INSERT") for n in range(1, 5)]
+    dropped = readded_record(1, {"c1": -6}, 200)
+    readded = readded_record(1, {"c1": -6, "c2": readded_default}, 300, readded_default)
+    write_ndjson(tmp_path / "in" / "a.json", [*first, dropped, readded])
+    warehouse = tmp_path / "w.duckdb"
+    run(spark, SinkOptions(input=str(tmp_path / "in"), warehouse=duckdb_url(warehouse), dataset="cdc"))
+    expected = [(1, -6, readded_default)] + [(n, None, readded_default) for n in (2, 3, 4)]
+    for mode in ("view", "table"):
+        assert refreshed(warehouse, mode, "t", "id, c1, c2") == expected, mode
 
 
 # What a binlog reader's envelope declares, as information_schema spells each default (MySQL 8 / MariaDB), and

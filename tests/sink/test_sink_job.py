@@ -276,8 +276,11 @@ def test_values_and_cdc_columns_land_typed(mixed):
 def test_version_tables_record_their_declared_schema(mixed):
     warehouse, _ = mixed
     comment = query(warehouse, "SELECT comment FROM duckdb_tables() WHERE table_name = 'customer_v_5b6ffe5fb'")[0][0]
+    columns = [["id", "varchar(36)"], ["email", "varchar(255)"]]
+    # printf '%s' '[["id",null,false,true],["email",null,false,true]]' | sha256sum | cut -c1-12
+    declaration = "6a2fa22a0763"  # no default, nullable: the digest of what the records declared
     assert json.loads(comment) == {
-        "uniview_source_schema": {"table": "customer", "columns": [["id", "varchar(36)"], ["email", "varchar(255)"]]}
+        "uniview_source_schema": {"table": "customer", "columns": columns, "declaration": declaration}
     }
 
 

@@ -10,6 +10,7 @@ from uniview.sink.versioning import (
     SourceColumn,
     canonical_schema,
     compute_version,
+    declaration_digest,
     is_valid_version,
     normalize_source_type,
 )
@@ -100,3 +101,39 @@ def test_a_key_enters_the_canonical_text_only_when_given():
         '{"table":"t","columns":[["id","int"],["code","varchar(9)"]],"primary_key":["code"]}'
     )
     assert compute_version("t", CUSTOMER, ["id"]) != compute_version("t", CUSTOMER)
+
+
+def test_declarations_enter_the_canonical_text_only_when_asked_and_their_digest_tells_them_apart():
+    declared = [
+        SourceColumn("id", "int", nullable=False),
+        SourceColumn("c", "int", '"5"'),
+        SourceColumn("u", "uuid", "volatile"),
+    ]
+    canonical = (
+        '{"table":"t","columns":[["id","int"],["c","int"],["u","uuid"]],'
+        '"declared":[["id",null,false,false],["c","5",false,true],["u",null,true,true]]}'
+    )
+    assert canonical_schema("t", declared, declared=True) == canonical
+    # printf '%s' '<canonical>' | sha256sum | cut -c1-12
+    assert compute_version("t", declared, declared=True) == "dad53463b09d"
+    assert compute_version("t", declared) == compute_version(
+        "t", [SourceColumn("id", "int"), SourceColumn("c", "int"), SourceColumn("u", "uuid")]
+    )
+    digests = {
+        declaration_digest(columns)
+        for columns in (
+            declared,
+            [
+                SourceColumn("id", "int", nullable=False),
+                SourceColumn("c", "int"),
+                SourceColumn("u", "uuid", "volatile"),
+            ],
+            [SourceColumn("id", "int"), SourceColumn("c", "int", '"5"'), SourceColumn("u", "uuid", "volatile")],
+            [
+                SourceColumn("id", "int", nullable=False),
+                SourceColumn("c", "int", "5"),
+                SourceColumn("u", "uuid", "volatile"),
+            ],
+        )
+    }
+    assert len(digests) == 4

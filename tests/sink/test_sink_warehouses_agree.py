@@ -138,7 +138,19 @@ def input_lines() -> dict[bytes, tuple[str, str]]:
         data = json.dumps({"id": 1, name: 2}, ensure_ascii=False)
         line = _envelope(f"named{number}", data, [("id", "int"), (name, "int")], f"mysql-bin.000003:{number}")
         lines[line.encode()] = ("column name", name)
+    for number, default in enumerate(DECLARED_DEFAULTS):
+        line = _envelope(
+            "declared", '{"id": %d, "c": 1}' % number, [("id", "int"), ("c", "int")], f"mysql-bin.000009:{number}"
+        )
+        with_default = json.loads(line)
+        with_default["metadata"]["schema"][1]["default"] = default
+        lines[json.dumps(with_default).encode()] = ("declared default", f"{number}: {default}")
     return lines
+
+
+#: The defaults of column c in records of table "declared", its columns and types the same: one version per
+#: declaration (the first record's is the computed version's; another starts a version of its own).
+DECLARED_DEFAULTS = (5, None, 5, 7)
 
 
 def debezium_lines() -> dict[bytes, tuple[str, str]]:
@@ -455,6 +467,12 @@ def test_a_line_past_a_limit_of_bigquerys_json_is_quarantined_with_its_bytes_on_
             assert [outcome[0] for outcome in found[("line", line)]] == ["landed"], line[:80]
         [(_, _, row)] = found[("line", WITHIN_JSON_LIMITS[-1])]
         assert dict(row)["s"] == '{"k":"a\\u001fb\x7f\\u2028/","n":[true,"\\\\u001F"]}'
+
+
+def test_records_declaring_other_defaults_land_in_a_version_of_their_own_on_both_warehouses(runs: tuple) -> None:
+    for found, _, _ in runs[:2]:
+        tables = [found[("declared default", f"{n}: {d}")][0][1] for n, d in enumerate(DECLARED_DEFAULTS)]
+        assert len(set(tables)) == 3 and tables[0] == tables[2], tables
 
 
 def test_the_runs_report_the_same_counts_and_make_the_same_tables(runs: tuple) -> None:

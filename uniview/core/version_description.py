@@ -6,14 +6,15 @@ holding one JSON object:
     {"uniview_source_schema": {"table": "customer", "columns": [["id", "int"], ...],
                                "primary_key": ["id"],
                                "typed_defaults": {"status": "open", "created": null},
-                               "not_null": ["id", "status"]}}
+                               "not_null": ["id", "status"], "declaration": "5c3e0a8b9d41"}}
 
 `columns` is the declared source schema (name, declared type); `primary_key` is present only
 when the records declared one; `typed_defaults` (each declared default converted by the sink as a
 value of its column, as the canonical text of a constant of the column's type, or null when it is
 unknown: uniview.sink.default_values) and `not_null` (the columns declared NOT NULL) only when some
 column has one, for `<table>_current` to show what the source shows for rows older than a column
-(docs/current-state.md).  A version landed before the sink converted defaults records `defaults`
+(docs/current-state.md); `declaration`, the digest of the defaults and nullability the records
+declared (uniview.sink.versioning), for the sink to tell records that declare others.  A version landed before the sink converted defaults records `defaults`
 instead (each default as the records carried it); it is read the same way, the epoch being read as
 unknown (what Debezium wrote for now()).  Anything else in a description reads as "nothing recorded".
 """
@@ -37,9 +38,10 @@ def version_description(
     primary_key: Sequence[str] | None,
     defaults: Mapping[str, Any] | None = None,
     not_null: Sequence[str] = (),
+    declaration: str | None = None,
 ) -> str:
     """The description a version table is created with (`defaults`: column -> the default's canonical text,
-    None when it is unknown)."""
+    None when it is unknown; `declaration`: the digest of the columns' declarations)."""
     recorded: dict[str, Any] = {"table": table, "columns": [[name, declared] for name, declared in columns]}
     if primary_key:
         recorded["primary_key"] = list(primary_key)
@@ -47,6 +49,8 @@ def version_description(
         recorded["typed_defaults"] = dict(defaults)
     if not_null:
         recorded["not_null"] = list(not_null)
+    if declaration is not None:
+        recorded["declaration"] = declaration
     return json.dumps({KEY: recorded}, ensure_ascii=False)
 
 
@@ -72,6 +76,12 @@ def described_primary_key(description: str | None) -> tuple[str, ...] | None:
     if isinstance(names, list) and names and all(isinstance(name, str) for name in names):
         return tuple(names)
     return None
+
+
+def described_declaration(description: str | None) -> str | None:
+    """The digest of the declarations a description records, or None (a table landed before it was recorded)."""
+    digest = (_recorded(description) or {}).get("declaration")
+    return digest if isinstance(digest, str) else None
 
 
 def described_defaults(description: str | None) -> dict[str, str | None]:

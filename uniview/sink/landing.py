@@ -20,13 +20,18 @@ from uniview.core.landing_layout import CDC_PREFIX, layout_blocking_columns
 from uniview.core.notification import LandedBatch
 from uniview.core.schema import split_version_table
 from uniview.core.types import BQType
-from uniview.core.version_description import described_columns, described_primary_key, version_description
+from uniview.core.version_description import (
+    described_columns,
+    described_declaration,
+    described_primary_key,
+    version_description,
+)
 from uniview.sink.default_values import declared_defaults
 from uniview.sink.notify import Notification
 from uniview.sink.pending import PendingStore
 from uniview.sink.reasons import SKIPPED
 from uniview.sink.routing import FirstSeen, KnownVersion, Lookup, RecordKey, RoutingPlan, VersionRoute
-from uniview.sink.versioning import SourceColumn
+from uniview.sink.versioning import SourceColumn, declaration_digest
 
 #: The batch ledger of a landing that keeps one (DuckDB: schema main; BigQuery: the control dataset).
 LEDGER_TABLE = "_uniview_batches"
@@ -200,6 +205,7 @@ def source_schema_comment(route: VersionRoute) -> str:
         route.primary_key,
         declared_defaults(route.columns),
         [c.name for c in route.columns if not c.nullable],
+        declaration_digest(route.columns),
     )
 
 
@@ -210,6 +216,7 @@ def known_version(description: str | None, columns: Sequence[tuple[str, BQType]]
         tuple((name, bq_type) for name, bq_type in columns if not name.lower().startswith(CDC_PREFIX)),
         described_primary_key(description),
         tuple(layout_blocking_columns([name for name, _ in columns])),
+        declaration=described_declaration(description),
     )
 
 

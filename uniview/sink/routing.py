@@ -33,6 +33,7 @@ from uniview.sink.versioning import (
     VOLATILE_DEFAULT,
     SourceColumn,
     compute_version,
+    declaration_digest,
     is_valid_version,
     schema_signature,
 )
@@ -85,6 +86,8 @@ class KnownVersion:
     #: The table's name as the warehouse spells it, when it differs in case only from the name asked for (DuckDB,
     #: whose names are case-insensitive, finds `Customer_v1` for `customer_v1`); None when it is the same.
     spelled: str | None = None
+    #: The digest of the declarations (defaults, nullability) the table records (None: landed before it did).
+    declaration: str | None = None
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,8 @@ class _Candidate:
     version: str
     columns: tuple[SourceColumn, ...] | None
     primary_key: tuple[str, ...] | None = None
+    #: Its version was computed with its key (a key other than the version's own).
+    keyed: bool = False
 
 
 class SchemaError(ValueError):
@@ -225,6 +230,8 @@ def plan_routes(
     known = _lookup_groups(lookup, groups, {})
     groups = _rekeyed(groups, known, seen)
     known = _lookup_groups(lookup, groups, known)
+    groups = _redeclared(groups, known, seen)
+    known = _lookup_groups(lookup, groups, known)
     for group in sorted(groups, key=lambda g: (_earliest(groups[g], seen), g)):
         ds, table, version = group
         _decide_group(plan, groups[group], known.get((ds, version_table_name(table, version))))
@@ -262,10 +269,49 @@ def _rekeyed(
                 and not _same_key(candidate.primary_key, own)
             ):
                 keyed = compute_version(table, candidate.columns, candidate.primary_key)
-                regrouped[(ds, table, keyed)].append(replace(candidate, version=keyed))
+                regrouped[(ds, table, keyed)].append(replace(candidate, version=keyed, keyed=True))
             else:
                 regrouped[(ds, table, version)].append(candidate)
     return regrouped
+
+
+def _redeclared(
+    groups: Mapping[tuple[str, str, str], list[_Candidate]],
+    known: Mapping[tuple[str, str], KnownVersion],
+    first_seen: Mapping[RecordKey, FirstSeen],
+) -> dict[tuple[str, str, str], list[_Candidate]]:
+    """The groups, with each computed version's candidates that declare other defaults or nullability than the
+    version's own (its table's, else the ones of the candidate seen first in the batch) moved to the version
+    computed with their declarations: a column dropped and added again with another default, the columns
+    otherwise as before, starts a version of its own (uniview.sink.versioning)."""
+    regrouped: dict[tuple[str, str, str], list[_Candidate]] = defaultdict(list)
+    for (ds, table, version), candidates in groups.items():
+        own = _own_declaration(candidates, known.get((ds, version_table_name(table, version))), first_seen)
+        for candidate in candidates:
+            if (
+                own is not None
+                and candidate.columns is not None
+                and candidate.key.table_version is None
+                and declaration_digest(candidate.columns) != own
+            ):
+                key = candidate.primary_key if candidate.keyed else None
+                declared = compute_version(table, candidate.columns, key, declared=True)
+                regrouped[(ds, table, declared)].append(replace(candidate, version=declared))
+            else:
+                regrouped[(ds, table, version)].append(candidate)
+    return regrouped
+
+
+def _own_declaration(
+    candidates: list[_Candidate], known: KnownVersion | None, first_seen: Mapping[RecordKey, FirstSeen]
+) -> str | None:
+    """The declarations' digest a version keeps: its table's (None when it records none), else the one of the
+    candidate with columns seen first."""
+    if known is not None:
+        return known.declaration
+    declaring = [c for c in candidates if c.columns is not None and c.key.table_version is None]
+    first = min(declaring, key=lambda c: _earliest([c], first_seen), default=None)
+    return None if first is None or first.columns is None else declaration_digest(first.columns)
 
 
 def _own_key(
