@@ -10,6 +10,7 @@ existing table, or with each other when the table does not exist yet, are reject
 from __future__ import annotations
 
 import json
+import logging
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -37,6 +38,8 @@ from uniview.sink.versioning import (
     is_valid_version,
     schema_signature,
 )
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -296,6 +299,13 @@ def _redeclared(
             ):
                 key = candidate.primary_key if candidate.keyed else None
                 declared = compute_version(table, candidate.columns, key, declared=True)
+                _LOG.info(
+                    "%s.%s: records declaring other defaults or nullability than version %s land in %s",
+                    ds,
+                    table,
+                    version,
+                    declared,
+                )
                 regrouped[(ds, table, declared)].append(replace(candidate, version=declared))
             else:
                 regrouped[(ds, table, version)].append(candidate)
