@@ -75,6 +75,15 @@ TABLES: dict[str, tuple[str, list[str], list[str], int]] = {
         ["INSERT INTO arrays (id) VALUES (2)"],
         2,
     ),
+    # defaults of many kinds, one row from the snapshot and one from the stream
+    "declared": (
+        "id int PRIMARY KEY, n int NOT NULL DEFAULT 5, s varchar(10) DEFAULT 'x', ts timestamptz DEFAULT now(), "
+        "m numeric(5,2) DEFAULT 1.5, u uuid DEFAULT gen_random_uuid(), b boolean DEFAULT true, "
+        "i interval DEFAULT '1 day', d date DEFAULT CURRENT_DATE, t text NOT NULL DEFAULT ''",
+        ["INSERT INTO declared (id) VALUES (1)"],
+        ["INSERT INTO declared (id) VALUES (2)"],
+        2,
+    ),
     # a partitioned table (PARTITIONED), renamed once the connector has streamed a change of it
     "parts": (
         "id int PRIMARY KEY, v int",
@@ -348,6 +357,15 @@ MARIADB_TABLES: dict[str, tuple[str, list[str], list[str], int]] = {
         ["INSERT INTO years VALUES (3, 0000), (4, 2155)"],
         4,
     ),
+    "declared": (
+        "id int PRIMARY KEY, n int NOT NULL DEFAULT 5, s varchar(10) DEFAULT 'x', dt datetime DEFAULT "
+        "CURRENT_TIMESTAMP, ts timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, "
+        "m decimal(5,2) DEFAULT 1.50, e enum('a','b') DEFAULT 'b', b bit(3) DEFAULT b'101', y year DEFAULT 2000, "
+        "f double DEFAULT (1 + 1), g int AS (n * 2) STORED, c char(3) NOT NULL DEFAULT 'ab'",
+        ["INSERT INTO declared (id) VALUES (1)"],
+        ["INSERT INTO declared (id) VALUES (2)"],
+        2,
+    ),
     "recoded": (
         "id int PRIMARY KEY, name varchar(20)",
         ["INSERT INTO recoded VALUES (1, 'café')"],
@@ -487,3 +505,30 @@ def test_waiting_for_a_snapshot_that_does_not_end_fails_with_its_connector_named
 
     with pytest.raises(UniviewError, match="connector nosuchconnector did not end within 1s"):
         wait_for_snapshots(kafka_connect.bootstrap, ["nosuchconnector"], timeout=1)
+
+
+def declarations(table_events: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
+    """Each event's operation, the digest of the defaults and nullability its converted record declares, and
+    the declared entry of its column `n`."""
+    from uniview.sink.debezium import convert_event
+    from uniview.sink.routing import parse_schema
+    from uniview.sink.versioning import declaration_digest
+
+    found = []
+    for event in table_events:
+        schema = json.loads(convert_event(json.dumps(event)))["metadata"]["schema"]
+        n = next(entry for entry in schema if entry["name"] == "n")
+        found.append((event["payload"]["op"], declaration_digest(parse_schema(json.dumps(schema))), n))
+    return found
+
+
+@pytest.mark.parametrize("source", ["postgresql", "mariadb"])
+def test_the_snapshot_and_the_stream_declare_a_tables_defaults_and_nullability_alike(source, request):
+    """A record declaring other defaults or nullability than its version's table lands in a version of its own
+    (uniview.sink.versioning): the connector's snapshot (`r`) and its stream (`c`) declare the same of a table
+    with defaults of many kinds, so its rows land in one version, not two."""
+    table_events = request.getfixturevalue("events" if source == "postgresql" else "mariadb_events")["declared"]
+    (snapshot, snapshotted, n), (stream, streamed, _) = declarations(table_events)
+    assert (snapshot, stream) == ("r", "c")
+    assert (n["default"], n["nullable"]) == (5, False)
+    assert snapshotted == streamed
