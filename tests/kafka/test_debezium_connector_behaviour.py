@@ -79,7 +79,9 @@ TABLES: dict[str, tuple[str, list[str], list[str], int]] = {
     "declared": (
         "id int PRIMARY KEY, n int NOT NULL DEFAULT 5, s varchar(10) DEFAULT 'x', ts timestamptz DEFAULT now(), "
         "m numeric(5,2) DEFAULT 1.5, u uuid DEFAULT gen_random_uuid(), b boolean DEFAULT true, "
-        "i interval DEFAULT '1 day', d date DEFAULT CURRENT_DATE, t text NOT NULL DEFAULT ''",
+        "i interval DEFAULT '1 day', d date DEFAULT CURRENT_DATE, t text NOT NULL DEFAULT '', "
+        "net inet DEFAULT '127.0.0.1', mac macaddr DEFAULT '08:00:2b:01:02:03', cash money DEFAULT 1.5, "
+        "cid cidr DEFAULT '10.0.0.0/8'",
         ["INSERT INTO declared (id) VALUES (1)"],
         ["INSERT INTO declared (id) VALUES (2)"],
         2,
@@ -532,3 +534,17 @@ def test_the_snapshot_and_the_stream_declare_a_tables_defaults_and_nullability_a
     assert (snapshot, stream) == ("r", "c")
     assert (n["default"], n["nullable"]) == (5, False)
     assert snapshotted == streamed
+
+
+def test_the_postgresql_connector_declares_no_default_for_inet_cidr_macaddr_or_money(events):
+    """`inet DEFAULT '127.0.0.1'`, `cidr DEFAULT '10.0.0.0/8'`, `macaddr DEFAULT '08:00:2b:01:02:03'` and `money
+    DEFAULT 1.5`: the change
+    events' schema declares no default for any of them (Debezium's PostgresDefaultValueConverter has no rule for
+    these types), in the snapshot and the stream alike, so rows older than such a column show NULL in
+    `<table>_current` where PostgreSQL holds the default (docs/sources.md; found by the generative soak, seed
+    9810, for inet).  An interval's default it declares."""
+    for event in events["declared"]:
+        after = next(field for field in event["schema"]["fields"] if field["field"] == "after")
+        defaults = {field["field"]: field.get("default") for field in after["fields"]}
+        assert (defaults["net"], defaults["cid"], defaults["mac"], defaults["cash"]) == (None, None, None, None)
+        assert defaults["i"] == 86_400_000_000  # one day, in microseconds
