@@ -68,7 +68,10 @@ READDED = [("id", "int"), ("c1", "int"), ("c2", "int")]
 def readded_record(row: int, values: dict, position: int, c2_default: int | None = None, op: str = "UPDATE") -> dict:
     """A binlog record of table t, its columns READDED (c2 without `c2_default`) or id and c1 (c2 absent)."""
     columns = READDED if "c2" in values else READDED[:2]
-    line = record("t", {"id": row, **values}, columns, position=f"mysql-bin.000001:{position}", operation=op)
+    at = f"2024-05-01T10:{position // 60:02d}:{position % 60:02d}Z"
+    line = record(
+        "t", {"id": row, **values}, columns, position=f"mysql-bin.000001:{position}", operation=op, timestamp=at
+    )
     line["metadata"]["primary_key"] = ["id"]
     line["metadata"]["schema"][0]["nullable"] = False
     if c2_default is not None and "c2" in values:
@@ -90,6 +93,40 @@ def test_a_column_added_again_shows_its_new_default_where_the_first_life_had_ano
     expected = [(1, -6, readded_default)] + [(n, None, readded_default) for n in (2, 3, 4)]
     for mode in ("view", "table"):
         assert refreshed(warehouse, mode, "t", "id, c1, c2") == expected, mode
+
+
+def test_a_truncate_declaring_no_key_empties_the_table_after_a_key_and_its_nullability_changed(spark, tmp_path):
+    """MariaDB's `DROP PRIMARY KEY, ADD PRIMARY KEY (id, c0)` makes c0 NOT NULL: the records after it declare
+    another key and another nullability.  A truncate event after it declares that nullability and no key (Debezium
+    sends it without one): it must not start a version recording no key, and `<table>_current` then holds no row,
+    in the view and the table (found by the generative soak, seed 9743)."""
+    columns = [("id", "int"), ("c0", "int")]
+
+    def line(row: int | None, position: int, operation: str, key: list[str] | None, c0_nullable: bool) -> dict:
+        data = {} if row is None else {"id": row, "c0": 0}
+        at = f"2024-05-01T10:{position // 60:02d}:{position % 60:02d}Z"
+        changed = record("t", data, columns, position=f"mysql-bin.000001:{position}", operation=operation, timestamp=at)
+        if key is not None:
+            changed["metadata"]["primary_key"] = key
+        changed["metadata"]["schema"][0]["nullable"] = False
+        if not c0_nullable:
+            changed["metadata"]["schema"][1]["nullable"] = False
+        return changed
+
+    first = [line(n, 100 + n, "INSERT", ["id"], True) for n in range(1, 5)]
+    rekeyed = line(1, 200, "UPDATE", ["id", "c0"], False)
+    write_ndjson(tmp_path / "in" / "a.json", [*first, rekeyed])
+    write_ndjson(tmp_path / "in2" / "b.json", [line(None, 300, "TRUNCATE", None, False)])
+    warehouse = tmp_path / "w.duckdb"
+    url = duckdb_url(warehouse)
+    for mode in ("view", "table"):  # refreshed after each batch, as the function does
+        warehouse.unlink(missing_ok=True)
+        for folder in ("in", "in2"):
+            run(spark, SinkOptions(input=str(tmp_path / folder), warehouse=url, dataset="cdc"))
+            arguments = ["refresh", "--warehouse", url, "--dataset", "cdc", "--table", "t", "--current", mode]
+            result = CliRunner().invoke(main, arguments)
+            assert result.exit_code == 0, result.output
+        assert query(warehouse, "SELECT id FROM cdc_unified.t_current") == [], mode
 
 
 # What a binlog reader's envelope declares, as information_schema spells each default (MySQL 8 / MariaDB), and

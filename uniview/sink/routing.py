@@ -286,15 +286,20 @@ def _redeclared(
     """The groups, with each computed version's candidates that declare other defaults or nullability than the
     version's own (its table's, else the ones of the candidate seen first in the batch) moved to the version
     computed with their declarations: a column dropped and added again with another default, the columns
-    otherwise as before, starts a version of its own (uniview.sink.versioning)."""
+    otherwise as before, starts a version of its own (uniview.sink.versioning).  A candidate that declares no key
+    stays where it is when the version has one (a truncate event, which Debezium sends without a key, after the
+    key was redefined): a version of its own would record no key."""
     regrouped: dict[tuple[str, str, str], list[_Candidate]] = defaultdict(list)
     for (ds, table, version), candidates in groups.items():
-        own = _own_declaration(candidates, known.get((ds, version_table_name(table, version))), first_seen)
+        existing = known.get((ds, version_table_name(table, version)))
+        own = _own_declaration(candidates, existing, first_seen)
+        keyed = _own_key(candidates, existing, first_seen) is not None
         for candidate in candidates:
             if (
                 own is not None
                 and candidate.columns is not None
                 and candidate.key.table_version is None
+                and (candidate.primary_key is not None or not keyed)
                 and declaration_digest(candidate.columns) != own
             ):
                 key = candidate.primary_key if candidate.keyed else None
