@@ -574,9 +574,10 @@ def unknown_accepted(
 
 
 def as_shown(expected: Sequence[tuple], current: Sequence[tuple]) -> list[tuple]:
-    """`expected` (the source's rows, the key first) with each whole number or boolean written as its text where
-    `current` (the view's rows) shows that cell as text: a column whose versions the views unify to STRING (BOOL
-    and INT64 after `boolean` -> `int`, docs/generator.md) shows a number as CAST(x AS STRING) does, and a
+    """`expected` (the source's rows, the key first) with each whole number, boolean or bytes written as its text
+    where `current` (the view's rows) shows that cell as text: a column whose versions the views unify to STRING (BOOL
+    and INT64 after `boolean` -> `int`, docs/generator.md) shows a number as CAST(x AS STRING) does, bytes as
+    SAFE_CONVERT_BYTES_TO_STRING does (MariaDB's `bit(8)` in a column another type had before), and a
     PostgreSQL numeric without a scale as the number's text, at the source's scale or its shortest."""
     shown = {row[0]: row for row in current}
     return [
@@ -629,9 +630,17 @@ def _as_text(value: Any, view: str) -> Any:
         return view
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, bytes):  # BYTES unified with another type: SAFE_CONVERT_BYTES_TO_STRING's text
+        return _safe_text(value)
     if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
         return str(int(value))
     return value
+
+
+def _safe_text(value: bytes) -> str:
+    """BigQuery's SAFE_CONVERT_BYTES_TO_STRING: the UTF-8 text, each byte of an ill-formed sequence U+FFFD."""
+    text = value.decode("utf-8", "surrogateescape")
+    return "".join("\ufffd" if "\udc80" <= character <= "\udcff" else character for character in text)
 
 
 def source_read_once(source: CdcSource) -> CdcSource:

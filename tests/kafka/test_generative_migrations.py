@@ -47,6 +47,7 @@ from cdc_e2e_support import (
     CdcStack,
     OutsideBigQuery,
     SinksPause,
+    as_shown,
     bigquery_landing,
     carry_quarantine,
     connectors_added,
@@ -1324,3 +1325,12 @@ def test_the_envelope_path_of_an_empty_table_is_compared_without_the_columns_no_
     assert sink.differences("t", ["id", "c0", "c2"], [], comparable_rows) == []
     sink.log.landed["t"] = 3
     assert sink.differences("t", ["id", "c0", "c2"], [], comparable_rows) == [("envelope: changes", 2, 3)]
+
+
+def test_bytes_in_a_column_the_views_unify_to_string_compare_as_safe_convert_bytes_to_string_gives_them():
+    """MariaDB's `bit(8)` added where an earlier column of its name had another type: the unified column is STRING,
+    and the views show each value as SAFE_CONVERT_BYTES_TO_STRING gives it (an ill-formed byte becomes U+FFFD);
+    where the view shows bytes they are compared as bytes (seed 9810)."""
+    source = [(1, b"\x01", b"\xa5", b"\xe2\x82"), (2, b"\x01", b"\xa5", None)]
+    view = [(1, "\x01", "\ufffd", "\ufffd\ufffd"), (2, b"\x01", b"\xa5", None)]
+    assert as_shown(source, view) == view
