@@ -1334,3 +1334,24 @@ def test_bytes_in_a_column_the_views_unify_to_string_compare_as_safe_convert_byt
     source = [(1, b"\x01", b"\xa5", b"\xe2\x82"), (2, b"\x01", b"\xa5", None)]
     view = [(1, "\x01", "\ufffd", "\ufffd\ufffd"), (2, b"\x01", b"\xa5", None)]
     assert as_shown(source, view) == view
+
+
+def test_the_envelope_path_counts_the_records_quarantined_under_a_renamed_tables_old_name(tmp_path):
+    """The envelope path's quarantine keeps a record under the table's name when it was sent: after `t` (one record
+    quarantined, two landed) is renamed `t2` and one more lands, `t2_unified` holds 3 of the 4 changes sent (seed
+    9747: a `tinyint(1)` value that does not fit, then `RENAME TABLE`)."""
+    sink = EnvelopeSink(tmp_path, "view", EnvelopeLog("db"))
+    with duckdb.connect(str(sink.warehouse)) as connection:
+        connection.execute(
+            "CREATE SCHEMA db; CREATE SCHEMA db_unified; CREATE TABLE db._uniview_quarantine AS SELECT * FROM "
+            "(VALUES ('t', 'type_mismatch')) AS q(table_name, reason); CREATE TABLE db_unified.t2_unified AS SELECT "
+            "* FROM (VALUES (1, 7), (2, 8), (1, 9)) AS u(id, c0); CREATE VIEW db_unified.t2_current AS SELECT id, "
+            "c0, NULL::VARCHAR[] AS _cdc_unavailable FROM db_unified.t2_unified QUALIFY row_number() OVER "
+            "(PARTITION BY id ORDER BY c0 DESC) = 1"
+        )
+    sink.log.landed["t"] = 3
+    assert sink.moved("t", "t2")
+    sink.log.landed["t2"] += 1
+    assert sink.differences("t2", ["id", "c0"], [(1, 9), (2, 8)], comparable_rows) == []
+    sink.log.landed["t2"] += 1
+    assert sink.differences("t2", ["id", "c0"], [(1, 9), (2, 8)], comparable_rows) == [("envelope: changes", 3, 4)]
