@@ -263,7 +263,8 @@ def test_bigquery_judges_every_record_as_duckdb_does(zetasql):
 #: through a double (1.50 reads "1.5", 1e2 "100.0", 12345678901234567.125 "12345678901234568.0"), where GoogleSQL's
 #: JSON functions over a STRING give the number as written.  Every difference below is this one, and it is
 #: DuckDB's, not BigQuery's: a column landed from its text (STRING; a BIGNUMERIC wider than 38 digits, whose
-#: guard reads "100.0" but refuses "1e2") lands the text each warehouse reads.
+#: DOUBLE on DuckDB holds fewer digits) lands the text each warehouse reads.  A BIGNUMERIC's `1e2` and `2.5E-3`
+#: land alike (100 and 0.0025): its guard reads a number written with an exponent (seed 9764).
 _NUMBER_TEXT = ("1.50", "12345678901234567.125", "123456789012345678901234567890.0123456789", "1e2", "2.5E-3")
 BIGQUERY_DIFFERENCES = {
     **{("STRING", value): "number text" for value in _NUMBER_TEXT},
@@ -271,7 +272,7 @@ BIGQUERY_DIFFERENCES = {
     **{
         (declared, value): "number text"
         for declared in ("BIGNUMERIC", "BIGNUMERIC(48, 10)")
-        for value in _NUMBER_TEXT[1:]
+        for value in _NUMBER_TEXT[1:3]
     },
     # BigQuery's: its arrays cannot hold NULL, so an array with a JSON null element does not fit there (DuckDB's
     # arrays hold it).

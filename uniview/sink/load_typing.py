@@ -371,7 +371,7 @@ def _typed_scalar(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.
     name = bq_type.name
     if name in DEFAULT_DECIMAL_PARAMETERS:
         if patterns.parsed_decimal(bq_type) is None:  # wider than any decimal the warehouse parses: landed as text
-            return _guarded(dialect, text, patterns.wide_decimal(bq_type), dialect.from_text(bq_type, text))
+            return _wide_decimal(dialect, bq_type, text)
         raise TypeParseError(f"{bq_type} is typed by typed_value")
     if name == "BYTES":
         return _guarded(dialect, text, patterns.BASE64, dialect.from_base64(text))
@@ -393,6 +393,42 @@ def _typed_scalar(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.
     pattern = _CAST_GUARDS[name]
     cast = dialect.try_cast(text, bq_type)
     return cast if pattern is None else _guarded(dialect, text, pattern, cast)
+
+
+def _wide_decimal(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.Expr:
+    """A decimal wider than the warehouse parses, landed from its text: plain digits within its type (the guard),
+    or a number written with an exponent whose value has at most p - s integer digits and s fraction digits
+    (`0E-30`, `-1E-30`: how Python's and Java's decimals write a value under 10^-6), counted from the text, so
+    both warehouses decide alike whatever their arithmetic."""
+    value = dialect.from_text(bq_type, text)
+    plain = dialect.matches(text, patterns.wide_decimal(bq_type))
+    return exp.Case().when(plain, value).when(_exponent_fits(dialect, bq_type, text), value.copy())
+
+
+def _exponent_fits(dialect: LoadDialect, bq_type: Scalar, text: exp.Expr) -> exp.Expr:
+    """`text` is a number written with an exponent whose value fits `bq_type`: its digits without leading and
+    trailing zeros (`significant`) times 10^`shift` have at most s fraction digits and p - s integer ones."""
+    integer_digits, scale = patterns.wide_decimal_digits(bq_type)
+    integer, fraction, written_exponent = (dialect.regexp_group(text, patterns.EXPONENT_NUMBER, n) for n in (1, 2, 3))
+    digits = dialect.replace_all(exp.DPipe(this=integer, expression=fraction), "^0+", "")
+    significant = dialect.replace_all(digits, "0+$", "")
+    trailing_zeros = exp.Sub(this=exp.Length(this=digits), expression=exp.Length(this=significant.copy()))
+    exponent = dialect.try_cast(written_exponent, Scalar("INT64"))
+    shift = exp.Add(this=exp.Sub(this=exponent, expression=exp.Length(this=fraction.copy())), expression=trailing_zeros)
+    within = exp.and_(
+        exp.GTE(this=shift, expression=exp.Literal.number(-scale)),
+        exp.LTE(
+            this=exp.Add(this=exp.Length(this=significant.copy()), expression=shift.copy()),
+            expression=exp.Literal.number(integer_digits),
+        ),
+    )
+    zero = exp.EQ(this=significant.copy(), expression=exp.Literal.string(""))
+    written = exp.and_(
+        dialect.matches(text, patterns.EXPONENT_NUMBER),
+        dialect.matches(text, patterns.NUMBER),
+        exp.not_(dialect.matches(text, patterns.LONG_EXPONENT_MANTISSA)),
+    )
+    return exp.and_(written, exp.or_(zero, within))
 
 
 def _decimal_text(at: _At) -> exp.Expr:

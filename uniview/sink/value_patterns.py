@@ -36,6 +36,8 @@ METADATA_TIMESTAMP = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 )
 NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+#: A NUMBER with an exponent (of at most 4 digits): its integer digits, fraction digits and exponent as groups 1-3.
+EXPONENT_NUMBER = r"^[+-]?([0-9]*)\.?([0-9]*)[eE]([+-]?[0-9]{1,4})$"
 #: A NUMBER with an exponent and more than 38 characters before it: not read as a NUMERIC/BIGNUMERIC.
 LONG_EXPONENT_MANTISSA = r"^[+-]?[0-9.]{39,}[eE]"
 #: FLOAT64 text besides a NUMBER: the special values as Debezium and PostgreSQL write them (no other spelling:
@@ -52,10 +54,15 @@ BOOL_ZERO = r"^-?0+$"
 
 def wide_decimal(bq_type: Scalar) -> str:
     """The pattern of a NUMERIC/BIGNUMERIC too wide for a 38-digit decimal (landed as its text)."""
-    precision, scale = decimal_parameters(bq_type)
-    integer_digits = min(precision - scale, BIGNUMERIC_MAX_INTEGER_DIGITS)
+    integer_digits, scale = wide_decimal_digits(bq_type)
     fraction = rf"(\.[0-9]{{1,{scale}}})?" if scale else ""
     return rf"^[+-]?[0-9]{{1,{integer_digits}}}{fraction}$"
+
+
+def wide_decimal_digits(bq_type: Scalar) -> tuple[int, int]:
+    """(integer digits, fraction digits) a NUMERIC/BIGNUMERIC too wide for a 38-digit decimal holds."""
+    precision, scale = decimal_parameters(bq_type)
+    return min(precision - scale, BIGNUMERIC_MAX_INTEGER_DIGITS), scale
 
 
 #: The widest decimal Spark and DuckDB parse (a NUMERIC/BIGNUMERIC over it is landed as its text).
