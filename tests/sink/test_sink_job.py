@@ -386,7 +386,7 @@ def test_values_outside_a_type_are_quarantined(spark, tmp_path):
         "d": "0000-00-00",
         "raw": "not base64!",
         "doc": "{broken",
-        "wide": "1e5",
+        "wide": "1e40",  # 41 integer digits in a decimal(50,10)
         "big": "123456789012345678901",
         "i": 2**63,
         "address": "Main St",
