@@ -38,6 +38,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from decimal import Decimal
+from types import SimpleNamespace
 
 import duckdb
 import pytest
@@ -53,6 +55,7 @@ from cdc_e2e_support import (
     connectors_added,
     datasets_dropped_after,
     duckdb_landing,
+    emulator_rounded,
     function_environments,
     landing_mismatches,
     streaming_sinks,
@@ -1341,6 +1344,17 @@ def test_bytes_in_a_column_the_views_unify_to_string_compare_as_safe_convert_byt
     source = [(1, b"\x01", b"\xa5", b"\xe2\x82"), (2, b"\x01", b"\xa5", None)]
     view = [(1, "\x01", "\ufffd", "\ufffd\ufffd"), (2, b"\x01", b"\xa5", None)]
     assert as_shown(source, view) == view
+
+
+def test_a_bignumeric_compares_on_the_emulator_at_the_places_it_keeps():
+    """The emulator keeps 18 fraction digits of a BIGNUMERIC where BigQuery keeps 38: on its landing the source's
+    `decimal(65,30)` -1E-30 compares as 0, and 1.5E-18 as 2E-18; DuckDB's landing compares them as they are (seed
+    9764)."""
+    rows = [(1, Decimal("-1E-30"), Decimal("-1E-30")), (2, Decimal("1.5E-18"), None)]
+    columns, doubles = ["id", "c2", "c3"], {"c2": 35}
+    emulated = emulator_rounded(SimpleNamespace(name="bigquery"), rows, columns, doubles)
+    assert emulated == [(1, 0, Decimal("-1E-30")), (2, Decimal("2E-18"), None)]
+    assert emulator_rounded(SimpleNamespace(name="duckdb"), rows, columns, doubles) == rows
 
 
 def test_the_envelope_path_counts_the_records_quarantined_under_a_renamed_tables_old_name(tmp_path):
