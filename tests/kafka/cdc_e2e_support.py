@@ -38,7 +38,7 @@ from uniview.core.identifiers import quote
 from uniview.demo.postgres_source import normalized
 from uniview.local.bigquery_emulator import DEFAULT_PROJECT
 from uniview.local.function_server import function_server
-from uniview.local.kafka import connector_status, wait_for_change_events
+from uniview.local.kafka import connector_status, wait_for_change_events, wait_until_prefixes_settle
 from uniview.warehouse.duckdb_connection import quote_identifier
 from uniview.warehouse.url import duckdb_url
 
@@ -351,7 +351,10 @@ def running_stack(
 
 
 def wait_for_events(stack: CdcStack, count: int) -> None:
+    """Until `count` change events are in Kafka, and the schema-change events and tombstones sent with them too
+    (a sink resumed before them would read them in a micro-batch of their own)."""
     wait_for_change_events(stack.bootstrap, stack.source.topic_prefixes, count)
+    wait_until_prefixes_settle(stack.bootstrap, stack.source.topic_prefixes)
 
 
 @dataclass

@@ -9,7 +9,12 @@ import uuid
 import pytest
 
 from uniview.core.errors import UniviewError
-from uniview.local.kafka import count_change_events, wait_for_change_events
+from uniview.local.kafka import (
+    count_change_events,
+    prefix_messages,
+    wait_for_change_events,
+    wait_until_prefixes_settle,
+)
 
 
 def test_values_in_the_table_topics_of_the_prefixes_are_counted(kafka_bootstrap, producer):
@@ -32,3 +37,19 @@ def test_values_in_the_table_topics_of_the_prefixes_are_counted(kafka_bootstrap,
     assert count_change_events(kafka_bootstrap, [f"none{uuid.uuid4().hex[:8]}"]) == 0
     with pytest.raises(UniviewError, match="only 4 of 5 change events reached Kafka"):
         wait_for_change_events(kafka_bootstrap, [prefix], 5, timeout=1)
+
+
+def test_every_message_of_the_prefixes_counts_while_they_settle(kafka_bootstrap, producer):
+    """The schema-change topic and tombstones count: a step waits for them before its sinks read on."""
+    prefix = f"settle{uuid.uuid4().hex[:8]}"
+    assert wait_until_prefixes_settle(kafka_bootstrap, [prefix], quiet=0.5) == 0
+    for topic, value in [
+        (f"{prefix}.shop.customer", b'{"op": "d"}'),
+        (f"{prefix}.shop.customer", None),  # the delete's tombstone
+        (prefix, b'{"ddl": "ALTER TABLE ..."}'),  # the schema-change topic
+        (f"settle{uuid.uuid4().hex[:8]}.shop.customer", b'{"op": "c"}'),  # another prefix
+    ]:
+        producer.send(topic, key=b"k", value=value)
+    producer.flush()
+    assert wait_until_prefixes_settle(kafka_bootstrap, [prefix], quiet=0.5) == 3
+    assert prefix_messages(kafka_bootstrap, [prefix]) == 3

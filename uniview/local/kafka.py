@@ -384,3 +384,38 @@ def wait_for_change_events(bootstrap: str, topic_prefixes: Sequence[str], count:
         if time.monotonic() > deadline:
             raise UniviewError(f"only {seen} of {count} change events reached Kafka within {timeout:.0f}s")
         time.sleep(0.3)
+
+
+def prefix_messages(bootstrap: str, topic_prefixes: Sequence[str]) -> int:
+    """The messages (tombstones too) in every topic of the prefixes: the table topics, the schema-change topic
+    `<prefix>` and any other `<prefix>.…`, counted from the partitions' offsets."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    try:
+        topics = [t for t in consumer.topics() if t.split(".")[0] in topic_prefixes]
+        partitions = [TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()]
+        if not partitions:
+            return 0
+        ends, starts = consumer.end_offsets(partitions), consumer.beginning_offsets(partitions)
+        return sum(ends[partition] - starts[partition] for partition in partitions)
+    finally:
+        consumer.close()
+
+
+def wait_until_prefixes_settle(
+    bootstrap: str, topic_prefixes: Sequence[str], quiet: float = 1.0, timeout: float = 30.0
+) -> int:
+    """Until no message has reached any topic of the prefixes for `quiet` seconds: a connector's schema-change
+    events and a delete's tombstone, which wait_for_change_events does not count, are in Kafka too.  The count
+    then; UniviewError when the topics still grow after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    seen, since = prefix_messages(bootstrap, topic_prefixes), time.monotonic()
+    while time.monotonic() - since < quiet:
+        if time.monotonic() > deadline:
+            raise UniviewError(f"messages still reached Kafka after {timeout:.0f}s")
+        time.sleep(0.2)
+        now = prefix_messages(bootstrap, topic_prefixes)
+        if now != seen:
+            seen, since = now, time.monotonic()
+    return seen
