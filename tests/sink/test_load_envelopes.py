@@ -61,7 +61,8 @@ def test_a_line_past_a_limit_of_bigquerys_json_is_quarantined_before_its_json_is
     assert {line: reasons[line] for line in PAST_JSON_LIMITS if line not in past} == dict.fromkeys(
         set(PAST_JSON_LIMITS) - set(past), (None, None)
     )
-    assert [reasons[line] for line in [AT_DEPTH_LIMIT, *WITHIN_JSON_LIMITS]] == [(None, None)] * 4
+    within = [AT_DEPTH_LIMIT, *WITHIN_JSON_LIMITS]
+    assert [reasons[line] for line in within] == [(None, None)] * len(within)
 
 
 def test_only_a_ddl_record_that_names_no_table_is_a_schema_change_without_table(reasons):

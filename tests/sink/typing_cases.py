@@ -207,6 +207,12 @@ PAST_JSON_LIMITS = {
     _limits_line(4, "doc", '{"a": [1, -1e999]}'): "json_number_out_of_range",
     _limits_line(5, "doc", '"-1e999"'): "type_mismatch",
     _limits_line(6, "doc", json.dumps("[" * 501 + "]" * 501)): "type_mismatch",
+    # a number past a double wherever a number begins: after "[", after "," and blanks, 310 digits with no exponent
+    # after ": ", 216 digits before a two-digit exponent
+    _limits_line(7, "doc", "[-1e999]"): "json_number_out_of_range",
+    _limits_line(8, "doc", "[1, \t2.5E+400]"): "json_number_out_of_range",
+    _limits_line(9, "doc", "9" * 310): "json_number_out_of_range",
+    _limits_line(10, "doc", '{"a": 1%se99}' % ("0" * 215)): "json_number_out_of_range",
 }
 #: A line of the same version 500 levels deep, which lands (left out of ENVELOPE_LINES: the reference implementation
 #: of GoogleSQL reads the keys of so deep a line slowly).
@@ -216,6 +222,7 @@ AT_DEPTH_LIMIT = _limits_line(11, "doc", "[" * 498 + "]" * 498)
 WITHIN_JSON_LIMITS = [
     _limits_line(12, "doc", json.dumps("[" * 500 + "]" * 500)),
     _limits_line(13, "doc", "-1.7976931348623157e308"),
+    _limits_line(15, "doc", "[12345678901234567890123456789, 1e300, -2.5E-999]"),
     _limits_line(14, "s", '{"k": "a\\u001Fb\\u007f\\u2028/", "n": [true, "\\\\u001F"]}'),
 ]
 
