@@ -220,19 +220,20 @@ def _duckdb_envelopes(source: str, rewritten: bool) -> str:
     typed `_cdc_timestamp` and `_cdc_sequence`, and `_reason`/`_detail` for a line that is not a record (a tombstone, not a JSON
     object or a metadata that is not one, no metadata object)."""
     fields = exp.Array(expressions=[_TEXT(f"$.metadata.{name}") for name in METADATA_FIELDS])
-    # One parse reads the metadata fields; a line with none of them is parsed again for its kinds (is it an
-    # object, is its metadata one).  The JSON functions are given NULL where the line is not strict JSON.
+    # The first parse reads the keys of the line's top level and of its metadata, and tells whether it is JSON
+    # at all (the parse fails: try gives NULL); a second reads the metadata fields; a line with none of them is
+    # parsed again for its kinds (is it an object, is its metadata one).  The JSON functions are given NULL
+    # where the line is not strict JSON.
     strict = trailing_comma(exp.column("_within")).sql("duckdb")
-    valid = (
-        f"SELECT *, CASE WHEN json_valid(_within) THEN CASE WHEN {strict} THEN NULL ELSE _within END END AS _json "
+    keys = (
+        f"SELECT *, CASE WHEN NOT {strict} THEN try(json_keys(_within, ['$', '$.metadata'])) END AS _keys "
         f"FROM ({limited_lines(source, DUCKDB)})"
     )
+    valid = f"SELECT *, CASE WHEN _keys IS NOT NULL THEN _within END AS _json FROM ({keys})"
     read = f"SELECT *, {function_call('json_extract_string', exp.column('_json'), fields).sql('duckdb')} AS _m FROM ({valid})"
     some = f"coalesce({', '.join(f'_m[{number + 1}]' for number in range(len(METADATA_FIELDS)))}) IS NOT NULL"
-    # the keys of the line's top level and of its metadata, read in one parse
     kinds = f"""SELECT *, CASE WHEN {some} THEN ['OBJECT', 'OBJECT']
-                               ELSE json_type(_json, ['$', '$.metadata']) END AS _kinds,
-                          json_keys(_json, ['$', '$.metadata']) AS _keys FROM ({read})"""
+                               ELSE json_type(_json, ['$', '$.metadata']) END AS _kinds FROM ({read})"""
     top, metadata = (sqlglot.parse_one(f"_keys[{number}]", read="duckdb") for number in (1, 2))
     repeated = _duckdb_repeated_keys([(top, ()), (metadata, METADATA_FIELDS)])
     kind = f"""SELECT *, _kinds[1] = 'OBJECT' AS _object, coalesce(_kinds[2], 'ABSENT') AS _metadata_kind,
