@@ -128,7 +128,7 @@ def json_texts(draw, depth: int = 3) -> tuple[str, list[str]]:
     return _joined(draw, items, "{", "}"), numbers
 
 
-@settings(_SETTINGS, max_examples=300)
+@_SETTINGS
 @given(drawn=st.lists(json_texts(), min_size=1, max_size=10))
 def test_a_number_past_a_double_is_found_wherever_it_begins(connection, drawn):
     """The check reads closely only texts where a pattern finds a large number after a colon, a comma, an
@@ -144,7 +144,7 @@ def test_a_number_past_a_double_is_found_wherever_it_begins(connection, drawn):
 _MUTATIONS = st.sampled_from(["", "x", ",", "}", "]", '"', "{", ",}", ",]", "\\", "nul", "1e", "-"])
 
 
-@settings(_SETTINGS, max_examples=300)
+@_SETTINGS
 @given(drawn=json_texts(), cut=st.integers(min_value=0), mutation=_MUTATIONS, at_end=st.booleans())
 def test_reading_a_lines_keys_tells_json_from_not_json_as_json_valid_does(connection, drawn, cut, mutation, at_end):
     """The envelope reads a line's keys with try() in place of a separate json_valid: DuckDB's parse of the keys
