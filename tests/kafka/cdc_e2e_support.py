@@ -618,26 +618,32 @@ EMULATOR_BIGNUMERIC_PLACES = 18
 
 def emulator_rounded(landing: Landing, rows: Sequence[tuple], columns: Sequence[str], doubles: Collection[str]) -> list:
     """`rows` with each finite number of the `doubles` columns rounded as the emulator keeps it, on its landing."""
-    at = {n for n, column in enumerate(columns) if column.lower() in {name.lower() for name in doubles}}
-    if landing.name != "bigquery" or not at:
+    if landing.name != "bigquery":
         return list(rows)
-    step = Decimal(1).scaleb(-EMULATOR_BIGNUMERIC_PLACES)
     with localcontext(Context(prec=200)):
-        return [
-            tuple(
-                v.quantize(step, rounding=ROUND_HALF_UP) if n in at and isinstance(v, Decimal) and v.is_finite() else v
-                for n, v in enumerate(row)
-            )
-            for row in rows
-        ]
+        return _each_double(rows, columns, doubles, _at_emulator_places)
 
 
 def as_doubles(rows: Sequence[tuple], columns: Sequence[str], doubles: Collection[str]) -> list[tuple]:
     """`rows` with each finite number of the `doubles` columns as the double nearest to it (as a Decimal)."""
-    at = {n for n, column in enumerate(columns) if column.lower() in {name.lower() for name in doubles}}
+    return _each_double(rows, columns, doubles, _as_double)
+
+
+def _each_double(
+    rows: Sequence[tuple], columns: Sequence[str], doubles: Collection[str], convert: Callable[[Any], Any]
+) -> list[tuple]:
+    """`rows` with `convert` applied to each value of the `doubles` columns (named without case)."""
+    wanted = {name.lower() for name in doubles}
+    at = {n for n, column in enumerate(columns) if column.lower() in wanted}
     if not at:
         return list(rows)
-    return [tuple(_as_double(v) if n in at else v for n, v in enumerate(row)) for row in rows]
+    return [tuple(convert(v) if n in at else v for n, v in enumerate(row)) for row in rows]
+
+
+def _at_emulator_places(value: Any) -> Any:
+    if isinstance(value, Decimal) and value.is_finite():
+        return value.quantize(Decimal(1).scaleb(-EMULATOR_BIGNUMERIC_PLACES), rounding=ROUND_HALF_UP)
+    return value
 
 
 def _as_double(value: Any) -> Any:
