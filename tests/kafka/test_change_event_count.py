@@ -4,6 +4,8 @@ read up to the partitions' ends as they were when counting began."""
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 
 import pytest
@@ -53,3 +55,23 @@ def test_every_message_of_the_prefixes_counts_while_they_settle(kafka_bootstrap,
     producer.flush()
     assert wait_until_prefixes_settle(kafka_bootstrap, [prefix], quiet=0.5) == 3
     assert prefix_messages(kafka_bootstrap, [prefix]) == 3
+
+
+def test_a_topic_created_while_the_prefixes_settle_is_waited_for(kafka_bootstrap, producer):
+    """A step's first DDL creates the schema-change topic: one that appears during the wait counts, and the wait
+    goes on until it too is quiet."""
+    prefix = f"late{uuid.uuid4().hex[:8]}"
+    producer.send(f"{prefix}.shop.customer", key=b"k", value=b'{"op": "c"}')
+    producer.flush()
+
+    def later() -> None:
+        time.sleep(0.6)
+        producer.send(prefix, key=b"k", value=b'{"ddl": "ALTER TABLE ..."}')
+        producer.flush()
+
+    sender = threading.Thread(target=later)
+    sender.start()
+    try:
+        assert wait_until_prefixes_settle(kafka_bootstrap, [prefix], quiet=1.5) == 2
+    finally:
+        sender.join()

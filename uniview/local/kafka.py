@@ -346,22 +346,35 @@ def count_change_events(bootstrap: str, topic_prefixes: Sequence[str]) -> int:
 def _values_from_start(bootstrap: str, chosen: Callable[[set[str]], list[str]]) -> Iterator[Iterator[Any]]:
     """The messages with a value in the topics `chosen` picks among the broker's, from their beginning to the end
     they had when reading began (none when no such topic exists yet)."""
-    from kafka import KafkaConsumer, TopicPartition
-
     # check_crcs=False: kafka-python checks a batch's CRC-32C in pure Python, most of a read's CPU; these reads only
     # tell which messages have a value and what they say, and TCP already checks what the local broker sends
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, check_crcs=False)
-    try:
-        topics = chosen(consumer.topics())
-        partitions = [TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()]
+    with _consumer(bootstrap, check_crcs=False) as consumer:
+        partitions = _partitions(consumer, chosen)
         if not partitions:
             yield iter(())
             return
         consumer.assign(partitions)
         consumer.seek_to_beginning(*partitions)
         yield _values_up_to(consumer, consumer.end_offsets(partitions))
+
+
+@contextmanager
+def _consumer(bootstrap: str, **settings: Any) -> Iterator[Any]:
+    """A consumer of the broker, in no group, closed when the block ends."""
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, **settings)
+    try:
+        yield consumer
     finally:
         consumer.close()
+
+
+def _partitions(consumer: Any, chosen: Callable[[set[str]], list[str]]) -> list[Any]:
+    """Every partition of the topics `chosen` picks among those the broker has now."""
+    from kafka import TopicPartition
+
+    return [TopicPartition(t, p) for t in chosen(consumer.topics()) for p in consumer.partitions_for_topic(t) or ()]
 
 
 def _values_up_to(consumer: Any, ends: dict[Any, int]) -> Iterator[Any]:
@@ -389,18 +402,16 @@ def wait_for_change_events(bootstrap: str, topic_prefixes: Sequence[str], count:
 def prefix_messages(bootstrap: str, topic_prefixes: Sequence[str]) -> int:
     """The messages (tombstones too) in every topic of the prefixes: the table topics, the schema-change topic
     `<prefix>` and any other `<prefix>.…`, counted from the partitions' offsets."""
-    from kafka import KafkaConsumer, TopicPartition
+    with _consumer(bootstrap) as consumer:
+        return _prefix_messages(consumer, topic_prefixes)
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    try:
-        topics = [t for t in consumer.topics() if t.split(".")[0] in topic_prefixes]
-        partitions = [TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()]
-        if not partitions:
-            return 0
-        ends, starts = consumer.end_offsets(partitions), consumer.beginning_offsets(partitions)
-        return sum(ends[partition] - starts[partition] for partition in partitions)
-    finally:
-        consumer.close()
+
+def _prefix_messages(consumer: Any, topic_prefixes: Sequence[str]) -> int:
+    partitions = _partitions(consumer, lambda topics: [t for t in topics if t.split(".")[0] in topic_prefixes])
+    if not partitions:
+        return 0
+    ends, starts = consumer.end_offsets(partitions), consumer.beginning_offsets(partitions)
+    return sum(ends[partition] - starts[partition] for partition in partitions)
 
 
 def wait_until_prefixes_settle(
@@ -408,14 +419,16 @@ def wait_until_prefixes_settle(
 ) -> int:
     """Until no message has reached any topic of the prefixes for `quiet` seconds: a connector's schema-change
     events and a delete's tombstone, which wait_for_change_events does not count, are in Kafka too.  The count
-    then; UniviewError when the topics still grow after `timeout` seconds."""
+    then; UniviewError when the topics still grow after `timeout` seconds.  One consumer asks the broker each
+    time (its list of topics too: a step may create one)."""
     deadline = time.monotonic() + timeout
-    seen, since = prefix_messages(bootstrap, topic_prefixes), time.monotonic()
-    while time.monotonic() - since < quiet:
-        if time.monotonic() > deadline:
-            raise UniviewError(f"messages still reached Kafka after {timeout:.0f}s")
-        time.sleep(0.2)
-        now = prefix_messages(bootstrap, topic_prefixes)
-        if now != seen:
-            seen, since = now, time.monotonic()
+    with _consumer(bootstrap) as consumer:
+        seen, since = _prefix_messages(consumer, topic_prefixes), time.monotonic()
+        while time.monotonic() - since < quiet:
+            if time.monotonic() > deadline:
+                raise UniviewError(f"messages still reached Kafka after {timeout:.0f}s")
+            time.sleep(0.2)
+            now = _prefix_messages(consumer, topic_prefixes)
+            if now != seen:
+                seen, since = now, time.monotonic()
     return seen
