@@ -199,6 +199,27 @@ def test_demo_succeeds_and_accounts_for_every_line(demo_run):
     assert "Query it with:" in completed.stdout
 
 
+def test_the_status_command_the_demo_prints_finds_its_views_current(demo_run):
+    """The `uniview status` line the demo ends with, run as printed, plans with the options the demo refreshed
+    with: every family's views are current (a status planned with other options calls them outdated)."""
+    _, completed = demo_run
+    printed = re.search(r"see each family's state with: uniview (status .*)", succeeded(completed).stdout)
+    assert printed, completed.stdout[-2000:]
+    uniview = Path(sys.executable).with_name("uniview")
+    status = succeeded(
+        subprocess.run(
+            [str(uniview), *printed[1].split()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
+        )
+    )
+    for family in ("customer", "orders", "products", "shipments", "accounts"):
+        assert re.search(rf"^│ {family} +│", status.stdout, re.MULTILINE), status.stdout
+    assert "view outdated" not in status.stdout and "pending" not in status.stdout, status.stdout
+
+
 def test_demo_leaves_queryable_unified_views(demo_run):
     workdir, completed = demo_run
     assert completed.returncode == 0

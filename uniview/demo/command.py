@@ -57,12 +57,14 @@ def demo_command(workdir: Path, source: str) -> None:
         console.print(f"[red]uniview demo failed:[/red] {error}")
         sys.exit(1)
     console.print(timings_table(seconds))
+    # the options the demo refreshed with: `status` compares the views with what these plan
+    options = f"--warehouse {paths.warehouse_url} --dataset {DATASET} --all --source-column {SOURCE_COLUMN}"
     console.print(
         f"\nThe warehouse is left at [bold]{paths.warehouse_file}[/bold]. Query it with:\n"
         f"  {sys.executable} -c \"import duckdb; duckdb.connect('{paths.warehouse_file}', read_only=True)"
         f".sql('SELECT * FROM {DATASET}_unified.customer_unified').show()\"\n"
-        f"or refresh it again with: uniview refresh --warehouse {paths.warehouse_url} --dataset {DATASET} --all "
-        f"--source-column {SOURCE_COLUMN}",
+        f"see each family's state with: uniview status {options}\n"
+        f"or refresh it again with: uniview refresh {options}",
         soft_wrap=True,
     )
 
