@@ -614,6 +614,8 @@ def emulator_holds(landing: Landing, expected: Sequence[tuple], columns: Sequenc
 #: The fraction digits the BigQuery emulator keeps of a BIGNUMERIC (BigQuery keeps 38): `decimal(65,30)`'s -1E-30
 #: reads 0 there, 1.5E-18 reads 2E-18 (seed 9764).
 EMULATOR_BIGNUMERIC_PLACES = 18
+#: The emulator's BIGNUMERIC step: one unit of its last kept fraction digit.
+_EMULATOR_BIGNUMERIC_STEP = Decimal(1).scaleb(-EMULATOR_BIGNUMERIC_PLACES)
 
 
 def emulator_rounded(landing: Landing, rows: Sequence[tuple], columns: Sequence[str], doubles: Collection[str]) -> list:
@@ -642,7 +644,7 @@ def _each_double(
 
 def _at_emulator_places(value: Any) -> Any:
     if isinstance(value, Decimal) and value.is_finite():
-        return value.quantize(Decimal(1).scaleb(-EMULATOR_BIGNUMERIC_PLACES), rounding=ROUND_HALF_UP)
+        return value.quantize(_EMULATOR_BIGNUMERIC_STEP, rounding=ROUND_HALF_UP)
     return value
 
 
