@@ -119,13 +119,18 @@ def user_folder(tmp_path_factory) -> Path:
 
 
 def from_checkout(folder: Path, *options: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    """The checkout's `uniview demo --workdir <folder>/.uniview-demo [options]` with a bare environment (HOME is
-    `folder`); the jars' cache is the user's."""
+    """The checkout's `uniview demo --workdir <folder>/.uniview-demo [options]` (checkout_uniview)."""
+    return checkout_uniview(folder, "demo", "--workdir", str(folder / ".uniview-demo"), *options, timeout=timeout)
+
+
+def checkout_uniview(folder: Path, *arguments: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    """The checkout's `uniview <arguments>` with a bare environment (HOME is `folder`); the jars' cache is the
+    user's."""
     from uniview.local.java_stack import cache_root
 
     uniview = Path(sys.executable).with_name("uniview")
     return subprocess.run(
-        [str(uniview), "demo", "--workdir", str(folder / ".uniview-demo"), *options],
+        [str(uniview), *arguments],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -202,19 +207,10 @@ def test_demo_succeeds_and_accounts_for_every_line(demo_run):
 def test_the_status_command_the_demo_prints_finds_its_views_current(demo_run):
     """The `uniview status` line the demo ends with, run as printed, plans with the options the demo refreshed
     with: every family's views are current (a status planned with other options calls them outdated)."""
-    _, completed = demo_run
+    workdir, completed = demo_run
     printed = re.search(r"see each family's state with: uniview (status .*)", succeeded(completed).stdout)
     assert printed, completed.stdout[-2000:]
-    uniview = Path(sys.executable).with_name("uniview")
-    status = succeeded(
-        subprocess.run(
-            [str(uniview), *printed[1].split()],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
-        )
-    )
+    status = succeeded(checkout_uniview(workdir.parent, *printed[1].split(), timeout=120))
     for family in ("customer", "orders", "products", "shipments", "accounts"):
         assert re.search(rf"^│ {family} +│", status.stdout, re.MULTILINE), status.stdout
     assert "view outdated" not in status.stdout and "pending" not in status.stdout, status.stdout
