@@ -139,6 +139,53 @@ def test_only_version_tables_of_the_dataset_are_read(mixed):
     assert all(not r.is_hidden for r in records)
 
 
+def test_wide_tables_are_listed_column_by_column_in_ordinal_order(tmp_path):
+    """The catalog is read as one row per table whose columns are lists: on tables wide and many enough for
+    DuckDB to aggregate on both threads, each table's columns still come in the order DuckDB declares them,
+    the same in read_columns and read_table_listings, after columns are added, dropped and renamed."""
+    db = tmp_path / "wide.duckdb"
+    kinds = ["BIGINT", "VARCHAR", "DOUBLE", "DATE"]
+    tables = [f"wide_v_{t:03d}" for t in range(60)]
+    run_sql(
+        db,
+        "CREATE SCHEMA cdc",
+        *(
+            f"CREATE TABLE cdc.{table} ({', '.join(f'c{c} {kinds[(c + t) % 4]}' for c in range(400))})"
+            for t, table in enumerate(tables)
+        ),
+        "ALTER TABLE cdc.wide_v_007 DROP COLUMN c3",
+        "ALTER TABLE cdc.wide_v_007 ADD COLUMN added BOOLEAN",
+        "ALTER TABLE cdc.wide_v_007 RENAME COLUMN c0 TO first",
+    )
+    with duckdb.connect(str(db)) as connection:
+        declared = {
+            table: [(name, kind) for name, kind, *_ in connection.execute(f"DESCRIBE cdc.{table}").fetchall()]
+            for table in tables
+        }
+    with DuckDBWarehouse(db) as warehouse:
+        listings = warehouse.read_table_listings("cdc")
+        records = warehouse.read_columns("cdc")
+    expected_names = {table: [name for name, _ in columns] for table, columns in declared.items()}
+    assert {listing.table_name: list(listing.names) for listing in listings} == expected_names
+    by_table: dict[str, list[tuple[int, str]]] = {}
+    for record in records:
+        by_table.setdefault(record.table_name, []).append((record.ordinal_position, record.column_name))
+    assert {table: [name for _, name in sorted(columns)] for table, columns in by_table.items()} == expected_names
+    wide_7 = next(listing for listing in listings if listing.table_name == "wide_v_007")
+    assert (wide_7.names[0], wide_7.names[-1], wide_7.types[-1]) == ("first", "added", "BOOL")
+    assert "c3" not in wide_7.names
+
+
+def test_columns_the_catalog_lists_out_of_order_are_put_in_order():
+    """An aggregation on several threads may fill a table's lists in any order of its columns: positions,
+    names and types are reordered together."""
+    from uniview.warehouse.duckdb import _table_listings
+
+    rows = [("orders_v_1", 7, [3, 1, 2], ["c", "a", "b"], ["DATE", "BIGINT", "VARCHAR"])]
+    (listing,) = _table_listings(rows, {"orders_v_1": 1.0})
+    assert (list(listing.names), list(listing.types)) == (["a", "b", "c"], ["INT64", "STRING", "DATE"])
+
+
 def test_families_filter(mixed):
     assert {r.table_name for r in read(mixed, families=["order"])} == {"order_v_1"}
     assert read(mixed, families=["nothing"]) == []
