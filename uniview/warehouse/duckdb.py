@@ -69,13 +69,12 @@ _ALL_TABLES_SQL = (
     "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
     " AND NOT temporary ORDER BY table_oid"
 )
-#: Temporary tables are in the catalog `temp`, never in the file's, and views are left out by their oids: no join
-#: with duckdb_tables(), which builds a row of statistics for each of 900 wide tables (a fifth of the read).  No
-#: ORDER BY either (a tenth of the read): the catalog lists each table's columns together, in their order, and
-#: discovery groups them by table and orders them by position itself.
-#: A row per table of the schema: its name, its oid, and its columns' positions, names and DuckDB types, each a
-#: list in the same order (one aggregation fills them row by row).  Lists per table rather than a row per
-#: column: a family of 900 versions of 300 columns is read as 900 rows, not 270,000 tuples grouped in Python.
+#: A row per table of the schema, in the order of the tables' oids: its name, its oid, and its columns' positions,
+#: names and DuckDB types, each a list in the same order (one aggregation fills them row by row, though not
+#: necessarily in the columns' order: _ordered_columns checks).  Lists per table rather than a row per column: a
+#: family of 900 versions of 300 columns is read as 900 rows, not 270,000 tuples grouped in Python.  Temporary
+#: tables are in the catalog `temp`, never in the file's, and views are left out by their oids: no join with
+#: duckdb_tables(), which builds a row of statistics for each of 900 wide tables (a fifth of the read).
 _COLUMNS_SQL = (
     "SELECT table_name, table_oid, list(column_index), list(column_name), list(data_type) FROM duckdb_columns()"
     " WHERE database_name = current_database() AND schema_name = $1 AND table_oid NOT IN"
