@@ -466,7 +466,7 @@ def _column_records(rows: list[tuple[Any, ...]], created: Mapping[str, float]) -
             repeat(created[table]),
             repeat(False),  # is_hidden: DuckDB has no hidden columns
         )
-        for table, _, positions, names, types in tables
+        for table, positions, names, types in tables
     )
     return list(map(tuple.__new__, repeat(ColumnRecord), values))  # ColumnRecord._make, less its length check
 
@@ -478,21 +478,19 @@ def _table_listings(rows: list[tuple[Any, ...]], created: Mapping[str, float]) -
     texts = _TypeTexts(tables)
     return [
         TableListing(table, created[table], names, list(map(texts.__getitem__, types)))
-        for table, _, _, names, types in tables
+        for table, _, names, types in tables
     ]
 
 
 def _ordered_columns(rows: list[tuple[Any, ...]], created: Mapping[str, float]) -> list[tuple[Any, ...]]:
-    """The rows of the tables in `created`, each with its columns in ordinal order (the catalog gives them so:
-    checked, not assumed)."""
+    """(table, positions, names, types) of each of the rows of the tables in `created`, its columns in ordinal
+    order (the catalog gives them so: checked, not assumed)."""
     kept = []
-    for row in compress(rows, map(created.__contains__, map(_TABLE, rows))):
-        table, oid, positions, names, types = row
+    for table, _, positions, names, types in compress(rows, map(created.__contains__, map(_TABLE, rows))):
         if positions != sorted(positions):
             order = sorted(range(len(positions)), key=positions.__getitem__)
             positions, names, types = ([column[i] for i in order] for column in (positions, names, types))
-            row = (table, oid, positions, names, types)
-        kept.append(row)
+        kept.append((table, positions, names, types))
     return kept
 
 
@@ -507,7 +505,7 @@ class _TypeTexts(dict[str, str]):
     def __missing__(self, data_type: str) -> str:
         table, column = next(
             (table, name)
-            for table, _, _, names, types in self._rows
+            for table, _, names, types in self._rows
             for name, named_type in zip(names, types, strict=True)
             if named_type == data_type
         )
